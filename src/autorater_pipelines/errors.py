@@ -1,0 +1,53 @@
+"""Exception types shared by the whole library.
+
+Every error caused by user input (a dataset, a parameter, a template) is an :class:`InputError`
+whose message says what failed, where (file, row, column), the value received and how to fix it.
+The CLI prints these without a traceback and exits with status 2.
+"""
+
+from __future__ import annotations
+
+__all__ = ["AutoraterError", "InputError", "ModelCallError"]
+
+
+class AutoraterError(Exception):
+    """Base class of every error raised on purpose by autorater_pipelines."""
+
+
+class InputError(AutoraterError, ValueError):
+    """Bad user input: a dataset, a pipeline parameter, a template or a model spec.
+
+    Args:
+        message: What failed and how to fix it.
+        source: The file, URI or parameter the problem was found in, if any.
+        row: 1-based row (line for JSONL) number in ``source``, if any.
+        column: The column or field name, if any.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        row: int | None = None,
+        column: str | None = None,
+    ) -> None:
+        self.source = source
+        self.row = row
+        self.column = column
+        where = []
+        if source:
+            where.append(str(source))
+        if row is not None:
+            where.append(f"row {row}")
+        if column:
+            where.append(f"column {column!r}")
+        prefix = (", ".join(where) + ": ") if where else ""
+        super().__init__(prefix + message)
+
+
+class ModelCallError(AutoraterError):
+    """A whole run of model calls had to stop (e.g. too many consecutive failures).
+
+    Single failed calls never raise: they come back as a ``ModelOutput`` whose ``error`` is set.
+    """

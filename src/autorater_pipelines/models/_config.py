@@ -1,0 +1,85 @@
+"""One configuration for generation and for how calls are made (units in every field)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pydantic
+
+from autorater_pipelines.errors import InputError
+
+__all__ = ["GenerateConfig"]
+
+
+class GenerateConfig(pydantic.BaseModel):
+    """Generation settings and call-execution settings of a model.
+
+    Built from a pipeline's ``*_parameters`` dict with :meth:`from_params`; unknown keys are an error
+    that lists the valid ones.
+    """
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+    # --- generation -------------------------------------------------------------------------
+    temperature: float | None = None
+    """Sampling temperature (provider default when None)."""
+    max_output_tokens: int | None = None
+    """Maximum generated tokens per call (provider default when None)."""
+    top_p: float | None = None
+    """Nucleus-sampling probability mass in (0, 1]."""
+    seed: int | None = None
+    """Provider sampling seed, when supported."""
+    logprobs: int | None = None
+    """Number of top alternatives per generated token to return log-probabilities for (None = off)."""
+
+    # --- connection ------------------------------------------------------------------------
+    base_url: str | None = None
+    """Endpoint override, e.g. ``http://127.0.0.1:8080`` (emulators, proxies, vLLM, Ollama)."""
+    project: str | None = None
+    """Google Cloud project for Vertex AI (pipeline ``project`` parameter)."""
+    location: str | None = None
+    """Google Cloud region for Vertex AI (pipeline ``location`` parameter)."""
+
+    # --- execution -------------------------------------------------------------------------
+    max_concurrency: int = pydantic.Field(default=32, ge=1)
+    """Maximum calls in flight at once."""
+    requests_per_minute: float | None = pydantic.Field(default=None, gt=0)
+    """Client-side rate limit in requests per minute (None = unlimited). Cache hits do not count."""
+    max_retries: int = pydantic.Field(default=8, ge=0)
+    """Retries after the first attempt for rate-limit and transient errors (0 = no retry)."""
+    initial_backoff_s: float = pydantic.Field(default=1.0, gt=0)
+    """First retry delay in seconds; doubles each retry (full jitter), capped by ``max_backoff_s``."""
+    max_backoff_s: float = pydantic.Field(default=60.0, gt=0)
+    """Longest delay between retries in seconds (a longer Retry-After is still honoured)."""
+    timeout_s: float = pydantic.Field(default=120.0, gt=0)
+    """Per-attempt timeout in seconds."""
+    max_consecutive_failures: int = pydantic.Field(default=50, ge=1)
+    """Stop the run (ModelCallError) after this many calls in a row failed after all retries."""
+    cache_dir: str | None = None
+    """Response-cache directory; None = ``$AUTORATER_CACHE_DIR`` or ``~/.cache/autorater-pipelines``;
+    the string ``"off"`` disables the cache."""
+    progress: bool = True
+    """Show a progress bar (tqdm) while calls run."""
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any] | None, *, source: str = "parameters", **overrides: Any) -> GenerateConfig:
+        """Build a config from a parameters dict, keeping only the keys this class knows.
+
+        Args:
+            params: e.g. ``autorater_parameters``; keys that are not fields are ignored here (the
+                caller validates its own keys such as ``sampling_count``).
+            source: Name of the parameter, for error messages.
+            **overrides: Values that win over ``params`` (e.g. project/location).
+
+        Raises:
+            InputError: a value has the wrong type or range.
+        """
+        values = {k: v for k, v in (params or {}).items() if k in cls.model_fields}
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        try:
+            return cls(**values)
+        except pydantic.ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc'])}={e.get('input')!r}: {e['msg']}" for e in exc.errors()
+            )
+            raise InputError(f"invalid model parameters: {problems}", source=source) from None

@@ -1,0 +1,140 @@
+"""Request and output types of the model-call layer: one output type for every model call."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any
+
+__all__ = [
+    "ErrorKind",
+    "MediaPart",
+    "ModelError",
+    "ModelOutput",
+    "ModelRequest",
+    "TokenLogprob",
+    "Usage",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class MediaPart:
+    """A media item sent to a multimodal model.
+
+    Exactly one of ``data`` (bytes sent inline) or ``uri`` (``gs://`` or ``http(s)://``, sent by
+    reference) is set.
+
+    Attributes:
+        mime_type: IANA media type, e.g. ``image/jpeg`` or ``video/mp4``.
+        data: Inline bytes.
+        uri: A URI the provider fetches itself.
+    """
+
+    mime_type: str
+    data: bytes | None = None
+    uri: str | None = None
+
+
+Part = str | MediaPart
+"""One piece of a user turn: text, or a media item."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelRequest:
+    """One model call: a single user turn plus what identifies it.
+
+    Attributes:
+        parts: The user turn, in order: text strings and :class:`MediaPart` items.
+        key: What identifies this request in the evaluation, e.g. ``{"id": "q1", "flipped": True,
+            "sample_index": 1}``. Used by the ``replay/`` provider (DESIGN.md replay format), in logs
+            and in error messages; it is NOT part of the cache key.
+        system_instruction: Optional system prompt.
+        response_schema: Optional JSON schema (a dict) the answer must follow; providers that support
+            structured output enforce it, others receive it in the prompt only.
+        sample_index: 0-based index of this sample among repeated samples of the same prompt. Part of
+            the cache key, so N samples at temperature > 0 are N distinct cached calls.
+    """
+
+    parts: tuple[Part, ...]
+    key: dict[str, Any] = dataclasses.field(default_factory=dict)
+    system_instruction: str | None = None
+    response_schema: dict[str, Any] | None = None
+    sample_index: int = 0
+
+
+class ErrorKind(str, enum.Enum):
+    """Why a call failed, as classified by its provider (status codes / exception types only)."""
+
+    RATE_LIMIT = "rate_limit"  # HTTP 429 / quota exhausted; retried, honouring Retry-After
+    TRANSIENT = "transient"  # 408, 5xx, connection reset, timeout; retried with backoff
+    FATAL = "fatal"  # 4xx other than 408/429, bad request, auth; not retried
+    BLOCKED = "blocked"  # the provider answered but returned no text (safety, recitation, max tokens)
+    NOT_RECORDED = "not_recorded"  # replay/ has no recording for this request's key
+    BUDGET = "budget"  # the run stopped making calls (consecutive-failure budget exhausted)
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelError:
+    """A failed call, with the provider's classification and message."""
+
+    kind: ErrorKind
+    message: str
+    status_code: int | None = None
+    retry_after_s: float | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Usage:
+    """Token counts reported by the provider (0 when not reported)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenLogprob:
+    """Log-probability of one generated token and its top alternatives (natural log)."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelOutput:
+    """The result of one model call, successful or not.
+
+    Attributes:
+        text: The generated text, exactly as returned; None when the call failed or was blocked.
+        finish_reason: Provider finish reason, lower-cased (``stop``, ``max_tokens``, ``safety`` …).
+        usage: Token usage of this call (zero for cache hits and replays).
+        latency_s: Wall-clock seconds of the successful attempt (0 for cache hits and replays).
+        attempts: Number of attempts made (1 = no retry; 0 = served from cache or replay).
+        cached: True when served from the response cache.
+        logprobs: Per-token log-probabilities when requested and returned.
+        raw: The provider's response as a JSON-compatible dict, when available.
+        error: Set when the call failed; ``text`` is then None.
+    """
+
+    text: str | None
+    finish_reason: str | None = None
+    usage: Usage = Usage()
+    latency_s: float = 0.0
+    attempts: int = 1
+    cached: bool = False
+    logprobs: tuple[TokenLogprob, ...] | None = None
+    raw: dict[str, Any] | None = None
+    error: ModelError | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the call produced text."""
+        return self.error is None and self.text is not None
+
+    @classmethod
+    def failure(cls, kind: ErrorKind, message: str, **kwargs: Any) -> ModelOutput:
+        """Build the output of a failed call."""
+        return cls(text=None, error=ModelError(kind=kind, message=message, **kwargs))
