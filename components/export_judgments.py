@@ -1,0 +1,42 @@
+"""Component: export judgments in the requested format."""
+
+from typing import NamedTuple
+
+from kfp import dsl
+from kfp.dsl import Dataset, Input, Output
+
+from autorater_pipelines.components import IMAGE
+
+
+@dsl.component(base_image=IMAGE, install_kfp_package=False)
+def export_pairwise_judgments(
+    judgments: Input[Dataset],
+    judgments_format: str,
+    bigquery_destination_prefix: str,
+    evaluation_dataset: Output[Dataset],
+) -> NamedTuple(
+    "Outputs",
+    evaluation_dataset_path=str,
+    model_a_evaluation_resource_name=str,
+    model_b_evaluation_resource_name=str,
+):
+    """Writes the evaluation dataset with judgments in `judgments_format`.
+
+    Args:
+        judgments: JSONL of judgments from the judge step.
+        judgments_format: `jsonl` (one object per line) or `json` (one array).
+        bigquery_destination_prefix: BigQuery table prefix for the `bigquery` format (not available yet).
+        evaluation_dataset: The exported evaluation dataset with judgments.
+
+    Returns:
+        evaluation_dataset_path: URI of the exported evaluation dataset with judgments.
+        model_a_evaluation_resource_name: ModelEvaluation resource of model A (empty: not created).
+        model_b_evaluation_resource_name: ModelEvaluation resource of model B (empty: not created).
+    """
+    from autorater_pipelines import autosxs, io
+
+    autosxs.export_judgments(
+        judgments=io.read_jsonl(judgments.path), judgments_format=judgments_format,
+        destination=evaluation_dataset.path, bigquery_destination_prefix=bigquery_destination_prefix,
+    )
+    return (evaluation_dataset.uri, "", "")

@@ -1,0 +1,50 @@
+"""Component: judge prepared examples side by side with the autorater."""
+
+from typing import NamedTuple
+
+from kfp import dsl
+from kfp.dsl import Dataset, Input, Output
+
+from autorater_pipelines.components import IMAGE
+
+
+@dsl.component(base_image=IMAGE, install_kfp_package=False)
+def judge_pairwise_examples(
+    prepared_examples: Input[Dataset],
+    task: str,
+    id_columns: list,
+    autorater_model: str,
+    autorater_parameters: dict,
+    project: str,
+    location: str,
+    experimental_args: dict,
+    judgments: Output[Dataset],
+    error_messages: Output[Dataset],
+) -> NamedTuple("Outputs", evaluation_count=int, error_count=int):
+    """Judges each example with the autorater, in both presentation orders, and votes over samples.
+
+    Args:
+        prepared_examples: JSONL of prepared examples from the prepare step.
+        task: Evaluation task `{task}@{version}`.
+        id_columns: Columns whose values identify each example.
+        autorater_model: Autorater model spec: a Gemini model (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/.../endpoints/...`), `openai/<model>`, or `replay/<jsonl path>`; empty = the default Gemini Flash model.
+        autorater_parameters: `sampling_count` (default 2), `flip` (default true), `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`, `verdict_pattern` + `verdict_map`.
+        project: Google Cloud project for Vertex AI models.
+        location: Google Cloud region for Vertex AI models.
+        experimental_args: Experimental arguments, e.g. `custom_task_definition`.
+        judgments: JSONL, one judgment per example: ids, prompt parameters, `response_a`, `response_b`, `choice` (A, B, TIE or ERROR), `confidence`, `explanation`, `samples`, token counts.
+        error_messages: JSONL of failed samples and rows: ids, `stage`, `sample_index`, `error`, `row_judged`.
+
+    Returns:
+        evaluation_count: Number of judgments written.
+        error_count: Number of judgments whose choice is ERROR.
+    """
+    from autorater_pipelines import autosxs, io
+
+    _, _, summary = autosxs.judge_examples(
+        examples=io.read_jsonl(prepared_examples.path), task=task, id_columns=id_columns,
+        autorater_model=autorater_model, autorater_parameters=autorater_parameters, project=project,
+        location=location, experimental_args=experimental_args, judgments_path=judgments.path,
+        error_messages_path=error_messages.path,
+    )
+    return (summary.evaluation_count, summary.error_count)

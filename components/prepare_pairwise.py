@@ -1,0 +1,60 @@
+"""Component: validate the AutoSxS dataset and render autorater prompt parameters."""
+
+from kfp import dsl
+from kfp.dsl import Dataset, Output
+
+from autorater_pipelines.components import IMAGE
+
+
+@dsl.component(base_image=IMAGE, install_kfp_package=False)
+def prepare_pairwise_examples(
+    evaluation_dataset: str,
+    task: str,
+    id_columns: list,
+    autorater_prompt_parameters: dict,
+    response_column_a: str,
+    response_column_b: str,
+    human_preference_column: str,
+    model_a: str,
+    model_b: str,
+    autorater_model: str,
+    autorater_parameters: dict,
+    judgments_format: str,
+    experimental_args: dict,
+    prepared_examples: Output[Dataset],
+) -> int:
+    """Validates the evaluation dataset and renders the autorater prompt parameters of every row.
+
+    Fails before any model call when a parameter or a row is bad (missing or duplicate ids, unknown
+    columns or template variables, invalid human labels), naming the file, row and column.
+
+    Args:
+        evaluation_dataset: Comma-separated JSONL/JSON/CSV/Parquet files.
+        task: Evaluation task `{task}@{version}`: `summarization@001`, `question_answering@latest`, or `custom@...`.
+        id_columns: Columns whose values identify each example uniquely.
+        autorater_prompt_parameters: Map of autorater prompt parameters (`inference_instruction`, `inference_context`) to `{"column": name}` or `{"template": "... {{ column }} ..."}`.
+        response_column_a: Dataset column with model A's responses.
+        response_column_b: Dataset column with model B's responses.
+        human_preference_column: Optional column with human preferences (A, B, TIE; model_a/model_b accepted).
+        model_a: Model A resource name (response generation is not supported yet; give response_column_a).
+        model_b: Model B resource name (response generation is not supported yet; give response_column_b).
+        autorater_model: Autorater model spec, validated here so a typo fails before judging.
+        autorater_parameters: Autorater parameters, validated here.
+        judgments_format: Export format (`jsonl` or `json`), validated here.
+        experimental_args: Experimental arguments, e.g. `custom_task_definition`.
+        prepared_examples: JSONL of prepared examples: id columns, rendered prompt parameters, `response_a`, `response_b`, human preference.
+
+    Returns:
+        The number of prepared examples.
+    """
+    from autorater_pipelines import autosxs
+
+    autosxs.check_run_parameters(autorater_model, autorater_parameters, judgments_format)
+    examples = autosxs.prepare_examples(
+        evaluation_dataset=evaluation_dataset, task=task, id_columns=id_columns,
+        autorater_prompt_parameters=autorater_prompt_parameters, response_column_a=response_column_a,
+        response_column_b=response_column_b, human_preference_column=human_preference_column,
+        model_a=model_a, model_b=model_b, experimental_args=experimental_args,
+        output_path=prepared_examples.path,
+    )
+    return len(examples)

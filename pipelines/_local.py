@@ -1,0 +1,80 @@
+"""Run a compiled template in the KFP local runner and collect its artifacts."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["PipelineRunError", "run_local", "template_inputs"]
+
+logger = logging.getLogger(__name__)
+
+
+class PipelineRunError(RuntimeError):
+    """The local pipeline run failed; the task logs above say which step and why."""
+
+
+def template_inputs(template_path: str) -> dict[str, Any]:
+    """Return ``{name: InputSpec}`` of a compiled template's pipeline parameters."""
+    from kfp.components import load_component_from_file
+
+    return dict(load_component_from_file(template_path).component_spec.inputs or {})
+
+
+def run_local(template_path: str, params: Mapping[str, Any], pipeline_root: str) -> dict[str, Any]:
+    """Run ``template_path`` with ``params`` in ``SubprocessRunner(use_venv=False)``.
+
+    Args:
+        template_path: A compiled pipeline YAML (what is published is what runs).
+        params: Pipeline parameters by name.
+        pipeline_root: Local directory for task outputs.
+
+    Returns:
+        The pipeline outputs by name: parameters as values, artifacts as ``kfp.dsl.Artifact``
+        objects whose ``.path`` is a local file.
+
+    Raises:
+        PipelineRunError: a task failed.
+    """
+    from kfp import local
+    from kfp.components import load_component_from_file
+
+    pipeline = load_component_from_file(template_path)
+    local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=pipeline_root, raise_on_error=True)
+    with warnings.catch_warnings():
+        # Our components' base image is not a "python" image by name; locally it is unused.
+        warnings.filterwarnings("ignore", message=".*base_image.*", category=RuntimeWarning)
+        warnings.filterwarnings("ignore", category=RuntimeWarning, module="kfp")
+        try:
+            task = pipeline(**params)
+        except RuntimeError as exc:
+            raise PipelineRunError(str(exc)) from None
+    outputs = task.outputs
+    return dict(outputs) if isinstance(outputs, Mapping) else {"Output": outputs}
+
+
+@contextlib.contextmanager
+def quiet_kfp_logs(enabled: bool):
+    """Lower kfp's local-runner logging to WARNING while ``enabled``."""
+    if not enabled:
+        yield
+        return
+    logger_ = logging.getLogger("kfp")
+    old = logger_.level
+    logger_.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger_.setLevel(old)
+
+
+def artifact_path(artifact: Any) -> str:
+    """Local file path of a local-runner output artifact."""
+    path = getattr(artifact, "path", None) or getattr(artifact, "uri", "")
+    if not path or not os.path.exists(path):
+        raise PipelineRunError(f"pipeline output artifact has no local file: {artifact!r}")
+    return path

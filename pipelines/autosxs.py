@@ -1,0 +1,130 @@
+"""The ``autosxs`` pipeline: drop-in for GCPC's ``autosxs-template`` with an open autorater."""
+
+from typing import Any, Dict, List, NamedTuple
+
+from kfp import dsl
+from kfp.dsl import Dataset, Metrics
+
+from autorater_pipelines.components.export_judgments import export_pairwise_judgments
+from autorater_pipelines.components.judge_pairwise import judge_pairwise_examples
+from autorater_pipelines.components.pairwise_metrics import compute_pairwise_metrics
+from autorater_pipelines.components.prepare_pairwise import prepare_pairwise_examples
+
+# Resolved by Vertex AI Pipelines to the job's project and region (same strings as GCPC's placeholders).
+PROJECT_ID_PLACEHOLDER = "{{$.pipeline_google_cloud_project_id}}"
+LOCATION_PLACEHOLDER = "{{$.pipeline_google_cloud_location}}"
+
+PipelineOutput = NamedTuple(
+    "Outputs",
+    model_a_evaluation_resource_name=str,
+    model_b_evaluation_resource_name=str,
+    evaluation_count=int,
+    evaluation_dataset_path=str,
+    judgments=Dataset,
+    error_messages=Dataset,
+    autosxs_metrics=Metrics,
+)
+
+
+# Mutable defaults mirror GCPC's signature; KFP copies them into the compiled spec.
+@dsl.pipeline(name="autosxs-template", description="Determines the SxS win rate between two models with an open autorater.")
+def autosxs_pipeline(  # noqa: B006
+    evaluation_dataset: str,
+    task: str,
+    id_columns: List[str],
+    autorater_prompt_parameters: Dict[str, Dict[str, str]],
+    model_a: str = "",
+    model_b: str = "",
+    model_a_prompt_parameters: Dict[str, Dict[str, str]] = {},
+    model_b_prompt_parameters: Dict[str, Dict[str, str]] = {},
+    response_column_a: str = "",
+    response_column_b: str = "",
+    model_a_parameters: Dict[str, str] = {},
+    model_b_parameters: Dict[str, str] = {},
+    human_preference_column: str = "",
+    project: str = PROJECT_ID_PLACEHOLDER,
+    location: str = LOCATION_PLACEHOLDER,
+    judgments_format: str = "jsonl",
+    bigquery_destination_prefix: str = "",
+    experimental_args: Dict[str, Any] = {},
+    encryption_spec_key_name: str = "",
+    autorater_model: str = "gemini-2.5-flash",
+    autorater_parameters: Dict[str, Any] = {},
+) -> PipelineOutput:
+    """Evaluates two models side by side using an LLM autorater.
+
+    Args:
+        evaluation_dataset: Comma-separated list of JSONL/JSON/CSV/Parquet files (local paths now; gs:// and BigQuery tables in a later release) containing the evaluation examples.
+        task: Evaluation task in the form `{task}@{version}`: `summarization` or `question_answering` with version `001` or `latest`, or `custom@...` with `experimental_args.custom_task_definition`.
+        id_columns: The columns which distinguish unique evaluation examples.
+        autorater_prompt_parameters: Map of autorater prompt parameters to columns or templates: `inference_instruction` (how to perform the task) and `inference_context` (content to reference). Example: `{"inference_context": {"column": "my_prompt"}}`; templates are Jinja2, e.g. `{"template": "{{ default_instruction }} {{ document }}"}`.
+        model_a: Model A resource name. Response generation is not supported yet: give `response_column_a`.
+        model_b: Model B resource name. Response generation is not supported yet: give `response_column_b`.
+        model_a_prompt_parameters: Map of model A prompt parameters to columns or templates (used with `model_a`).
+        model_b_prompt_parameters: Map of model B prompt parameters to columns or templates (used with `model_b`).
+        response_column_a: Column of the evaluation dataset with model A's responses.
+        response_column_b: Column of the evaluation dataset with model B's responses.
+        model_a_parameters: Parameters that govern model A's predictions, such as temperature.
+        model_b_parameters: Parameters that govern model B's predictions, such as temperature.
+        human_preference_column: Column with the human preference per example (A, B or TIE; model_a/model_b accepted). Adds alignment metrics (accuracy, precision, recall, F1, Cohen's kappa).
+        project: Google Cloud project of Vertex AI model calls (default: the pipeline job's project).
+        location: Google Cloud region of Vertex AI model calls (default: the pipeline job's region).
+        judgments_format: Format of the exported judgments: `jsonl` or `json`.
+        bigquery_destination_prefix: BigQuery table prefix for the `bigquery` format (not available yet).
+        experimental_args: Experimentally released arguments, e.g. `custom_task_definition`.
+        encryption_spec_key_name: Customer-managed encryption key (accepted for compatibility; no Google Cloud resources are created yet).
+        autorater_model: Autorater model spec: a Gemini model on Vertex AI (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/P/locations/L/endpoints/E`), `openai/<model>` for OpenAI-compatible servers, or `replay/<jsonl>` for recorded outputs.
+        autorater_parameters: Autorater settings: `sampling_count` (default 2), `flip` (position swap, default true), `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`, `verdict_pattern` + `verdict_map` for free-text verdicts.
+
+    Returns:
+        model_a_evaluation_resource_name: ModelEvaluation resource of model A (empty: not created).
+        model_b_evaluation_resource_name: ModelEvaluation resource of model B (empty: not created).
+        evaluation_count: The count of how many evaluations were included for this AutoSxS run.
+        evaluation_dataset_path: The path to the overall evaluation dataset including judgments.
+        judgments: JSONL of judgments, one per example.
+        error_messages: JSONL of failed samples and rows with the reason.
+        autosxs_metrics: Win rates, position consistency and alignment metrics.
+    """
+    prepare = prepare_pairwise_examples(
+        evaluation_dataset=evaluation_dataset,
+        task=task,
+        id_columns=id_columns,
+        autorater_prompt_parameters=autorater_prompt_parameters,
+        response_column_a=response_column_a,
+        response_column_b=response_column_b,
+        human_preference_column=human_preference_column,
+        model_a=model_a,
+        model_b=model_b,
+        autorater_model=autorater_model,
+        autorater_parameters=autorater_parameters,
+        judgments_format=judgments_format,
+        experimental_args=experimental_args,
+    ).set_display_name("Prepare examples")
+    judge = judge_pairwise_examples(
+        prepared_examples=prepare.outputs["prepared_examples"],
+        task=task,
+        id_columns=id_columns,
+        autorater_model=autorater_model,
+        autorater_parameters=autorater_parameters,
+        project=project,
+        location=location,
+        experimental_args=experimental_args,
+    ).set_display_name("Autorater judgments")
+    metrics = compute_pairwise_metrics(
+        judgments=judge.outputs["judgments"],
+        human_preference_column=human_preference_column,
+    ).set_display_name("AutoSxS metrics")
+    export = export_pairwise_judgments(
+        judgments=judge.outputs["judgments"],
+        judgments_format=judgments_format,
+        bigquery_destination_prefix=bigquery_destination_prefix,
+    ).set_display_name("Export judgments")
+    return PipelineOutput(
+        model_a_evaluation_resource_name=export.outputs["model_a_evaluation_resource_name"],
+        model_b_evaluation_resource_name=export.outputs["model_b_evaluation_resource_name"],
+        evaluation_count=metrics.outputs["evaluation_count"],
+        evaluation_dataset_path=export.outputs["evaluation_dataset_path"],
+        judgments=judge.outputs["judgments"],
+        error_messages=judge.outputs["error_messages"],
+        autosxs_metrics=metrics.outputs["autosxs_metrics"],
+    )

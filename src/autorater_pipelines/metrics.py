@@ -1,0 +1,187 @@
+"""AutoSxS metrics: win rates with confidence intervals, position consistency, human alignment.
+
+All rates are fractions in [0, 1]. Judgments whose choice is ``ERROR`` are never counted as ties or
+losses: they are excluded from every rate and reported as ``error_count``.
+
+Key names follow Vertex AI AutoSxS (``autorater_model_a_win_rate``, ``human_preference_model_a_win_rate``,
+``true_positive_count`` …, with model A as the positive class) plus our additions. Confidence intervals
+are 95 %: Wilson score intervals for proportions (``scipy.stats.binomtest(...).proportion_ci``), a
+Student-t interval for the mean score with ties counted as 0.5. Alignment metrics use scikit-learn.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+from scipy import stats
+from sklearn import metrics as skm
+
+__all__ = ["pairwise_metrics", "wilson_interval"]
+
+_CONFIDENCE = 0.95
+
+
+def wilson_interval(successes: int, trials: int, confidence: float = _CONFIDENCE) -> tuple[float, float] | None:
+    """Wilson score interval of a proportion (None when ``trials`` is 0)."""
+    if trials <= 0:
+        return None
+    ci = stats.binomtest(successes, trials).proportion_ci(confidence_level=confidence, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def _rate(count: int, total: int) -> float | None:
+    return count / total if total else None
+
+
+def _add_rate(out: dict[str, Any], key: str, count: int, total: int) -> None:
+    out[key] = _rate(count, total)
+    interval = wilson_interval(count, total)
+    out[f"{key}_ci_lower"], out[f"{key}_ci_upper"] = interval if interval else (None, None)
+
+
+def _mean_interval(values: np.ndarray) -> tuple[float | None, float | None, float | None]:
+    if len(values) == 0:
+        return None, None, None
+    mean = float(values.mean())
+    if len(values) < 2 or float(values.std(ddof=1)) == 0.0:
+        return mean, mean, mean
+    low, high = stats.t.interval(_CONFIDENCE, len(values) - 1, loc=mean, scale=stats.sem(values))
+    return mean, max(0.0, float(low)), min(1.0, float(high))
+
+
+def _order_stats(judgments: list[Mapping[str, Any]], human: list[str | None]) -> dict[str, Any]:
+    """Position consistency and per-presentation-order accuracy from the ``samples`` lists."""
+    consistent = both_orders = both_correct = 0
+    correct = {False: 0, True: 0}
+    judged = {False: 0, True: 0}
+    for row, label in zip(judgments, human):
+        samples = [s for s in row.get("samples") or [] if s.get("choice") in ("A", "B", "TIE")]
+        by_order = {flag: [s["choice"] for s in samples if bool(s.get("flipped")) == flag] for flag in (False, True)}
+        if by_order[False] and by_order[True]:
+            both_orders += 1
+            choices = set(by_order[False]) | set(by_order[True])
+            consistent += len(choices) == 1
+            if label in ("A", "B") and choices == {label}:
+                both_correct += 1
+        if label in ("A", "B"):
+            for flag in (False, True):
+                judged[flag] += len(by_order[flag])
+                correct[flag] += sum(c == label for c in by_order[flag])
+    out: dict[str, Any] = {
+        "position_consistency": _rate(consistent, both_orders),
+        "position_consistency_count": consistent,
+        "both_orders_judged_count": both_orders,
+    }
+    if any(label in ("A", "B") for label in human):
+        out.update(
+            original_order_accuracy=_rate(correct[False], judged[False]),
+            original_order_correct_count=correct[False],
+            original_order_sample_count=judged[False],
+            swapped_order_accuracy=_rate(correct[True], judged[True]),
+            swapped_order_correct_count=correct[True],
+            swapped_order_sample_count=judged[True],
+            both_orders_correct_count=both_correct,
+        )
+    return out
+
+
+def _alignment(choices: list[str], human: list[str]) -> dict[str, Any]:
+    """Alignment of the autorater with human labels on rows where both chose A or B."""
+    pairs = [(h, c) for h, c in zip(human, choices) if h in ("A", "B") and c in ("A", "B")]
+    out: dict[str, Any] = {
+        "alignment_count": len(pairs),
+        "human_tie_count": sum(h == "TIE" for h in human),
+        "autorater_tie_on_human_labeled_count": sum(h in ("A", "B") and c == "TIE" for h, c in zip(human, choices)),
+        "autorater_error_on_human_labeled_count": sum(
+            h in ("A", "B") and c == "ERROR" for h, c in zip(human, choices)
+        ),
+    }
+    n_human = len(human)
+    for label, key in (("A", "model_a"), ("B", "model_b")):
+        out[f"human_preference_{key}_win_rate"] = _rate(sum(h == label for h in human), n_human)
+    out["human_preference_tie_rate"] = _rate(out["human_tie_count"], n_human)
+    if not pairs:
+        for key in ("true_positive_count", "false_positive_count", "true_negative_count", "false_negative_count"):
+            out[key] = 0
+        out.update(accuracy=None, precision=None, recall=None, f1_score=None, cohens_kappa=None)
+        return out
+    y_true = [h for h, _ in pairs]
+    y_pred = [c for _, c in pairs]
+    tn, fp, fn, tp = skm.confusion_matrix(y_true, y_pred, labels=["B", "A"]).ravel()
+    out.update(
+        true_positive_count=int(tp),
+        false_positive_count=int(fp),
+        true_negative_count=int(tn),
+        false_negative_count=int(fn),
+        accuracy=float(skm.accuracy_score(y_true, y_pred)),
+        precision=float(skm.precision_score(y_true, y_pred, pos_label="A", zero_division=0)),
+        recall=float(skm.recall_score(y_true, y_pred, pos_label="A", zero_division=0)),
+        f1_score=float(skm.f1_score(y_true, y_pred, pos_label="A", zero_division=0)),
+    )
+    kappa = skm.cohen_kappa_score(y_true, y_pred, labels=["A", "B"])
+    out["cohens_kappa"] = None if math.isnan(kappa) else float(kappa)
+    interval = wilson_interval(int(tp + tn), len(pairs))
+    out["accuracy_ci_lower"], out["accuracy_ci_upper"] = interval if interval else (None, None)
+    return out
+
+
+def pairwise_metrics(
+    judgments: Iterable[Mapping[str, Any]],
+    *,
+    human_preference_column: str | None = None,
+) -> dict[str, Any]:
+    """Aggregate judgment rows into AutoSxS metrics.
+
+    Args:
+        judgments: Judgment rows (see :mod:`autorater_pipelines.pairwise`): ``choice`` in
+            ``A``/``B``/``TIE``/``ERROR``, ``samples`` list, token counts, and — when
+            ``human_preference_column`` is given — that column holding ``A``/``B``/``TIE``.
+        human_preference_column: Column of normalized human labels, or None/empty.
+
+    Returns:
+        A flat dict of JSON-compatible values (None where a rate has no denominator):
+        ``evaluation_count`` (rows), ``judged_count`` (choice ≠ ERROR), ``error_count``,
+        ``autorater_model_a_win_rate`` / ``_model_b_`` / ``autorater_tie_rate`` (fractions of judged
+        rows) each with ``_ci_lower``/``_ci_upper``; ``autorater_model_a_win_rate_ties_as_half``
+        (mean of 1/0.5/0 per judged row) with its t-interval; ``mean_confidence``;
+        ``position_consistency`` (share of rows judged in both orders whose samples all agree);
+        token totals, ``model_call_attempt_count`` (network attempts, retries included) and
+        ``cached_sample_count``; and with human labels: ``human_preference_model_a_win_rate`` …,
+        ``true_positive_count`` … (A positive), ``accuracy``, ``precision``, ``recall``,
+        ``f1_score``, ``cohens_kappa`` over the ``alignment_count`` rows where both chose A or B,
+        and per-presentation-order sample accuracy (``original_order_accuracy``,
+        ``swapped_order_accuracy``, ``both_orders_correct_count``).
+    """
+    rows = list(judgments)
+    choices = [str(r.get("choice")) for r in rows]
+    judged = [c for c in choices if c in ("A", "B", "TIE")]
+    n = len(judged)
+    out: dict[str, Any] = {
+        "evaluation_count": len(rows),
+        "judged_count": n,
+        "error_count": len(rows) - n,
+    }
+    _add_rate(out, "autorater_model_a_win_rate", judged.count("A"), n)
+    _add_rate(out, "autorater_model_b_win_rate", judged.count("B"), n)
+    _add_rate(out, "autorater_tie_rate", judged.count("TIE"), n)
+    scores = np.array([{"A": 1.0, "TIE": 0.5, "B": 0.0}[c] for c in judged])
+    mean, low, high = _mean_interval(scores)
+    out["autorater_model_a_win_rate_ties_as_half"] = mean
+    out["autorater_model_a_win_rate_ties_as_half_ci_lower"] = low
+    out["autorater_model_a_win_rate_ties_as_half_ci_upper"] = high
+    confidences = [float(r["confidence"]) for r in rows if r.get("confidence") is not None]
+    out["mean_confidence"] = float(np.mean(confidences)) if confidences else None
+    out["input_token_count"] = int(sum(int(r.get("input_token_count") or 0) for r in rows))
+    out["output_token_count"] = int(sum(int(r.get("output_token_count") or 0) for r in rows))
+    samples = [s for r in rows for s in r.get("samples") or []]
+    out["model_call_attempt_count"] = int(sum(int(s.get("attempts") or 0) for s in samples))
+    out["cached_sample_count"] = int(sum(bool(s.get("cached")) for s in samples))
+    human: list[str | None] = [None] * len(rows)
+    if human_preference_column:
+        human = [r.get(human_preference_column) for r in rows]
+        out.update(_alignment(choices, [str(h) for h in human]))
+    out.update(_order_stats(rows, human))
+    return out

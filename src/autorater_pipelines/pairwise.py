@@ -1,0 +1,361 @@
+"""Pairwise (side-by-side) judging: sample schedule, verdict parsing, un-flipping and voting.
+
+An example is judged ``sampling_count`` times. With ``flip`` on, half of the samples show model B's
+response first (position swap); which half is seeded by the example's ids, so a run is
+reproducible and, with one sample per example, half of the examples are shown swapped. Each sample's
+verdict names a POSITION (``A`` = shown first, ``B`` = shown second, ``TIE``); it is mapped back to
+model terms (``A`` = model A wherever it was shown) before the vote. Position-swap debiasing follows
+Zheng et al., "Judging LLM-as-a-Judge with MT-Bench and Chatbot Arena" (arXiv 2306.05685).
+
+Judgment row (one per example, JSON-compatible dict):
+    id columns, every rendered autorater prompt parameter (``inference_instruction``,
+    ``inference_context`` …), ``response_a``, ``response_b``, ``choice`` (``A``|``B``|``TIE``|``ERROR``),
+    ``confidence`` (float in [0, 1]; None for ``ERROR``), ``explanation``, ``samples`` (list of
+    ``{sample_index, flipped, choice, explanation, raw_response, error, attempts, cached}``;
+    ``attempts`` = network attempts of that call, 0 for cache hits and replays), the human preference
+    column when given, ``input_token_count`` and ``output_token_count`` (sums over samples).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.models import ModelOutput, ModelRequest, Usage
+from autorater_pipelines.parsing import JSONExtractionError, extract_json
+
+__all__ = [
+    "CHOICES",
+    "JudgeSettings",
+    "Sample",
+    "build_requests",
+    "combine_samples",
+    "flip_schedule",
+    "normalize_preference",
+    "parse_verdict",
+]
+
+CHOICES = ("A", "B", "TIE", "ERROR")
+"""The closed set of judgment choices."""
+
+_TIE_WORDS = {"TIE", "SAME", "EQUAL", "BOTH", "NEITHER", "DRAW"}
+_PREFERENCE_ALIASES = {"A": "A", "MODEL_A": "A", "B": "B", "MODEL_B": "B", "TIE": "TIE"}
+
+# autorater_parameters keys consumed here; the rest go to the model-call layer (GenerateConfig).
+_JUDGE_KEYS = ("sampling_count", "flip", "verdict_pattern", "verdict_map")
+
+
+@dataclasses.dataclass(frozen=True)
+class JudgeSettings:
+    """How examples are judged, from ``autorater_parameters``.
+
+    Attributes:
+        sampling_count: Samples per example (≥ 1). Default 2: one original and one swapped order.
+        flip: Swap positions on half of the samples (seeded by the example ids).
+        verdict_pattern: Optional regex applied to the raw judge output instead of JSON parsing; its
+            first group (or whole match, without groups) is looked up in ``verdict_map``.
+        verdict_map: Match text → POSITION verdict: ``A`` (shown first), ``B`` (shown second), ``TIE``.
+    """
+
+    sampling_count: int = 2
+    flip: bool = True
+    verdict_pattern: re.Pattern[str] | None = None
+    verdict_map: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any] | None) -> JudgeSettings:
+        """Validate the judging keys of ``autorater_parameters``.
+
+        Raises:
+            InputError: a bad ``sampling_count``, ``flip``, regex, or a ``verdict_map`` value outside
+                ``A``/``B``/``TIE``, or a ``verdict_map`` without ``verdict_pattern``.
+        """
+        params = dict(params or {})
+        src = "autorater_parameters"
+        count = params.get("sampling_count", 2)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            if isinstance(count, str) and count.isdigit() and int(count) >= 1:
+                count = int(count)
+            else:
+                raise InputError(f"sampling_count must be an integer ≥ 1, got {count!r}", source=src)
+        flip = params.get("flip", True)
+        if isinstance(flip, str) and flip.lower() in ("true", "false"):
+            flip = flip.lower() == "true"
+        if not isinstance(flip, bool):
+            raise InputError(f"flip must be true or false, got {flip!r}", source=src)
+        pattern_text = params.get("verdict_pattern") or None
+        verdict_map = params.get("verdict_map") or {}
+        if not isinstance(verdict_map, Mapping):
+            raise InputError(f"verdict_map must be an object of match → A|B|TIE, got {verdict_map!r}", source=src)
+        if verdict_map and pattern_text is None:
+            raise InputError("verdict_map is set but verdict_pattern is not; set both", source=src)
+        pattern = None
+        if pattern_text is not None:
+            try:
+                pattern = re.compile(str(pattern_text))
+            except re.error as exc:
+                raise InputError(f"verdict_pattern {pattern_text!r} is not a valid regex: {exc}", source=src) from None
+            if not verdict_map:
+                raise InputError(
+                    "verdict_pattern needs a verdict_map, e.g. {\"a\": \"A\", \"b\": \"B\", \"tie\": \"TIE\"}",
+                    source=src,
+                )
+        clean_map = {}
+        for key, value in verdict_map.items():
+            position = str(value).strip().upper()
+            if position not in ("A", "B", "TIE"):
+                raise InputError(
+                    f"verdict_map[{key!r}] = {value!r}; values must be A (shown first), B (shown second) or TIE",
+                    source=src,
+                )
+            clean_map[str(key)] = position
+        return cls(sampling_count=count, flip=flip, verdict_pattern=pattern, verdict_map=clean_map)
+
+
+def judge_parameter_keys() -> tuple[str, ...]:
+    """The ``autorater_parameters`` keys consumed by judging (not by the model-call layer)."""
+    return _JUDGE_KEYS
+
+
+def flip_schedule(ids: Sequence[Any], settings: JudgeSettings) -> list[bool]:
+    """Return, per sample index, whether that sample shows model B's response first.
+
+    With ``flip`` on, samples alternate between orders starting from a bit seeded by the ids
+    (sha256 of their JSON) for odd counts, so an even ``sampling_count`` is exactly half swapped
+    (sample 0 in the original order) and a single sample per example swaps about half of the
+    examples, reproducibly.
+    """
+    if not settings.flip:
+        return [False] * settings.sampling_count
+    digest = hashlib.sha256(json.dumps([str(v) for v in ids]).encode()).digest()
+    # Even counts: sample 0 original, 1 swapped, ... (exactly half swapped). Odd counts: the extra
+    # sample's order is seeded by the ids, so across examples both orders are equally likely.
+    start = 0 if settings.sampling_count % 2 == 0 else digest[0] & 1
+    return [bool((i + start) % 2) for i in range(settings.sampling_count)]
+
+
+def build_requests(
+    *,
+    ids: Mapping[str, Any],
+    prompt: Any,
+    response_a: str,
+    response_b: str,
+    settings: JudgeSettings,
+    render_judge_prompt: Any,
+    response_schema: Mapping[str, Any] | None,
+) -> list[ModelRequest]:
+    """Build the ``sampling_count`` judge requests of one example.
+
+    Args:
+        ids: The example's id-column values (part of the replay key).
+        prompt: Rendered autorater prompt parameters, passed to ``render_judge_prompt``.
+        response_a: Model A's response.
+        response_b: Model B's response.
+        settings: Judging settings.
+        render_judge_prompt: ``(prompt, first, second) -> str`` of the task definition.
+        response_schema: JSON schema of the structured answer, or None when a ``verdict_pattern``
+            parses free text.
+
+    Returns:
+        One request per sample; ``key`` = ids + ``flipped`` + ``sample_index`` (DESIGN.md replay format).
+    """
+    requests = []
+    for index, flipped in enumerate(flip_schedule(list(ids.values()), settings)):
+        first, second = (response_b, response_a) if flipped else (response_a, response_b)
+        requests.append(
+            ModelRequest(
+                parts=(render_judge_prompt(prompt, first, second),),
+                key={**ids, "flipped": flipped, "sample_index": index},
+                response_schema=dict(response_schema) if response_schema else None,
+                sample_index=index,
+            )
+        )
+    return requests
+
+
+def parse_verdict(text: str | None, settings: JudgeSettings) -> tuple[str, str]:
+    """Parse one raw judge output into a POSITION verdict and an explanation.
+
+    Returns:
+        ``(position, explanation)`` with position ``A`` (shown first), ``B`` (shown second) or ``TIE``.
+
+    Raises:
+        ValueError: the output holds no recognizable verdict (the message says why).
+    """
+    if text is None or not text.strip():
+        raise ValueError("empty judge output")
+    if settings.verdict_pattern is not None:
+        match = settings.verdict_pattern.search(text)
+        if match is None:
+            raise ValueError(f"verdict_pattern {settings.verdict_pattern.pattern!r} found no match")
+        found = match.group(1) if match.re.groups else match.group(0)
+        position = settings.verdict_map.get(found)
+        if position is None:
+            lowered = {k.strip().lower(): v for k, v in settings.verdict_map.items()}
+            position = lowered.get((found or "").strip().lower())
+        if position is None:
+            raise ValueError(f"verdict {found!r} is not a key of verdict_map {sorted(settings.verdict_map)}")
+        return position, text.strip()
+    try:
+        obj = extract_json(text, expect=dict)
+    except JSONExtractionError as exc:
+        raise ValueError(str(exc)) from None
+    raw_choice = obj.get("choice")
+    if not isinstance(raw_choice, str):
+        raise ValueError(f"JSON answer has no string 'choice' field (got {raw_choice!r})")
+    label = re.sub(r"^(RESPONSE|OUTPUT|MODEL)[\s_]*", "", raw_choice.strip().upper()).strip(" ().")
+    if label in ("A", "B"):
+        position = label
+    elif label in _TIE_WORDS:
+        position = "TIE"
+    else:
+        raise ValueError(f"'choice' must be A, B or SAME, got {raw_choice!r}")
+    explanation = obj.get("explanation")
+    return position, explanation if isinstance(explanation, str) else ""
+
+
+def _unflip(position: str, flipped: bool) -> str:
+    if not flipped or position == "TIE":
+        return position
+    return "B" if position == "A" else "A"
+
+
+def _choice_distribution(output: ModelOutput, flipped: bool) -> dict[str, float] | None:
+    """Probability of each model choice from the logprobs of the verdict token, if present."""
+    if not output.logprobs:
+        return None
+    labels = {"A": "A", "B": "B", "SAME": "TIE", "TIE": "TIE"}
+    for token in reversed(output.logprobs):
+        if token.token.strip().upper() not in labels or not token.top:
+            continue
+        probs: dict[str, float] = collections.defaultdict(float)
+        for alt, logprob in token.top:
+            label = labels.get(alt.strip().upper())
+            if label is not None:
+                probs[_unflip(label, flipped)] += math.exp(logprob)
+        total = sum(probs.values())
+        if total > 0:
+            return {k: v / total for k, v in probs.items()}
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    """One judged sample, verdict already mapped back to model terms."""
+
+    sample_index: int
+    flipped: bool
+    choice: str  # A | B | TIE | ERROR, in model terms
+    explanation: str
+    raw_response: str | None
+    error: str | None = None
+    distribution: dict[str, float] | None = None
+    attempts: int = 0
+    cached: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form stored in the judgment's ``samples`` list."""
+        return {
+            "sample_index": self.sample_index,
+            "flipped": self.flipped,
+            "choice": self.choice,
+            "explanation": self.explanation,
+            "raw_response": self.raw_response,
+            "error": self.error,
+            "attempts": self.attempts,
+            "cached": self.cached,
+        }
+
+
+def to_sample(request: ModelRequest, output: ModelOutput, settings: JudgeSettings) -> Sample:
+    """Turn one model output into a :class:`Sample` (a failed call or parse gives choice ``ERROR``)."""
+    flipped = bool(request.key.get("flipped"))
+    calls = {"attempts": output.attempts, "cached": output.cached}
+    if not output.ok:
+        kind = output.error.kind.value if output.error else "unknown"
+        message = output.error.message if output.error else "no text returned"
+        return Sample(request.sample_index, flipped, "ERROR", "", output.text, f"{kind}: {message}", **calls)
+    try:
+        position, explanation = parse_verdict(output.text, settings)
+    except ValueError as exc:
+        return Sample(request.sample_index, flipped, "ERROR", "", output.text, f"parse_error: {exc}", **calls)
+    return Sample(
+        request.sample_index,
+        flipped,
+        _unflip(position, flipped),
+        explanation,
+        output.text,
+        distribution=_choice_distribution(output, flipped),
+        **calls,
+    )
+
+
+def combine_samples(samples: Sequence[Sample]) -> tuple[str, float | None, str]:
+    """Vote over samples: ``(choice, confidence, explanation)``.
+
+    Rules: samples with choice ``ERROR`` do not vote. The label with strictly the most votes wins;
+    when no label has strictly the most votes (e.g. one ``A`` and one ``B``) the choice is ``TIE``.
+    No valid sample gives ``ERROR`` with confidence None.
+
+    Confidence: when every voting sample carries a verdict-token probability (logprobs), the mean
+    probability those samples give to the chosen label; otherwise the vote share of the chosen
+    label, and for ``TIE`` ``1 - |n_A - n_B| / n`` (1.0 for a perfect split or unanimous TIE).
+    """
+    valid = [s for s in samples if s.choice != "ERROR"]
+    if not valid:
+        return "ERROR", None, "; ".join(s.error or "error" for s in samples)
+    counts = collections.Counter(s.choice for s in valid)
+    ranked = counts.most_common()
+    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+        choice = "TIE"
+    else:
+        choice = ranked[0][0]
+    n = len(valid)
+    if all(s.distribution for s in valid):
+        confidence = sum((s.distribution or {}).get(choice, 0.0) for s in valid) / n
+    elif choice == "TIE":
+        confidence = 1.0 - abs(counts["A"] - counts["B"]) / n
+    else:
+        confidence = counts[choice] / n
+    agreeing = [s for s in valid if s.choice == choice]
+    if agreeing:
+        explanation = agreeing[0].explanation
+    else:
+        split = ", ".join(f"{label}×{count}" for label, count in sorted(counts.items()))
+        explanation = f"Samples disagreed ({split}); counted as TIE. First sample: {valid[0].explanation}"
+    return choice, round(confidence, 6), explanation
+
+
+def total_usage(outputs: Sequence[ModelOutput]) -> Usage:
+    """Sum of the token usage of ``outputs``."""
+    usage = Usage()
+    for output in outputs:
+        usage = usage + output.usage
+    return usage
+
+
+def normalize_preference(value: Any, *, column: str, location: str) -> str:
+    """Normalize a human preference label to ``A``, ``B`` or ``TIE``.
+
+    Accepts ``A``/``B``/``TIE`` and ``model_a``/``model_b``, case-insensitive, surrounding spaces ignored.
+
+    Raises:
+        InputError: any other value, including empty and NaN, naming the row and column.
+    """
+    text = "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+    label = _PREFERENCE_ALIASES.get(text.strip().upper())
+    if label is None:
+        raise InputError(
+            f"human preference {value!r} is not one of A, B, TIE (model_a/model_b accepted, any case); "
+            "fix the label or drop human_preference_column",
+            source=location,
+            column=column,
+        )
+    return label

@@ -1,0 +1,79 @@
+import pytest
+
+from autorater_pipelines.metrics import pairwise_metrics, wilson_interval
+
+
+def _row(choice, human=None, samples=None, confidence=1.0):
+    row = {"choice": choice, "confidence": None if choice == "ERROR" else confidence, "samples": samples or []}
+    if human is not None:
+        row["human"] = human
+    return row
+
+
+def test_win_rates_exclude_errors_and_count_ties_separately():
+    rows = [_row("A"), _row("A"), _row("B"), _row("TIE"), _row("ERROR")]
+    m = pairwise_metrics(rows)
+    assert (m["evaluation_count"], m["judged_count"], m["error_count"]) == (5, 4, 1)
+    assert m["autorater_model_a_win_rate"] == 0.5
+    assert m["autorater_model_b_win_rate"] == 0.25
+    assert m["autorater_tie_rate"] == 0.25
+    assert m["autorater_model_a_win_rate_ties_as_half"] == pytest.approx((1 + 1 + 0 + 0.5) / 4)
+    assert m["autorater_model_a_win_rate_ci_lower"] < 0.5 < m["autorater_model_a_win_rate_ci_upper"]
+
+
+def test_wilson_interval_matches_the_closed_form():
+    # Wilson 95 % interval for 8/10 by the textbook formula.
+    z, n, p = 1.959963984540054, 10, 0.8
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+    low, high = wilson_interval(8, 10)
+    assert low == pytest.approx(centre - half, abs=1e-9)
+    assert high == pytest.approx(centre + half, abs=1e-9)
+    assert wilson_interval(0, 0) is None
+
+
+def test_no_judged_rows_gives_none_rates():
+    m = pairwise_metrics([_row("ERROR")])
+    assert m["autorater_model_a_win_rate"] is None and m["autorater_model_a_win_rate_ci_lower"] is None
+
+
+def test_alignment_metrics_with_a_as_positive_class():
+    # human, autorater: TP=2 (A,A), FN=1 (A,B), FP=1 (B,A), TN=1 (B,B); excluded: autorater TIE, human TIE, ERROR.
+    pairs = [("A", "A"), ("A", "A"), ("A", "B"), ("B", "A"), ("B", "B"), ("A", "TIE"), ("TIE", "A"), ("B", "ERROR")]
+    m = pairwise_metrics([_row(c, h) for h, c in pairs], human_preference_column="human")
+    assert (m["true_positive_count"], m["false_negative_count"], m["false_positive_count"], m["true_negative_count"]) == (2, 1, 1, 1)
+    assert m["alignment_count"] == 5
+    assert m["accuracy"] == pytest.approx(3 / 5)
+    assert m["precision"] == pytest.approx(2 / 3)
+    assert m["recall"] == pytest.approx(2 / 3)
+    assert m["f1_score"] == pytest.approx(2 / 3)
+    # Cohen's kappa by hand: po = 3/5; pe = P(h=A)P(c=A) + P(h=B)P(c=B) = (3/5)(3/5) + (2/5)(2/5) = 13/25.
+    assert m["cohens_kappa"] == pytest.approx((3 / 5 - 13 / 25) / (1 - 13 / 25))
+    assert m["human_tie_count"] == 1
+    assert m["autorater_tie_on_human_labeled_count"] == 1
+    assert m["autorater_error_on_human_labeled_count"] == 1
+    assert m["human_preference_model_a_win_rate"] == pytest.approx(4 / 8)
+
+
+def _samples(original, swapped):
+    return [
+        {"sample_index": 0, "flipped": False, "choice": original, "attempts": 1, "cached": False},
+        {"sample_index": 1, "flipped": True, "choice": swapped, "attempts": 0, "cached": True},
+    ]
+
+
+def test_position_consistency_and_per_order_accuracy():
+    rows = [
+        _row("A", "A", _samples("A", "A")),  # consistent, both correct
+        _row("TIE", "A", _samples("A", "B")),  # inconsistent, original correct
+        _row("B", "A", _samples("B", "B")),  # consistent, both wrong
+        _row("TIE", "B", _samples("A", "ERROR")),  # only one order judged
+    ]
+    m = pairwise_metrics(rows, human_preference_column="human")
+    assert m["both_orders_judged_count"] == 3
+    assert m["position_consistency_count"] == 2
+    assert m["position_consistency"] == pytest.approx(2 / 3)
+    assert (m["original_order_correct_count"], m["original_order_sample_count"]) == (2, 4)
+    assert (m["swapped_order_correct_count"], m["swapped_order_sample_count"]) == (1, 3)
+    assert m["both_orders_correct_count"] == 1
+    assert m["model_call_attempt_count"] == 4 and m["cached_sample_count"] == 4
