@@ -1,0 +1,253 @@
+"""Parsers that turn a file's bytes into rows, each with its 1-based line/row number.
+
+Formats are chosen by file extension:
+
+- ``.jsonl`` / ``.ndjson``: one JSON object per line; blank lines are skipped; numbers are line numbers.
+  Files with any other (or no) extension are read as JSONL too, because GCPC's ``evaluation_dataset``
+  is JSONL whatever the file is called (e.g. BigQuery exports named ``*.json``).
+- ``.json``: a list of objects, or an object holding that list under ``"instances"`` or ``"data"``;
+  numbers are 1-based item positions. A ``.json`` file holding one object per line is read as JSONL.
+- ``.csv``: header row + records, parsed by the stdlib ``csv`` module so every value stays a string
+  (ids such as ``007`` survive); empty cells become ``None``; numbers are the line the record starts on.
+- ``.parquet``: read with pyarrow; values converted to JSON-compatible Python; numbers are 1-based rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.io._jsonsafe import to_jsonable
+
+__all__ = ["SUPPORTED_EXTENSIONS", "NumberedRows", "ParsedFile", "decode_utf8", "parse_bytes",
+           "parse_jsonl_text"]
+
+NumberedRows = list[tuple[int, dict[str, Any]]]
+"""Rows of one file as ``(1-based line or row number, row)`` pairs, in file order."""
+
+SUPPORTED_EXTENSIONS = (".jsonl", ".ndjson", ".json", ".csv", ".parquet")
+
+
+class ParsedFile(NamedTuple):
+    """The rows of one file and what their numbers count."""
+
+    rows: NumberedRows
+    """``(number, row)`` pairs in file order."""
+    unit: str
+    """``"line"`` (JSONL, CSV: the line a record starts on), ``"item"`` (JSON list) or ``"row"``."""
+
+
+def _extension(name: str) -> str:
+    return os.path.splitext(name.rstrip("/"))[1].lower()
+
+
+def decode_utf8(data: bytes, name: str) -> str:
+    """Decode ``data`` as UTF-8 (a leading byte-order mark is dropped).
+
+    Raises:
+        InputError: The bytes are not UTF-8; names the line, the byte offset and the bad bytes.
+
+    """
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        bad = data[exc.start : exc.end]
+        raise InputError(
+            f"is not valid UTF-8: byte(s) {bad!r} at byte offset {exc.start}; re-save the file as UTF-8 "
+            "(e.g. `iconv -f latin1 -t utf-8 in > out`)",
+            source=name,
+            row=line,
+        ) from exc
+
+
+def _reject_constant(name: str, line: int | None) -> Callable[[str], Any]:
+    def parse_constant(token: str) -> Any:
+        if token == "NaN":
+            return None  # Python's json.dumps writes NaN for missing floats; treat it as null.
+        raise InputError(f"holds the non-standard JSON number {token!r}; use a finite number or null",
+                         source=name, row=line)
+
+    return parse_constant
+
+
+def parse_jsonl_text(text: str, name: str, *, note: str = "") -> NumberedRows:
+    r"""Parse JSONL text: one JSON object per line, blank lines skipped.
+
+    Lines are split on ``\n`` only (``\r\n`` works), never on U+2028 which may appear in strings.
+
+    Args:
+        text: The decoded file content.
+        name: File name or URI, for error messages.
+        note: Extra sentence appended to parse errors (e.g. why the file was read as JSONL).
+
+    Returns:
+        ``(line number, object)`` pairs.
+
+    Raises:
+        InputError: A line is not valid JSON or not a JSON object; names the file and line.
+
+    """
+    rows: NumberedRows = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line, parse_constant=_reject_constant(name, number))
+        except json.JSONDecodeError as exc:
+            snippet = line.strip()
+            snippet = snippet if len(snippet) <= 80 else snippet[:77] + "..."
+            raise InputError(
+                f"is not valid JSON ({exc.msg} at character {exc.colno}): {snippet!r}; each line must hold "
+                f"exactly one JSON object such as {{\"id\": 1, \"text\": \"...\"}}{note}",
+                source=name,
+                row=number,
+            ) from exc
+        if not isinstance(value, dict):
+            raise InputError(
+                f"expected a JSON object ({{...}}) on each line, got a JSON {_json_type(value)}: "
+                f"{_short(value)}{note}",
+                source=name,
+                row=number,
+            )
+        rows.append((number, value))
+    return rows
+
+
+def _json_type(value: Any) -> str:
+    return {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _parse_json(data: bytes, name: str) -> ParsedFile:
+    text = decode_utf8(data, name)
+    try:
+        value = json.loads(text, parse_constant=_reject_constant(name, None))
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":  # several top-level values: a JSONL file named .json
+            return ParsedFile(parse_jsonl_text(text, name), "line")
+        raise InputError(
+            f"is not valid JSON ({exc.msg} at line {exc.lineno}, character {exc.colno}); expected a list of "
+            "objects or {\"instances\": [...]}",
+            source=name,
+            row=exc.lineno,
+        ) from exc
+    if isinstance(value, dict):
+        for key in ("instances", "data"):
+            if isinstance(value.get(key), list):
+                value = value[key]
+                break
+        else:
+            # A single JSON object is one row, as it would be in a one-line JSONL file.
+            return ParsedFile([(1, value)], "line")
+    if not isinstance(value, list):
+        raise InputError(
+            f"expected a list of objects or an object with an 'instances' or 'data' list, got a JSON "
+            f"{_json_type(value)}: {_short(value)}",
+            source=name,
+        )
+    rows: NumberedRows = []
+    for number, item in enumerate(value, start=1):
+        if not isinstance(item, dict):
+            raise InputError(
+                f"item {number} of the list is a JSON {_json_type(item)}, expected an object: {_short(item)}",
+                source=name,
+                row=number,
+            )
+        rows.append((number, item))
+    return ParsedFile(rows, "item")
+
+
+def _parse_jsonl(data: bytes, name: str) -> ParsedFile:
+    return ParsedFile(parse_jsonl_text(decode_utf8(data, name), name), "line")
+
+
+def _parse_csv(data: bytes, name: str) -> ParsedFile:
+    text = decode_utf8(data, name)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    old_limit = csv.field_size_limit()
+    csv.field_size_limit(max(old_limit, 2**31 - 1))  # long documents exceed the 128 KiB default
+    try:
+        header = next(reader, None)
+        if header is None:
+            return ParsedFile([], "line")
+        columns = [c.strip() or f"Unnamed: {i}" for i, c in enumerate(header)]
+        dupes = sorted({c for c in columns if columns.count(c) > 1})
+        if dupes:
+            raise InputError(f"the header repeats column name(s) {dupes}; rename them so each is unique",
+                             source=name, row=1)
+        rows: NumberedRows = []
+        while True:
+            start = reader.line_num + 1
+            try:
+                record = next(reader, None)
+            except csv.Error as exc:
+                raise InputError(f"is not valid CSV: {exc}", source=name, row=start) from exc
+            if record is None:
+                return ParsedFile(rows, "line")
+            if not record:  # blank line
+                continue
+            if len(record) > len(columns):
+                raise InputError(
+                    f"has {len(record)} fields but the header has {len(columns)} columns {columns}; quote "
+                    "values that contain commas",
+                    source=name,
+                    row=start,
+                )
+            padded = record + [""] * (len(columns) - len(record))
+            rows.append((start, {c: (v if v != "" else None) for c, v in zip(columns, padded, strict=True)}))
+    finally:
+        csv.field_size_limit(old_limit)
+
+
+def _parse_parquet(data: bytes, name: str) -> ParsedFile:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"is not a readable Parquet file: {exc}", source=name) from exc
+    return ParsedFile([(i, to_jsonable(row)) for i, row in enumerate(table.to_pylist(), start=1)], "row")
+
+
+def _parse_unknown(data: bytes, name: str) -> ParsedFile:
+    ext = _extension(name) or "(none)"
+    note = (f" (read as JSONL because the extension {ext!r} is not one of "
+            f"{', '.join(SUPPORTED_EXTENSIONS)})")
+    return ParsedFile(parse_jsonl_text(decode_utf8(data, name), name, note=note), "line")
+
+
+_PARSERS: dict[str, Callable[[bytes, str], ParsedFile]] = {
+    ".jsonl": _parse_jsonl,
+    ".ndjson": _parse_jsonl,
+    ".json": _parse_json,
+    ".csv": _parse_csv,
+    ".parquet": _parse_parquet,
+}
+
+
+def parse_bytes(data: bytes, name: str) -> ParsedFile:
+    """Parse a file's content according to the extension of ``name`` (see the module docstring).
+
+    Args:
+        data: The raw file content.
+        name: File name or URI; its extension picks the format and it names the file in errors.
+
+    Returns:
+        The rows with their 1-based line/row numbers, and the unit those numbers count.
+
+    Raises:
+        InputError: The content is malformed; names the file and the line/row where possible.
+
+    """
+    return _PARSERS.get(_extension(name), _parse_unknown)(data, name)
