@@ -1,0 +1,100 @@
+"""What an AutoSxS task is: criteria, score rubric, prompt parameters and a default instruction."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.tasks import _judge_prompt
+
+__all__ = ["Criterion", "TaskDefinition"]
+
+
+class Criterion(BaseModel):
+    """One evaluation criterion the judge applies to both responses."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(min_length=1)
+    """Short name, e.g. ``"Groundedness"``."""
+    definition: str = Field(min_length=1)
+    """What the criterion measures, in one or two sentences."""
+    steps: list[str] = Field(default_factory=list)
+    """How to check it, in order; may be empty."""
+
+
+class TaskDefinition(BaseModel):
+    """An AutoSxS task: everything needed to build the judge prompt for one example.
+
+    Built-in tasks come from :func:`autorater_pipelines.tasks.get_task`; a ``custom`` task is built from
+    ``experimental_args["custom_task_definition"]``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    """Task name: ``summarization``, ``question_answering`` or ``custom``."""
+    version: str
+    """Three-digit version (``"001"``) of a built-in task; what was asked for (``"latest"``...) for custom."""
+    criteria: list[Criterion] = Field(min_length=1)
+    """Evaluation criteria, in the order the judge sees them."""
+    score_rubric: dict[str, str]
+    """Answer label → meaning; the labels are ``A``, ``B`` and ``SAME``."""
+    required_prompt_parameter_keys: list[str]
+    """``autorater_prompt_parameters`` keys that must be given."""
+    optional_prompt_parameter_keys: list[str] = Field(default_factory=list)
+    """``autorater_prompt_parameters`` keys that may be given."""
+    default_instruction: str = ""
+    """The value of ``{{ default_instruction }}`` in prompt templates (empty: not offered)."""
+
+    @property
+    def spec(self) -> str:
+        """``name@version``, e.g. ``"summarization@001"``."""
+        return f"{self.name}@{self.version}"
+
+    @property
+    def prompt_parameter_keys(self) -> list[str]:
+        """Every accepted prompt parameter key: required ones first, then optional ones."""
+        return [*self.required_prompt_parameter_keys, *self.optional_prompt_parameter_keys]
+
+    @property
+    def template_variables(self) -> dict[str, str]:
+        """Extra variables for prompt templates: ``{"default_instruction": ...}`` when the task has one."""
+        return {"default_instruction": self.default_instruction} if self.default_instruction else {}
+
+    def render_judge_prompt(
+        self, prompt_values: Mapping[str, str], response_first: str, response_second: str
+    ) -> str:
+        """Build the autorater prompt for one comparison.
+
+        Args:
+            prompt_values: Rendered autorater prompt parameters (``{"inference_instruction": ...}``); keys
+                outside :attr:`prompt_parameter_keys` are ignored, absent optional keys are left out.
+            response_first: The response shown first, labelled "Response A".
+            response_second: The response shown second, labelled "Response B".
+
+        Returns:
+            The prompt text; the judge must answer with :data:`JUDGMENT_SCHEMA` JSON, whose ``A``/``B``
+            refer to the positions shown (undoing a swap is the caller's job).
+
+        Raises:
+            InputError: A required prompt parameter is missing from ``prompt_values``.
+
+        """
+        missing = [k for k in self.required_prompt_parameter_keys if k not in prompt_values]
+        if missing:
+            raise InputError(
+                f"task {self.spec!r} needs prompt parameter(s) {missing}, got {sorted(prompt_values)}; map "
+                "each to a column or template",
+                source="autorater_prompt_parameters",
+            )
+        values = [(k, str(prompt_values[k])) for k in self.prompt_parameter_keys if k in prompt_values]
+        return _judge_prompt.render(
+            criteria=[c.model_dump() for c in self.criteria],
+            score_rubric=self.score_rubric,
+            task_values=values,
+            response_first=response_first,
+            response_second=response_second,
+        )

@@ -1,0 +1,92 @@
+"""``get_task``: parse GCPC's ``task`` parameter (``{name}@{version}``) into a :class:`TaskDefinition`.
+
+Decision: like GCPC, a built-in task needs an explicit version (``summarization@001`` or
+``summarization@latest``); a bare ``summarization`` is refused, so a run never changes meaning silently
+when a new version is published. ``custom`` needs no version.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.tasks._builtin import BUILTIN_TASKS
+from autorater_pipelines.tasks._custom import SOURCE as CUSTOM_SOURCE
+from autorater_pipelines.tasks._custom import parse_custom_task
+from autorater_pipelines.tasks._definition import TaskDefinition
+
+__all__ = ["available_tasks", "get_task"]
+
+_CUSTOM = "custom"
+_VERSION = re.compile(r"^(\d{3}|latest)$")
+
+
+def available_tasks() -> list[str]:
+    """Every valid ``task`` value, e.g. ``["question_answering@001", "question_answering@latest", ...]``."""
+    specs = []
+    for name, versions in sorted(BUILTIN_TASKS.items()):
+        specs.extend(f"{name}@{v}" for v in sorted(versions))
+        specs.append(f"{name}@latest")
+    return [*specs, _CUSTOM]
+
+
+def _parse(task: Any) -> tuple[str, str | None]:
+    if not isinstance(task, str) or not task.strip():
+        raise InputError(f"expected '{{task}}@{{version}}' such as 'summarization@001', got {task!r}; valid "
+                         f"values: {available_tasks()}", source="task")
+    name, sep, version = task.strip().partition("@")
+    name = name.strip().lower()
+    version = version.strip().lower()
+    if sep and not _VERSION.match(version):
+        raise InputError(f"version {version!r} in {task!r} must be three digits (e.g. '001') or 'latest'",
+                         source="task")
+    return name, (version if sep else None)
+
+
+def get_task(task: str, experimental_args: Mapping[str, Any] | None = None) -> TaskDefinition:
+    """Return the task definition named by GCPC's ``task`` parameter.
+
+    Args:
+        task: ``{name}@{version}``: ``summarization`` or ``question_answering`` with a 3-digit version or
+            ``latest`` (e.g. ``summarization@001``, ``question_answering@latest``); or ``custom``
+            (optionally ``custom@...``), defined by ``experimental_args["custom_task_definition"]``.
+            Surrounding whitespace and letter case are ignored.
+        experimental_args: GCPC's ``experimental_args``; only ``custom_task_definition`` is read here.
+
+    Returns:
+        A copy of the definition (callers may not change the registered one).
+
+    Raises:
+        InputError: Malformed ``task``, unknown name or version (the message lists the valid values), a
+            built-in task without a version, ``custom`` without a definition, a definition given for a
+            built-in task, or a malformed custom definition.
+
+    """
+    name, version = _parse(task)
+    args = experimental_args or {}
+    if not isinstance(args, Mapping):
+        raise InputError(f"expected an object, got {args!r}", source="experimental_args")
+    custom = args.get("custom_task_definition")
+    if name == _CUSTOM:
+        if custom is None:
+            raise InputError(f"task {task!r} needs experimental_args.custom_task_definition with "
+                             "evaluation_criteria, score_rubric and autorater_prompt_parameter_keys",
+                             source="task")
+        return parse_custom_task(custom, version=version or "latest")
+    if name not in BUILTIN_TASKS:
+        raise InputError(f"unknown task {name!r} in {task!r}; valid values: {available_tasks()}",
+                         source="task")
+    versions = BUILTIN_TASKS[name]
+    if version is None:
+        raise InputError(f"{task!r} has no version; write '{name}@latest' or a fixed version such as "
+                         f"'{name}@{max(versions)}' (versions: {sorted(versions)})", source="task")
+    if custom is not None:
+        raise InputError(f"is set but task is {task!r}; set task to 'custom' to use it, or remove it",
+                         source=CUSTOM_SOURCE)
+    resolved = max(versions) if version == "latest" else version
+    if resolved not in versions:
+        raise InputError(f"task {name!r} has no version {version!r}; valid versions: {sorted(versions)} or "
+                         "'latest'", source="task")
+    return versions[resolved].model_copy(deep=True)
