@@ -43,6 +43,9 @@ class GenerateConfig(pydantic.BaseModel):
     # --- execution -------------------------------------------------------------------------
     max_concurrency: int = pydantic.Field(default=32, ge=1)
     """Maximum calls in flight at once."""
+    adaptive_concurrency: bool = True
+    """Halve the calls in flight on HTTP 429 and grow back by one per window of successes (AIMD),
+    never above ``max_concurrency``."""
     requests_per_minute: float | None = pydantic.Field(default=None, gt=0)
     """Client-side rate limit in requests per minute (None = unlimited). Cache hits do not count."""
     max_retries: int = pydantic.Field(default=8, ge=0)
@@ -62,7 +65,9 @@ class GenerateConfig(pydantic.BaseModel):
     """Show a progress bar (tqdm) while calls run."""
 
     @classmethod
-    def from_params(cls, params: dict[str, Any] | None, *, source: str = "parameters", **overrides: Any) -> GenerateConfig:
+    def from_params(
+        cls, params: dict[str, Any] | None, *, source: str = "parameters", **overrides: Any
+    ) -> GenerateConfig:
         """Build a config from a parameters dict, keeping only the keys this class knows.
 
         Args:
@@ -73,6 +78,7 @@ class GenerateConfig(pydantic.BaseModel):
 
         Raises:
             InputError: a value has the wrong type or range.
+
         """
         values = {k: v for k, v in (params or {}).items() if k in cls.model_fields}
         values.update({k: v for k, v in overrides.items() if v is not None})

@@ -1,0 +1,23 @@
+"""Protocol emulators for tests and offline demos (DESIGN.md "Testing without the cloud").
+
+:class:`ModelEmulator` serves Vertex AI / Gemini API ``generateContent`` and OpenAI chat completions on
+127.0.0.1, reached by the real SDK clients through ``base_url``.
+"""
+
+from autorater_pipelines.testing._protocols import (
+    Answer,
+    EmulatedRequest,
+    Responder,
+    default_responder,
+    schema_example,
+)
+from autorater_pipelines.testing.emulator import ModelEmulator
+
+__all__ = [
+    "Answer",
+    "EmulatedRequest",
+    "ModelEmulator",
+    "Responder",
+    "default_responder",
+    "schema_example",
+]

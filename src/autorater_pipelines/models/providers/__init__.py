@@ -1,0 +1,1 @@
+"""Provider adapters (imported lazily by the registry, so an SDK is only needed when used)."""

@@ -1,0 +1,168 @@
+"""Persistent response cache: one JSON file per successful call, keyed by the request's content.
+
+Layout: ``<cache_dir>/<key[:2]>/<key>.json`` where ``key`` is the sha256 (hex) of the canonical JSON of
+the request as the provider sees it (provider, model, endpoint, parts with media hashed, system
+instruction, response schema, generation settings, sample index — never ``ModelRequest.key``).
+Entries are written to a temporary file in the same directory and renamed with :func:`os.replace`, so a
+killed process leaves either a whole entry or none; an unreadable or malformed entry is a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from autorater_pipelines.models._config import GenerateConfig
+from autorater_pipelines.models._types import MediaPart, ModelOutput, ModelRequest, TokenLogprob
+
+__all__ = ["ResponseCache", "cache_key", "resolve_cache_dir"]
+
+logger = logging.getLogger(__name__)
+
+_FORMAT_VERSION = 1
+_GENERATION_FIELDS = ("temperature", "max_output_tokens", "top_p", "seed", "logprobs")
+
+
+def resolve_cache_dir(setting: str | None) -> Path | None:
+    """Resolve the cache directory.
+
+    Args:
+        setting: ``GenerateConfig.cache_dir``: a path, ``"off"``, or None for ``$AUTORATER_CACHE_DIR``
+            (which may itself be ``"off"``) or else ``~/.cache/autorater-pipelines``.
+
+    Returns:
+        The directory (not created yet), or None when caching is off.
+
+    """
+    value = setting if setting is not None else os.environ.get("AUTORATER_CACHE_DIR")
+    if value is not None and value.strip().lower() == "off":
+        return None
+    if not value:
+        return Path.home() / ".cache" / "autorater-pipelines"
+    return Path(value).expanduser()
+
+
+def cache_key(identity: dict[str, Any], request: ModelRequest, config: GenerateConfig) -> str:
+    """Hash (sha256, 64 hex chars) everything that determines a provider's answer.
+
+    Args:
+        identity: ``Provider.cache_identity()`` (provider, model name, base_url).
+        request: The request; its ``key`` is ignored.
+        config: Generation fields are taken from it.
+
+    """
+    parts: list[Any] = []
+    for part in request.parts:
+        if isinstance(part, MediaPart):
+            media: dict[str, Any] = {"mime_type": part.mime_type}
+            if part.data is not None:
+                media["sha256"] = hashlib.sha256(part.data).hexdigest()
+            if part.uri is not None:
+                media["uri"] = part.uri
+            parts.append(media)
+        else:
+            parts.append(str(part))
+    payload = {
+        "v": _FORMAT_VERSION,
+        **identity,
+        "parts": parts,
+        "system_instruction": request.system_instruction,
+        "response_schema": request.response_schema,
+        "generation": {name: getattr(config, name) for name in _GENERATION_FIELDS},
+        "sample_index": request.sample_index,
+    }
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """A directory of cached successful outputs.
+
+    Args:
+        directory: Where entries live; created on the first write.
+
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self._write_failed = False
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> ModelOutput | None:
+        """Return the cached output for ``key`` (``cached=True``, ``attempts=0``, zero usage) or None."""
+        path = self._path(key)
+        try:
+            with open(path, encoding="utf-8") as f:
+                entry = json.load(f)
+            return _decode(entry, key)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            logger.debug("ignoring unreadable cache entry %s: %s", path, exc)
+            return None
+
+    def put(self, key: str, output: ModelOutput) -> None:
+        """Store a successful output atomically; failed outputs are never stored.
+
+        A write error (read-only or full disk) is logged once and otherwise ignored.
+        """
+        if not output.ok:
+            return
+        path = self._path(key)
+        entry = {
+            "v": _FORMAT_VERSION,
+            "key": key,
+            "text": output.text,
+            "finish_reason": output.finish_reason,
+            "logprobs": None
+            if output.logprobs is None
+            else [[lp.token, lp.logprob, [list(t) for t in lp.top]] for lp in output.logprobs],
+            "raw": output.raw,
+        }
+        tmp_name = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(
+                "w", encoding="utf-8", dir=path.parent, prefix=f".{key[:8]}-", suffix=".tmp", delete=False
+            ) as f:
+                tmp_name = f.name
+                json.dump(entry, f, ensure_ascii=False, default=str)
+            os.replace(tmp_name, path)
+        except (OSError, TypeError, ValueError) as exc:
+            if tmp_name is not None:
+                try:
+                    os.unlink(tmp_name)
+                except OSError:
+                    pass
+            if not self._write_failed:
+                logger.warning(
+                    "response cache %s is not writable, continuing without it: %s", self.directory, exc
+                )
+                self._write_failed = True
+
+
+def _decode(entry: dict[str, Any], key: str) -> ModelOutput | None:
+    if entry.get("v") != _FORMAT_VERSION or entry.get("key") != key or not isinstance(entry.get("text"), str):
+        return None
+    logprobs = None
+    if entry.get("logprobs") is not None:
+        logprobs = tuple(
+            TokenLogprob(str(token), float(lp), tuple((str(t), float(v)) for t, v in top))
+            for token, lp, top in entry["logprobs"]
+        )
+    raw = entry.get("raw")
+    return ModelOutput(
+        text=entry["text"],
+        finish_reason=entry.get("finish_reason"),
+        attempts=0,
+        cached=True,
+        logprobs=logprobs,
+        raw=raw if isinstance(raw, dict) else None,
+    )

@@ -1,0 +1,262 @@
+"""Gemini through google-genai: Vertex AI (``vertex``) or the Gemini Developer API (``gemini_api``).
+
+Connection rules (DESIGN.md "Model specs"):
+
+- Vertex AI when a project is known (``config.project``, or the ``projects/P/locations/L/...`` resource
+  in the spec); location = the resource's, else ``config.location``, else ``us-central1``.
+- Otherwise the Gemini Developer API when ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY`` is set.
+- Otherwise, when ``base_url`` is a loopback address (an emulator), Vertex AI with project ``local``.
+- Otherwise an :class:`InputError` asks for a project or an API key.
+
+Credentials: with a loopback ``base_url`` the client gets the static token ``"emulator"``
+(``google.oauth2.credentials.Credentials(token="emulator")``): no Application Default Credentials
+lookup and no metadata-server probe, so tests and offline demos work without a Google account. Any other
+endpoint uses Application Default Credentials (``google.auth.default()``), resolved by google-genai on
+the first call.
+
+The SDK's own retries are switched off explicitly (``HttpRetryOptions(attempts=1)``), which also
+disables google-genai's hidden one-off retry of aiohttp connection errors; retries live in the model
+wrapper only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sys
+from typing import Any
+
+import google.auth.exceptions
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types
+
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.models._config import GenerateConfig
+from autorater_pipelines.models._provider import (
+    Provider,
+    classify_status,
+    is_loopback_url,
+    parse_retry_after,
+    retry_delay_from_google_details,
+)
+from autorater_pipelines.models._types import (
+    ErrorKind,
+    MediaPart,
+    ModelError,
+    ModelOutput,
+    ModelRequest,
+    TokenLogprob,
+    Usage,
+)
+
+__all__ = ["GeminiProvider"]
+
+DEFAULT_LOCATION = "us-central1"
+EMULATOR_PROJECT = "local"
+_RESOURCE = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/")
+_PUBLISHER_PREFIX = "publishers/google/models/"
+
+
+class GeminiProvider(Provider):
+    """Gemini models through one ``google.genai.Client`` (kept for the Model's lifetime).
+
+    Args:
+        name: Model name or resource name, e.g. ``gemini-2.5-flash`` or
+            ``projects/P/locations/L/endpoints/E``.
+        config: Connection and generation settings.
+        mode: ``"auto"`` (rules in the module docstring), ``"vertex"`` or ``"gemini_api"``.
+
+    Raises:
+        InputError: no way to authenticate was given (no project, no API key, not an emulator).
+
+    """
+
+    def __init__(self, name: str, config: GenerateConfig, mode: str = "auto") -> None:
+        resource = _RESOURCE.match(name)
+        project = config.project or (resource.group("project") if resource else None)
+        location = (resource.group("location") if resource else None) or config.location or DEFAULT_LOCATION
+        api_key = os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
+        loopback = is_loopback_url(config.base_url)
+        if mode == "auto":
+            mode = "vertex" if project or (loopback and not api_key) else "gemini_api" if api_key else ""
+        if not mode:
+            raise InputError(
+                f"cannot choose how to call Gemini model {name!r}: no Google Cloud project was given and "
+                "neither GEMINI_API_KEY nor GOOGLE_API_KEY is set. Pass the pipeline parameter `project` "
+                "(Vertex AI, Application Default Credentials) or set GEMINI_API_KEY (Gemini Developer API).",
+                source="model spec",
+            )
+        http_options = types.HttpOptions(
+            base_url=config.base_url,
+            timeout=int(config.timeout_s * 1000),  # milliseconds
+            retry_options=types.HttpRetryOptions(attempts=1),  # no SDK retries (see module docstring)
+        )
+        if mode == "vertex":
+            project = project or (EMULATOR_PROJECT if loopback else None)
+            if not project:
+                raise InputError(
+                    f"Vertex AI model {name!r} needs a Google Cloud project: pass the pipeline parameter "
+                    "`project` (or use a `projects/P/locations/L/...` resource name).",
+                    source="model spec",
+                )
+            credentials = _emulator_credentials() if loopback else None
+            self._client = genai.Client(
+                vertexai=True,
+                project=project,
+                location=location,
+                credentials=credentials,
+                http_options=http_options,
+            )
+            super().__init__("vertex", name, config)
+        else:
+            if resource:
+                raise InputError(
+                    f"resource name {name!r} is a Vertex AI model; the Gemini Developer API cannot call it. "
+                    "Use a plain model name such as 'gemini-2.5-flash'.",
+                    source="model spec",
+                )
+            if not api_key and not loopback:
+                raise InputError(
+                    f"Gemini Developer API model {name!r} needs an API key: set GEMINI_API_KEY.",
+                    source="model spec",
+                )
+            if name.startswith(_PUBLISHER_PREFIX):
+                name = name[len(_PUBLISHER_PREFIX) :]
+            self._client = genai.Client(
+                vertexai=False, api_key=api_key or "emulator", http_options=http_options
+            )
+            super().__init__("gemini_api", name, config)
+
+    # ------------------------------------------------------------------------------------------
+    async def generate(self, request: ModelRequest) -> ModelOutput:
+        """Make one ``generateContent`` call (see :meth:`Provider.generate`)."""
+        response = await self._client.aio.models.generate_content(
+            model=self.name,
+            contents=[types.Content(role="user", parts=[_part(p) for p in request.parts])],
+            config=self._generation_config(request),
+        )
+        return _output(response)
+
+    def _generation_config(self, request: ModelRequest) -> types.GenerateContentConfig:
+        config = self.config
+        values: dict[str, Any] = {
+            "system_instruction": request.system_instruction,
+            "temperature": config.temperature,
+            "max_output_tokens": config.max_output_tokens,
+            "top_p": config.top_p,
+            "seed": config.seed,
+            # no tools are sent; disabling AFC also silences its per-call INFO log line
+            "automatic_function_calling": types.AutomaticFunctionCallingConfig(disable=True),
+        }
+        if request.response_schema is not None:
+            values["response_mime_type"] = "application/json"
+            values["response_json_schema"] = request.response_schema
+        if config.logprobs is not None:
+            values["response_logprobs"] = True
+            values["logprobs"] = config.logprobs
+        return types.GenerateContentConfig(**{k: v for k, v in values.items() if v is not None})
+
+    def classify_error(self, exc: BaseException) -> ModelError:
+        """Classify by exception type and HTTP status code (see :meth:`Provider.classify_error`)."""
+        if isinstance(exc, genai_errors.APIError):
+            headers = getattr(getattr(exc, "response", None), "headers", None)
+            retry_after = parse_retry_after(headers)
+            if retry_after is None:
+                retry_after = retry_delay_from_google_details(exc.details)
+            return classify_status(int(exc.code or 0), f"{type(exc).__name__}: {exc}", retry_after)
+        if isinstance(exc, google.auth.exceptions.TransportError):
+            return ModelError(ErrorKind.TRANSIENT, f"{type(exc).__name__}: {exc}")
+        if isinstance(exc, google.auth.exceptions.GoogleAuthError):
+            return ModelError(ErrorKind.FATAL, f"authentication failed: {type(exc).__name__}: {exc}")
+        if _is_transport_error(exc):
+            return ModelError(ErrorKind.TRANSIENT, f"{type(exc).__name__}: {exc}")
+        return super().classify_error(exc)
+
+    async def aclose(self) -> None:
+        """Close the aiohttp session of the running loop (the client stays usable)."""
+        await self._client.aio.aclose()
+
+
+def _emulator_credentials() -> Any:
+    import google.oauth2.credentials
+
+    return google.oauth2.credentials.Credentials(token="emulator")  # type: ignore[no-untyped-call]
+
+
+def _part(part: str | MediaPart) -> types.Part:
+    if isinstance(part, MediaPart):
+        if part.data is not None:
+            return types.Part.from_bytes(data=part.data, mime_type=part.mime_type)
+        if part.uri is not None:
+            return types.Part.from_uri(file_uri=part.uri, mime_type=part.mime_type)
+        raise InputError(f"media part {part!r} has neither data nor uri")
+    return types.Part.from_text(text=str(part))
+
+
+def _output(response: types.GenerateContentResponse) -> ModelOutput:
+    candidate = response.candidates[0] if response.candidates else None
+    finish = None
+    if candidate is not None and candidate.finish_reason is not None:
+        finish = _enum_name(candidate.finish_reason)
+    elif response.prompt_feedback is not None and response.prompt_feedback.block_reason is not None:
+        finish = f"blocked_{_enum_name(response.prompt_feedback.block_reason)}"
+    meta = response.usage_metadata
+    usage = Usage(
+        input_tokens=(meta.prompt_token_count or 0) if meta else 0,
+        output_tokens=((meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)) if meta else 0,
+    )
+    raw = response.model_dump(mode="json", exclude_none=True, exclude={"sdk_http_response"})
+    text = _text(candidate)
+    if text is None:
+        return ModelOutput(
+            text=None,
+            finish_reason=finish,
+            usage=usage,
+            raw=raw,
+            error=ModelError(
+                ErrorKind.BLOCKED, f"the model returned no text (finish reason: {finish or 'none'})"
+            ),
+        )
+    logprobs = None
+    result = candidate.logprobs_result if candidate is not None else None
+    if result is not None and result.chosen_candidates:
+        tops = result.top_candidates or []
+        logprobs = tuple(
+            TokenLogprob(
+                token=chosen.token or "",
+                logprob=float(chosen.log_probability or 0.0),
+                top=tuple(
+                    (alt.token or "", float(alt.log_probability or 0.0))
+                    for alt in ((tops[i].candidates or []) if i < len(tops) else [])
+                ),
+            )
+            for i, chosen in enumerate(result.chosen_candidates)
+        )
+    return ModelOutput(text=text, finish_reason=finish, usage=usage, raw=raw, logprobs=logprobs)
+
+
+def _text(candidate: types.Candidate | None) -> str | None:
+    """Concatenated text parts, skipping thought summaries; None when there are none."""
+    if candidate is None or candidate.content is None or not candidate.content.parts:
+        return None
+    texts = [p.text for p in candidate.content.parts if p.text is not None and not p.thought]
+    return "".join(texts) if texts else None
+
+
+def _enum_name(value: Any) -> str:
+    return str(getattr(value, "value", value)).lower()
+
+
+def _is_transport_error(exc: BaseException) -> bool:
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError, ConnectionError)):
+        return True
+    aiohttp = sys.modules.get("aiohttp")
+    if aiohttp is not None and isinstance(exc, (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)):
+        return True
+    for module_name in ("httpx", "httpx2"):  # google-genai falls back to httpx without aiohttp
+        module = sys.modules.get(module_name)
+        if module is not None and isinstance(exc, module.TransportError):
+            return True
+    return False
