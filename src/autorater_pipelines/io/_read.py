@@ -78,14 +78,13 @@ def read_dataset(uri: str, *, source_name: str = "evaluation_dataset") -> Datase
             file and line); a scheme is unsupported; or there are no rows in total.
 
     """
-    if not isinstance(uri, str) or not uri.strip():
+    sources = [part.strip() for part in uri.split(",") if part.strip()] if isinstance(uri, str) else []
+    if not sources:
         raise InputError(
             f"expected one or more comma-separated file paths or URIs, got {uri!r}", source=source_name
         )
     rows, locations, units = [], [], {}
-    for source in (part.strip() for part in uri.split(",")):
-        if not source:
-            continue
+    for source in sources:
         reader = _SOURCE_READERS.get(split_scheme(source)[0], _read_files)
         for name, parsed in reader(source):
             units[name] = parsed.unit

@@ -1,0 +1,247 @@
+import json
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.io import SourcePart, read_dataset, register_source_reader
+from autorater_pipelines.io._formats import ParsedFile
+
+REAL_DATA = Path("/work/shared/data/llmbar-mtbench/dataset.json")
+
+
+def write(path: Path, text: str | bytes) -> str:
+    if isinstance(text, str):
+        text = text.encode("utf-8")
+    path.write_bytes(text)
+    return str(path)
+
+
+def test_jsonl_skips_blank_lines_and_records_line_numbers(tmp_path):
+    uri = write(tmp_path / "d.jsonl", '{"id": 1, "q": "a"}\n\n   \n{"id": 2, "q": "b", "extra": [1]}\r\n')
+    ds = read_dataset(uri)
+    assert ds.rows == [{"id": 1, "q": "a"}, {"id": 2, "q": "b", "extra": [1]}]
+    assert ds.locations == [(uri, 1), (uri, 4)]
+    assert ds.columns == ["id", "q", "extra"]
+    assert ds.location(1) == f"{uri} line 4"
+    assert len(ds) == 2
+
+
+def test_ndjson_and_unicode_line_separator_inside_string(tmp_path):
+    # U+2028 is legal unescaped inside a JSON string and must not split the line.
+    uri = write(tmp_path / "d.ndjson", '{"t": "a\u2028b"}\n')
+    assert read_dataset(uri).rows == [{"t": "a\u2028b"}]
+
+
+def test_malformed_jsonl_line_names_file_and_line(tmp_path):
+    uri = write(tmp_path / "bad.jsonl", '{"id": 1}\n{"id": 2,}\n')
+    with pytest.raises(InputError, match=r"bad\.jsonl, row 2: is not valid JSON .*each line must hold"):
+        read_dataset(uri)
+
+
+def test_jsonl_line_that_is_not_an_object(tmp_path):
+    uri = write(tmp_path / "arr.jsonl", '{"id": 1}\n[1, 2]\n')
+    message = r"arr\.jsonl, row 2: expected a JSON object .* got a JSON array: \[1, 2\]"
+    with pytest.raises(InputError, match=message):
+        read_dataset(uri)
+
+
+def test_nan_in_jsonl_becomes_none_but_infinity_is_refused(tmp_path):
+    assert read_dataset(write(tmp_path / "n.jsonl", '{"x": NaN}\n')).rows == [{"x": None}]
+    with pytest.raises(InputError, match=r"row 1: holds the non-standard JSON number 'Infinity'"):
+        read_dataset(write(tmp_path / "i.jsonl", '{"x": Infinity}\n'))
+
+
+def test_non_utf8_names_file_and_line(tmp_path):
+    uri = write(tmp_path / "latin.jsonl", b'{"id": 1}\n{"t": "caf\xe9"}\n')
+    message = r"latin\.jsonl, row 2: is not valid UTF-8: byte\(s\) b'\\xe9'.*iconv"
+    with pytest.raises(InputError, match=message):
+        read_dataset(uri)
+
+
+def test_utf8_bom_is_accepted(tmp_path):
+    uri = write(tmp_path / "bom.jsonl", b'\xef\xbb\xbf{"id": 1}\n')
+    assert read_dataset(uri).rows == [{"id": 1}]
+
+
+def test_missing_file(tmp_path):
+    missing = str(tmp_path / "nope.jsonl")
+    with pytest.raises(InputError, match=r"nope\.jsonl: file not found"):
+        read_dataset(missing)
+
+
+def test_directory_is_refused(tmp_path):
+    with pytest.raises(InputError, match="is a directory"):
+        read_dataset(str(tmp_path))
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_empty_dataset(tmp_path, content):
+    uri = write(tmp_path / "empty.jsonl", content)
+    with pytest.raises(InputError, match=r"evaluation_dataset: evaluation dataset is empty: .*empty\.jsonl"):
+        read_dataset(uri)
+
+
+@pytest.mark.parametrize("uri", ["", "  ", " , ", None])
+def test_blank_uri(uri):
+    with pytest.raises(InputError, match="evaluation_dataset: expected one or more comma-separated"):
+        read_dataset(uri)
+
+
+def test_comma_separated_sources_keep_order_and_locations(tmp_path):
+    a = write(tmp_path / "a.jsonl", '{"id": "a1"}\n')
+    b = write(tmp_path / "b.jsonl", '\n{"id": "b1"}\n')
+    ds = read_dataset(f"{a}, {b},")
+    assert [r["id"] for r in ds.rows] == ["a1", "b1"]
+    assert ds.locations == [(a, 1), (b, 2)]
+
+
+def test_local_wildcard(tmp_path):
+    (tmp_path / "parts").mkdir()
+    write(tmp_path / "parts" / "p2.jsonl", '{"id": 2}\n')
+    write(tmp_path / "parts" / "p1.jsonl", '{"id": 1}\n')
+    ds = read_dataset(str(tmp_path / "parts" / "*.jsonl"))
+    assert [r["id"] for r in ds.rows] == [1, 2]  # sorted by file name
+    with pytest.raises(InputError, match="the wildcard matched no files"):
+        read_dataset(str(tmp_path / "parts" / "*.csv"))
+
+
+def test_file_uri_scheme(tmp_path):
+    path = write(tmp_path / "d.jsonl", '{"id": 1}\n')
+    assert read_dataset(f"file://{path}").rows == [{"id": 1}]
+
+
+def test_json_list_and_instances_and_data(tmp_path):
+    rows = [{"id": 1}, {"id": 2}]
+    for name, payload in [("l.json", rows), ("i.json", {"instances": rows}), ("d.json", {"data": rows})]:
+        uri = write(tmp_path / name, json.dumps(payload, indent=2))
+        ds = read_dataset(uri)
+        assert ds.rows == rows
+        assert ds.location(1) == f"{uri} item 2"
+
+
+def test_json_item_that_is_not_an_object(tmp_path):
+    uri = write(tmp_path / "x.json", '[{"id": 1}, "oops"]')
+    with pytest.raises(InputError, match=r"x\.json, row 2: item 2 of the list is a JSON string"):
+        read_dataset(uri)
+
+
+def test_json_syntax_error_has_line(tmp_path):
+    uri = write(tmp_path / "x.json", '[\n  {"id": 1},\n  {"id": 2\n]')
+    with pytest.raises(InputError, match=r"x\.json, row 4: is not valid JSON"):
+        read_dataset(uri)
+
+
+def test_json_named_file_holding_jsonl_is_read_as_jsonl(tmp_path):
+    # BigQuery exports NEWLINE_DELIMITED_JSON to files named *.json.
+    uri = write(tmp_path / "export-000.json", '{"id": 1}\n{"id": 2}\n')
+    ds = read_dataset(uri)
+    assert ds.rows == [{"id": 1}, {"id": 2}]
+    assert ds.location(1) == f"{uri} line 2"
+
+
+def test_json_scalar_top_level(tmp_path):
+    uri = write(tmp_path / "s.json", '"hello"')
+    with pytest.raises(InputError, match=r"expected a list of objects .* got a JSON string: 'hello'"):
+        read_dataset(uri)
+
+
+def test_unknown_extension_is_read_as_jsonl_and_says_so(tmp_path):
+    assert read_dataset(write(tmp_path / "part-0000", '{"id": 1}\n')).rows == [{"id": 1}]
+    with pytest.raises(InputError, match=r"read as JSONL because the extension '\.xlsx' is not one of"):
+        read_dataset(write(tmp_path / "data.xlsx", "id,text\n1,a\n"))
+
+
+def test_csv_keeps_strings_and_line_numbers(tmp_path):
+    uri = write(tmp_path / "d.csv", 'id,text,score\n007,"two\nlines",1.50\n008,,NA\n\n009,"a, b",None\n')
+    ds = read_dataset(uri)
+    assert ds.rows == [
+        {"id": "007", "text": "two\nlines", "score": "1.50"},
+        {"id": "008", "text": None, "score": "NA"},  # only an empty cell is missing
+        {"id": "009", "text": "a, b", "score": "None"},
+    ]
+    assert [n for _, n in ds.locations] == [2, 4, 6]
+    assert ds.location(0) == f"{uri} line 2"
+
+
+def test_csv_short_row_is_padded_long_row_is_refused(tmp_path):
+    assert read_dataset(write(tmp_path / "s.csv", "a,b\n1\n")).rows == [{"a": "1", "b": None}]
+    with pytest.raises(InputError, match=r"l\.csv, row 3: has 3 fields but the header has 2 columns"):
+        read_dataset(write(tmp_path / "l.csv", "a,b\n1,2\n1,2,3\n"))
+
+
+def test_csv_header_problems(tmp_path):
+    with pytest.raises(InputError, match=r"row 1: the header repeats column name\(s\) \['a'\]"):
+        read_dataset(write(tmp_path / "dup.csv", "a,b,a\n1,2,3\n"))
+    ds = read_dataset(write(tmp_path / "idx.csv", ",text\n0,x\n"))  # pandas' to_csv index column
+    assert ds.columns == ["Unnamed: 0", "text"]
+
+
+def test_csv_long_field(tmp_path):
+    long = "x" * 300_000  # beyond the csv module's default 128 KiB field limit
+    assert read_dataset(write(tmp_path / "big.csv", f"id,doc\n1,{long}\n")).rows[0]["doc"] == long
+
+
+def test_csv_non_utf8(tmp_path):
+    uri = write(tmp_path / "d.csv", b"id,text\n1,ok\n2,\xff\n")
+    with pytest.raises(InputError, match=r"d\.csv, row 3: is not valid UTF-8"):
+        read_dataset(uri)
+
+
+def test_parquet_values_are_json_compatible(tmp_path):
+    import datetime as dt
+
+    table = pa.table({
+        "id": ["007", "008"],
+        "n": pa.array([1, None], type=pa.int64()),
+        "f": [float("nan"), 2.5],
+        "when": [dt.datetime(2024, 1, 2, 3, 4, 5), None],
+        "tags": [["a"], []],
+    })
+    path = tmp_path / "d.parquet"
+    pq.write_table(table, path)
+    ds = read_dataset(str(path))
+    assert ds.rows == [
+        {"id": "007", "n": 1, "f": None, "when": "2024-01-02T03:04:05", "tags": ["a"]},
+        {"id": "008", "n": None, "f": 2.5, "when": None, "tags": []},
+    ]
+    assert ds.location(1) == f"{path} row 2"
+
+
+def test_corrupt_parquet(tmp_path):
+    with pytest.raises(InputError, match=r"bad\.parquet: is not a readable Parquet file"):
+        read_dataset(write(tmp_path / "bad.parquet", b"not parquet"))
+
+
+def test_gs_and_bq_are_not_supported_yet():
+    with pytest.raises(InputError, match=r"gs://b/x\.jsonl: gs:// URIs are not supported in this build yet"):
+        read_dataset("gs://b/x.jsonl")
+    with pytest.raises(InputError, match=r"bq://p\.d\.t: BigQuery tables .* not supported in this build yet"):
+        read_dataset("bq://p.d.t")
+    with pytest.raises(InputError, match=r"unsupported URI scheme 's3://'; expected one of file://, gs://"):
+        read_dataset("s3://b/x.jsonl")
+
+
+def test_registered_source_reader_slots_in(monkeypatch):
+    from autorater_pipelines.io import _read
+
+    monkeypatch.setattr(_read, "_SOURCE_READERS", dict(_read._SOURCE_READERS))
+
+    def fake_bq(uri: str) -> list[SourcePart]:
+        return [SourcePart(uri, ParsedFile([(1, {"id": 1}), (2, {"id": 2})], "row"))]
+
+    register_source_reader("bq", fake_bq)
+    ds = read_dataset("bq://p.d.t")
+    assert ds.rows == [{"id": 1}, {"id": 2}]
+    assert ds.location(1) == "bq://p.d.t row 2"
+
+
+@pytest.mark.skipif(not REAL_DATA.exists(), reason="shared LLMBar MT-Bench data not present")
+def test_real_llmbar_mtbench_dataset():
+    ds = read_dataset(str(REAL_DATA))
+    assert len(ds) == 200
+    assert ds.columns == ["input", "output_1", "output_2", "label"]
+    assert os.path.basename(ds.location(0)) == "dataset.json item 1"
