@@ -1,0 +1,233 @@
+"""Turn the public TIFA and DSG evaluation data into Gecko datasets and replay files, and score them.
+
+The shared data (``<repo>/../shared/data``, see its README) holds real recorded VQA answers and human
+ratings. This script converts them — into a directory you choose, never into the repository — to:
+
+- a dataset JSONL with supplied rubrics (``rubrics_column="rubric"``), and
+- a validator replay JSONL keyed by the id columns and ``question_id`` (DESIGN.md replay format),
+
+then runs the core Gecko stages on them (``parse_supplied_rubrics`` → ``validate`` with
+``replay/…`` and ``questions_per_call=1`` → ``score``) and prints the numbers to compare with the
+published ones::
+
+    python examples/gecko_public_data.py --shared ../shared/data --out /tmp/gecko-public
+
+TIFA sample (Hu et al., arXiv 2303.11897): per-image scores 1.0 and 0.625, mean 0.8125.
+DSG TIFA160 (Cho et al., arXiv 2310.18235): Spearman 0.463 / Kendall 0.380 against mean human
+Likert with dependency masking, 0.464 without; images without answers score 0 (DSG's protocol,
+``missing_answer_policy="zero"``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, NamedTuple
+
+__all__ = ["PublicData", "convert_dsg_tifa160", "convert_tifa_sample", "main", "run"]
+
+TIFA_ID_COLUMNS = ["id"]
+DSG_ID_COLUMNS = ["t2i_model", "item_id"]
+
+
+class PublicData(NamedTuple):
+    """Paths written by a conversion and the Gecko parameters that go with them."""
+
+    dataset: Path
+    replay: Path
+    id_columns: list[str]
+    media_column: str
+    rubrics_column: str
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def convert_tifa_sample(shared_data: str | Path, out_dir: str | Path) -> PublicData:
+    """Convert ``tifa-sample/`` to a dataset (2 rows, 19 supplied questions) and a replay file.
+
+    Rows: ``id``, ``caption`` (the prompt), ``image`` (absolute path of the shared JPEG), ``rubric``
+    (``{"qas": [...]}`` with ``question_id`` ``"1"``…, ``question_type`` = TIFA's ``element_type``,
+    ``choices`` and ``answer`` as given). Replay: the recorded ``multiple_choice_vqa`` answer per
+    ``(id, question_id)``.
+    """
+    src = Path(shared_data) / "tifa-sample"
+    out = Path(out_dir)
+    questions = json.loads((src / "sample_question_answers.json").read_text())
+    images = json.loads((src / "sample_imgs.json").read_text())
+    recorded = json.loads((src / "sample_evaluation_result.json").read_text())["question_details"]
+    by_image: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for q in questions:
+        by_image[q["id"]].append(q)
+    rows, replay = [], []
+    for image_id, qs in by_image.items():
+        qas = []
+        for n, q in enumerate(qs, start=1):
+            qas.append(
+                {
+                    "question_id": str(n),
+                    "question": q["question"],
+                    "question_type": q["element_type"],
+                    "choices": q["choices"],
+                    "answer": q["answer"],
+                }
+            )
+            answer = recorded[image_id][q["question"]]["multiple_choice_vqa"]
+            replay.append({"id": image_id, "question_id": str(n), "response": answer})
+        rows.append(
+            {
+                "id": image_id,
+                "caption": qs[0]["caption"],
+                "image": str((src / images[image_id]).resolve()),
+                "rubric": {"qas": qas},
+            }
+        )
+    data = PublicData(
+        out / "tifa_dataset.jsonl", out / "tifa_replay.jsonl", TIFA_ID_COLUMNS, "image", "rubric"
+    )
+    _write_jsonl(data.dataset, rows)
+    _write_jsonl(data.replay, replay)
+    return data
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def convert_dsg_tifa160(shared_data: str | Path, out_dir: str | Path) -> PublicData:
+    """Convert ``dsg-tifa160/`` to 800 rows (``t2i_model`` × ``item_id``) and a replay file.
+
+    Rows: ``t2i_model``, ``item_id``, ``prompt``, ``image`` (a ``gs://`` placeholder: the images are
+    not public, and replay never reads media), ``human_likert`` (mean worker rating, 1–5),
+    ``rubric`` (the DSG questions: ``question_id`` = proposition id, expected ``yes``,
+    ``question_type`` = ``category_broad``, ``dependencies`` = DSG's raw ``dependency`` text, e.g.
+    ``"1,2"`` or the malformed ``"1, outside"``). Replay: mPLUG's answer per
+    ``(t2i_model, item_id, question_id)``, TIFA160 split only.
+    """
+    src = Path(shared_data) / "dsg-tifa160"
+    out = Path(out_dir)
+    questions: dict[str, list[dict[str, str]]] = defaultdict(list)
+    prompts: dict[str, str] = {}
+    for q in _read_csv(src / "dsg-tifa160-questions.csv"):
+        questions[q["item_id"]].append(q)
+        prompts[q["item_id"]] = q["text"]
+    ratings: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in _read_csv(src / "tifa160-likert-anns.csv"):
+        ratings[(r["t2i_model"], r["item_id"])].append(float(r["answer"]))
+    rows = []
+    for (model, item), values in sorted(ratings.items()):
+        qas = [
+            {
+                "question_id": q["proposition_id"],
+                "question": q["question_natural_language"],
+                "question_type": q["category_broad"],
+                "choices": ["yes", "no"],
+                "answer": "yes",
+                "dependencies": q["dependency"],
+            }
+            for q in questions[item]
+        ]
+        rows.append(
+            {
+                "t2i_model": model,
+                "item_id": item,
+                "prompt": prompts[item],
+                "image": f"gs://dsg-tifa160-images/{model}/{item}.png",
+                "human_likert": sum(values) / len(values),
+                "rubric": {"qas": qas},
+            }
+        )
+    replay = [
+        {
+            "t2i_model": a["t2i_model"],
+            "item_id": a["item_id"],
+            "question_id": a["question_id"],
+            "response": a["answer"],
+        }
+        for a in _read_csv(src / "mplug_dsg.csv")
+        if a["dsg_prompt_split"] == "tifa160"
+    ]
+    data = PublicData(out / "dsg_dataset.jsonl", out / "dsg_replay.jsonl", DSG_ID_COLUMNS, "image", "rubric")
+    _write_jsonl(data.dataset, rows)
+    _write_jsonl(data.replay, replay)
+    return data
+
+
+def run(data: PublicData, *, media_type: str = "image", scoring: dict[str, Any] | None = None):
+    """Run supplied rubrics → replayed validation (one question per call) → scoring.
+
+    Returns:
+        ``(rubric errors, validation errors, ScoreResult)``.
+
+    """
+    from autorater_pipelines import gecko
+
+    rows = gecko.load_dataset(
+        str(data.dataset),
+        id_columns=data.id_columns,
+        media_column=data.media_column,
+        rubrics_column=data.rubrics_column,
+    )
+    rubrics = gecko.parse_supplied_rubrics(
+        rows, id_columns=data.id_columns, rubrics_column=data.rubrics_column
+    )
+    validated = gecko.validate(
+        rubrics.rows,
+        id_columns=data.id_columns,
+        media_column=data.media_column,
+        media_type=media_type,
+        model_spec=f"replay/{data.replay}",
+        parameters={"questions_per_call": 1, "progress": False},
+    )
+    return (
+        rubrics.errors,
+        validated.errors,
+        gecko.score(validated.rows, id_columns=data.id_columns, options=scoring),
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Convert both data sets into ``--out`` and print the reproduced numbers."""
+    from scipy import stats
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--shared",
+        default=str(Path(__file__).resolve().parents[1].parent / "shared" / "data"),
+        help="the shared data directory (default: <repo>/../shared/data)",
+    )
+    parser.add_argument("--out", required=True, help="directory for the converted files")
+    args = parser.parse_args(argv)
+
+    tifa = convert_tifa_sample(args.shared, args.out)
+    _, _, result = run(tifa)
+    print(
+        "TIFA sample: final scores",
+        {r["id"]: r["final_score"] for r in result.results},
+        "mean",
+        result.metrics["mean_final_score"],
+    )
+    print("  accuracy by type", result.metrics["accuracy_by_question_type"])
+
+    dsg = convert_dsg_tifa160(args.shared, args.out)
+    for masking in (True, False):
+        _, _, result = run(dsg, scoring={"dependency_masking": masking, "missing_answer_policy": "zero"})
+        x = [r["final_score"] for r in result.results]
+        y = [r["human_likert"] for r in result.results]
+        print(
+            f"DSG TIFA160 masking={masking}: rows {len(x)}, Spearman {stats.spearmanr(x, y).statistic:.3f}, "
+            f"Kendall {stats.kendalltau(x, y).statistic:.3f}, rows scored 0 for missing answers "
+            f"{sum(1 for e in result.errors if e.get('handled_as') == 'scored_zero')}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""Loading a Gecko evaluation dataset: columns checked, relative media paths made absolute."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from autorater_pipelines import io
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.gecko._common import is_missing
+
+__all__ = ["load_dataset"]
+
+
+def _absolute(value: Any, source: str) -> Any:
+    """Resolve a relative local media path against the directory of the file it came from."""
+    if not isinstance(value, str) or is_missing(value):
+        return value
+    text = value.strip()
+    if text.startswith("{") or urlparse(text).scheme or os.path.isabs(text):
+        return value
+    if urlparse(source).scheme not in ("", "file"):
+        return value
+    base = Path(urlparse(source).path if source.startswith("file://") else source).parent
+    return str((base / text).resolve())
+
+
+def load_dataset(
+    evaluation_dataset: str,
+    *,
+    id_columns: Sequence[str],
+    media_column: str,
+    prompt_column: str | None = None,
+    rubrics_column: str | None = None,
+) -> list[dict[str, Any]]:
+    """Read the evaluation dataset and check it before any model call.
+
+    Args:
+        evaluation_dataset: Comma-separated JSONL/JSON/CSV/Parquet files (see
+            :func:`autorater_pipelines.io.read_dataset`).
+        id_columns: Columns whose values identify each row (unique, non-null).
+        media_column: Column with the image/video: URI, local path or Vertex ``contents`` JSON.
+        prompt_column: Column with the generation prompt; required unless ``rubrics_column`` is set.
+        rubrics_column: Column with supplied rubrics (generation is then skipped), or None.
+
+    Returns:
+        The rows, with relative local media paths resolved against their own file's directory.
+
+    Raises:
+        InputError: unreadable data, a missing column, missing or duplicate ids.
+
+    """
+    if not media_column:
+        raise InputError(
+            f"media_column is required (the column with the image/video), got {media_column!r}",
+            source="media_column",
+        )
+    if not rubrics_column and not prompt_column:
+        raise InputError(
+            f"prompt_column is required when rubrics_column is not set (rubrics are generated from the "
+            f"prompts), got {prompt_column!r}",
+            source="prompt_column",
+        )
+    dataset = io.read_dataset(evaluation_dataset)
+    columns = {"media_column": media_column}
+    if rubrics_column:
+        columns["rubrics_column"] = rubrics_column
+    else:
+        columns["prompt_column"] = prompt_column  # type: ignore[assignment]
+    io.require_columns(dataset, columns)
+    io.check_unique_ids(dataset, id_columns)
+    rows = []
+    for index, row in enumerate(dataset.rows):
+        source = dataset.locations[index][0]
+        rows.append({**row, media_column: _absolute(row.get(media_column), source)})
+    return rows

@@ -1,0 +1,165 @@
+"""Rubric generation: an LLM turns each generation prompt into keywords and one question per keyword.
+
+Method: Gecko (Wiles et al., arXiv 2404.16820): the prompt is copied with its visual content marked
+``{1}[...]``; each keyword gets one question — yes/no with a question type for images, multiple
+choice a–d for videos. The wording of our prompts is our own (:mod:`autorater_pipelines.gecko.prompts`).
+
+Replay key of a rubric-generation request: the ``id_columns`` values (DESIGN.md replay format).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from autorater_pipelines.gecko import prompts
+from autorater_pipelines.gecko._common import (
+    IMAGE_QUESTION_TYPES,
+    StageResult,
+    check_media_type,
+    check_rows,
+    error_row,
+    id_values,
+    is_missing,
+    split_parameters,
+)
+from autorater_pipelines.gecko.rubrics import RubricError, normalize_generated_rubric, rubric_row
+from autorater_pipelines.models import GenerateConfig, ModelRequest, get_model
+from autorater_pipelines.parsing import JSONExtractionError, extract_json
+
+__all__ = ["generate_rubrics", "parse_generated_rubric"]
+
+logger = logging.getLogger(__name__)
+
+
+def parse_generated_rubric(text: str | None, *, media_type: str) -> dict[str, Any]:
+    """Parse the rubric generator's raw reply into a normalized rubric.
+
+    Tolerates prose around the JSON, Markdown code fences and trailing commas
+    (:func:`autorater_pipelines.parsing.extract_json`).
+
+    Args:
+        text: The raw model output.
+        media_type: ``image`` or ``video``.
+
+    Returns:
+        ``{"keywords", "qas", "rubric_warnings"}`` (see :mod:`autorater_pipelines.gecko.rubrics`).
+
+    Raises:
+        RubricError: no JSON object in the reply (kind ``unparseable_rubric``), or no usable question.
+
+    """
+    try:
+        data = extract_json(text, expect=dict)
+    except JSONExtractionError as exc:
+        raise RubricError("unparseable_rubric", str(exc)) from None
+    return normalize_generated_rubric(data, media_type=check_media_type(media_type))
+
+
+def generate_rubrics(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    id_columns: Sequence[str],
+    prompt_column: str,
+    media_type: str,
+    model_spec: str,
+    parameters: Mapping[str, Any] | None = None,
+    project: str | None = None,
+    location: str | None = None,
+    prompt_template: str | None = None,
+) -> StageResult:
+    """Generate a rubric for every row's prompt.
+
+    Args:
+        rows: Dataset rows (JSON-compatible dicts).
+        id_columns: Columns that identify a row (and key replay recordings).
+        prompt_column: Column holding the text-to-image/video prompt.
+        media_type: ``image`` (yes/no questions) or ``video`` (multiple choice a–d).
+        model_spec: Rubric generator spec (DESIGN.md model specs).
+        parameters: ``rubric_generation_parameters``: any :class:`GenerateConfig` field
+            (``temperature``, ``base_url``, ``max_concurrency`` …).
+        project: Google Cloud project for Vertex AI.
+        location: Google Cloud region for Vertex AI.
+        prompt_template: Jinja2 override of the default template (variables ``prompt`` and
+            ``question_types``); the structured-output schema is still requested.
+
+    Returns:
+        ``StageResult(rows, errors)``: rubric rows are the input rows plus ``keywords``, ``qas`` and
+        ``rubric_warnings``; rows whose prompt is empty (kind ``missing_prompt``), whose call failed
+        (kind = the model error kind) or whose reply yields no usable rubric (``unparseable_rubric``,
+        ``invalid_rubric``, ``empty_rubric``, with the raw reply) are error rows of stage
+        ``rubric_generation``. A row never gets an empty rubric.
+
+    Raises:
+        InputError: bad parameters, template, prompt column or id columns.
+        ModelCallError: the run stopped after too many consecutive failed calls.
+
+    """
+    media_type = check_media_type(media_type)
+    check_rows(rows, id_columns=id_columns, required={"prompt_column": prompt_column})
+    _, model_params = split_parameters(parameters, own={}, source="rubric_generation_parameters")
+    config = GenerateConfig.from_params(
+        model_params, source="rubric_generation_parameters", project=project, location=location
+    )
+    template = prompts.compile_template(
+        prompt_template or prompts.RUBRIC_TEMPLATES[media_type], source="rubric_generation_template"
+    )
+    errors: list[dict[str, Any]] = []
+    pending: list[Mapping[str, Any]] = []
+    requests: list[ModelRequest] = []
+    for row in rows:
+        prompt = row.get(prompt_column)
+        if is_missing(prompt) or not isinstance(prompt, str):
+            errors.append(
+                error_row(
+                    row,
+                    id_columns,
+                    stage="rubric_generation",
+                    kind="missing_prompt",
+                    message=f"column {prompt_column!r} has no prompt text, got {prompt!r}",
+                )
+            )
+            continue
+        text = prompts.render(
+            template,
+            source="rubric_generation_template",
+            prompt=prompt,
+            question_types=list(IMAGE_QUESTION_TYPES),
+        )
+        pending.append(row)
+        requests.append(
+            ModelRequest(
+                parts=(text,),
+                key=id_values(row, id_columns),
+                response_schema=prompts.RUBRIC_SCHEMAS[media_type],
+            )
+        )
+    outputs = get_model(model_spec, config).generate(requests, desc="gecko rubrics") if requests else []
+    out: list[dict[str, Any]] = []
+    for row, output in zip(pending, outputs, strict=True):
+        if not output.ok:
+            kind = output.error.kind.value if output.error else "blocked"
+            message = output.error.message if output.error else "the model returned no text"
+            errors.append(error_row(row, id_columns, stage="rubric_generation", kind=kind, message=message))
+            continue
+        try:
+            rubric = parse_generated_rubric(output.text, media_type=media_type)
+        except RubricError as exc:
+            errors.append(
+                error_row(
+                    row,
+                    id_columns,
+                    stage="rubric_generation",
+                    kind=exc.kind,
+                    message=str(exc),
+                    raw=output.text,
+                )
+            )
+            continue
+        if rubric["rubric_warnings"]:
+            logger.warning(
+                "rubric of %s: %s", id_values(row, id_columns), "; ".join(rubric["rubric_warnings"])
+            )
+        out.append(rubric_row(row, rubric))
+    return StageResult(out, errors)

@@ -1,0 +1,375 @@
+"""Rubric shape: keyword markup, questions, dependencies; parsing generated and supplied rubrics.
+
+A rubric (DESIGN.md, gecko contract) is ``{"keywords": str | None, "qas": [qa, ...]}`` where
+``keywords`` is the prompt with content marked as ``{1}[a red] {2}[bicycle]`` (Gecko, arXiv
+2404.16820) and each qa is::
+
+    {"question_id": str, "question": str, "question_type": str, "choices": [str, ...],
+     "answer": str (one of choices, or free text when choices is empty), "justification": str | None,
+     "dependencies": [question_id, ...], "keyword_id": int | None}
+
+``dependencies`` are parent questions in the sense of DSG (arXiv 2310.18235): a question about an
+attribute of an object depends on the question whether the object is there.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from autorater_pipelines.gecko._common import (
+    IMAGE_QUESTION_TYPES,
+    StageResult,
+    check_rows,
+    error_row,
+    id_values,
+    is_missing,
+)
+from autorater_pipelines.gecko.verdicts import YES_NO, normalize, parse_choices, resolve
+
+__all__ = [
+    "RubricError",
+    "keyword_coverage",
+    "normalize_generated_rubric",
+    "normalize_supplied_rubric",
+    "parse_dependencies",
+    "parse_keywords",
+    "parse_supplied_rubrics",
+]
+
+logger = logging.getLogger(__name__)
+
+_KEYWORD = re.compile(r"\{(\d+)\}\[([^\[\]]*)\]")
+_RUBRIC_FIELDS = ("keywords", "qas", "rubric_warnings")
+
+
+class RubricError(ValueError):
+    """A rubric cannot be used; ``kind`` is ``invalid_rubric`` or ``empty_rubric``."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def parse_keywords(markup: str | None) -> dict[int, str]:
+    """Return ``{keyword id: keyword text}`` from ``{1}[a red] {2}[bicycle]`` markup ({} if none)."""
+    if not isinstance(markup, str):
+        return {}
+    return {int(m.group(1)): m.group(2).strip() for m in _KEYWORD.finditer(markup)}
+
+
+def keyword_coverage(keywords: str | None, qas: Sequence[Mapping[str, Any]]) -> float | None:
+    """Fraction of marked keywords that at least one question checks (via ``keyword_id``).
+
+    Returns:
+        A value in [0, 1], or None when ``keywords`` holds no ``{n}[...]`` markup.
+
+    """
+    ids = parse_keywords(keywords)
+    if not ids:
+        return None
+    covered = {qa.get("keyword_id") for qa in qas} & set(ids)
+    return len(covered) / len(ids)
+
+
+def _question_id(value: Any) -> str | None:
+    if is_missing(value) or isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
+
+
+def parse_dependencies(value: Any) -> tuple[list[str], list[str]]:
+    """Parse parent question ids from ``"1,2"``, ``2``, ``[1, 2]``; ``0``/empty means no parent.
+
+    Tokens that are not integers or ids (DSG TIFA160 has ``"1, outside"``) are ignored with a
+    warning rather than failing the row.
+
+    Returns:
+        ``(parent ids as strings, warnings)``.
+
+    """
+    if is_missing(value):
+        return [], []
+    tokens: list[Any]
+    if isinstance(value, (list, tuple)):
+        tokens = list(value)
+    elif isinstance(value, str):
+        tokens = [t for t in re.split(r"[,\s;]+", value) if t]
+    else:
+        tokens = [value]
+    parents: list[str] = []
+    warnings: list[str] = []
+    for token in tokens:
+        if isinstance(token, float) and not math.isnan(token) and token.is_integer():
+            token = int(token)
+        text = str(token).strip()
+        if re.fullmatch(r"\d+", text):
+            if int(text) != 0:
+                parents.append(str(int(text)))
+        elif re.fullmatch(r"[A-Za-z]+\d+", text):
+            parents.append(text)
+        else:
+            warnings.append(f"ignored dependency token {text!r} in {value!r} (not a question id)")
+    return list(dict.fromkeys(parents)), warnings
+
+
+def _check_dependencies(qas: list[dict[str, Any]], warnings: list[str]) -> None:
+    ids = {qa["question_id"] for qa in qas}
+    for qa in qas:
+        kept = []
+        for parent in qa["dependencies"]:
+            if parent == qa["question_id"] or parent not in ids:
+                why = "itself" if parent == qa["question_id"] else "an unknown question"
+                warnings.append(f"question {qa['question_id']}: ignored dependency {parent!r} on {why}")
+            else:
+                kept.append(parent)
+        qa["dependencies"] = kept
+
+
+def _question_type(value: Any, *, restrict: bool, qid: str, warnings: list[str]) -> str:
+    qtype = "" if is_missing(value) else str(value).strip().lower()
+    if not qtype:
+        warnings.append(f"question {qid}: no question_type; using 'other'")
+        return "other"
+    if restrict and qtype not in IMAGE_QUESTION_TYPES:
+        allowed = list(IMAGE_QUESTION_TYPES)
+        warnings.append(f"question {qid}: question_type {qtype!r} is not one of {allowed}; kept as 'other'")
+        return "other"
+    return qtype
+
+
+def _keyword_id(value: Any, keywords: Mapping[int, str], qid: str, warnings: list[str]) -> int | None:
+    if is_missing(value) or not keywords:
+        return None
+    try:
+        kid = int(str(value).strip().strip("{}"))
+    except ValueError:
+        kid = None
+    if kid not in keywords:
+        warnings.append(f"question {qid}: keyword_id {value!r} is not a marked keyword")
+        return None
+    return kid
+
+
+def normalize_generated_rubric(data: Any, *, media_type: str) -> dict[str, Any]:
+    """Check and normalize a rubric parsed from the rubric generator's JSON.
+
+    Questions that cannot be used (no question text, an answer that is not one of the choices,
+    fewer than two choices for video) are dropped with a warning; question ids are assigned
+    ``q1``, ``q2`` … in order; an unknown ``question_type`` is kept as ``other`` with a warning.
+
+    Args:
+        data: ``{"keywords": str, "qas": [{"keyword_id", "question", "question_type", "choices"
+            (video: list or {"a": …}), "answer", "justification"}]}``.
+        media_type: ``image`` (yes/no questions) or ``video`` (multiple choice a–d).
+
+    Returns:
+        ``{"keywords", "qas", "rubric_warnings"}`` (shape in the module docstring).
+
+    Raises:
+        RubricError: not an object with a ``qas`` list, or no usable question left.
+
+    """
+    if not isinstance(data, Mapping) or not isinstance(data.get("qas"), list):
+        raise RubricError("invalid_rubric", f"expected an object with a 'qas' list, got {str(data)[:200]!r}")
+    warnings: list[str] = []
+    markup = data.get("keywords")
+    keywords = parse_keywords(markup)
+    if not keywords:
+        warnings.append(f"no {{n}}[...] keyword markup in keywords {markup!r}")
+    qas: list[dict[str, Any]] = []
+    for i, item in enumerate(data["qas"], start=1):
+        where = f"generated question #{i}"
+        question = item.get("question") if isinstance(item, Mapping) else None
+        if not isinstance(question, str) or not question.strip():
+            warnings.append(f"{where}: dropped, no question text in {item!r}")
+            continue
+        if media_type == "image":
+            choices: tuple[str, ...] = YES_NO
+        else:
+            try:
+                choices = parse_choices(item.get("choices"))
+            except ValueError as exc:
+                warnings.append(f"{where}: dropped, {exc}")
+                continue
+            if len(choices) < 2:
+                warnings.append(f"{where}: dropped, needs at least 2 choices, got {item.get('choices')!r}")
+                continue
+        idx = resolve(item.get("answer"), choices)
+        if idx is None:
+            warnings.append(f"{where}: dropped, answer {item.get('answer')!r} is not one of {list(choices)}")
+            continue
+        qid = f"q{len(qas) + 1}"
+        justification = item.get("justification")
+        qas.append(
+            {
+                "question_id": qid,
+                "question": question.strip(),
+                "question_type": _question_type(
+                    item.get("question_type"), restrict=True, qid=qid, warnings=warnings
+                ),
+                "choices": list(choices),
+                "answer": choices[idx],
+                "justification": justification if isinstance(justification, str) else None,
+                "dependencies": [],
+                "keyword_id": _keyword_id(item.get("keyword_id"), keywords, qid, warnings),
+            }
+        )
+    if not qas:
+        reasons = "; ".join(warnings)
+        raise RubricError("empty_rubric", f"the generated rubric has no usable question; {reasons}")
+    return {"keywords": markup if isinstance(markup, str) else None, "qas": qas, "rubric_warnings": warnings}
+
+
+def normalize_supplied_rubric(value: Any) -> dict[str, Any]:
+    """Check and normalize a rubric given in the dataset (``rubrics_column``).
+
+    Supplied rubrics are ground truth, so any bad question fails the whole row instead of being
+    dropped. ``question_type`` may be any string (e.g. TIFA's ``animal/human``); a missing
+    ``question_id`` becomes ``q<position>``; integer ids become strings; with no ``choices`` and a
+    yes/no answer the choices are ``["yes", "no"]``, otherwise no choices means free-form
+    (normalized exact match). Malformed dependency tokens are ignored with a warning.
+
+    Args:
+        value: A JSON string, a ``{"keywords": …, "qas": [...]}`` object, or a bare list of qas.
+
+    Returns:
+        ``{"keywords", "qas", "rubric_warnings"}`` (shape in the module docstring).
+
+    Raises:
+        RubricError: not JSON, wrong shape, a question without text or answer, an answer that is
+            not one of its choices, duplicate question ids, or no questions.
+
+    """
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise RubricError(
+                "invalid_rubric", f"rubric is not JSON ({exc.msg} at char {exc.pos}): {value[:120]!r}"
+            ) from None
+    if isinstance(value, list):
+        value = {"qas": value}
+    if not isinstance(value, Mapping) or not isinstance(value.get("qas"), list):
+        raise RubricError(
+            "invalid_rubric",
+            f"rubric must be an object with a 'qas' list or a list of questions, got {str(value)[:200]!r}",
+        )
+    warnings: list[str] = []
+    markup = value.get("keywords")
+    keywords = parse_keywords(markup)
+    qas: list[dict[str, Any]] = []
+    for i, item in enumerate(value["qas"], start=1):
+        if not isinstance(item, Mapping):
+            raise RubricError("invalid_rubric", f"question #{i} is not an object: {item!r}")
+        qid = _question_id(item.get("question_id")) or f"q{i}"
+        question = item.get("question")
+        if not isinstance(question, str) or not question.strip():
+            raise RubricError("invalid_rubric", f"question {qid}: no question text, got {question!r}")
+        answer = item.get("answer")
+        if is_missing(answer):
+            raise RubricError("invalid_rubric", f"question {qid}: no expected answer")
+        try:
+            choices = parse_choices(item.get("choices"))
+        except ValueError as exc:
+            raise RubricError("invalid_rubric", f"question {qid}: {exc}") from None
+        if not choices and normalize(answer) in YES_NO:
+            choices = YES_NO
+        if choices:
+            idx = resolve(answer, choices)
+            if idx is None:
+                msg = f"question {qid}: answer {answer!r} is not one of the choices {list(choices)}"
+                raise RubricError("invalid_rubric", msg)
+            answer = choices[idx]
+        parents, dep_warnings = parse_dependencies(item.get("dependencies"))
+        warnings += [f"question {qid}: {w}" for w in dep_warnings]
+        justification = item.get("justification")
+        qas.append(
+            {
+                "question_id": qid,
+                "question": question.strip(),
+                "question_type": _question_type(
+                    item.get("question_type"), restrict=False, qid=qid, warnings=warnings
+                ),
+                "choices": list(choices),
+                "answer": str(answer).strip(),
+                "justification": justification if isinstance(justification, str) else None,
+                "dependencies": parents,
+                "keyword_id": _keyword_id(item.get("keyword_id"), keywords, qid, warnings),
+            }
+        )
+    if not qas:
+        raise RubricError("empty_rubric", "the supplied rubric has no questions")
+    ids = [qa["question_id"] for qa in qas]
+    duplicates = sorted({q for q in ids if ids.count(q) > 1})
+    if duplicates:
+        raise RubricError("invalid_rubric", f"duplicate question_id(s) {duplicates}")
+    _check_dependencies(qas, warnings)
+    return {"keywords": markup if isinstance(markup, str) else None, "qas": qas, "rubric_warnings": warnings}
+
+
+def parse_supplied_rubrics(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    id_columns: Sequence[str],
+    rubrics_column: str,
+) -> StageResult:
+    """Read the rubrics given in ``rubrics_column`` instead of generating them.
+
+    Args:
+        rows: Dataset rows (JSON-compatible dicts).
+        id_columns: Columns that identify a row.
+        rubrics_column: Column holding each row's rubric (see :func:`normalize_supplied_rubric`).
+
+    Returns:
+        ``StageResult(rows, errors)``: each rubric row is the input row without ``rubrics_column``
+        plus ``keywords``, ``qas`` and ``rubric_warnings``; a row whose rubric is missing or
+        invalid becomes an error row (stage ``rubrics``, kind ``missing_rubric``,
+        ``invalid_rubric`` or ``empty_rubric``).
+
+    Raises:
+        InputError: the rubrics or id columns are absent, or ids are not unique.
+
+    """
+    check_rows(rows, id_columns=id_columns, required={"rubrics_column": rubrics_column})
+    out: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    for row in rows:
+        value = row.get(rubrics_column)
+        if is_missing(value):
+            errors.append(
+                error_row(
+                    row,
+                    id_columns,
+                    stage="rubrics",
+                    kind="missing_rubric",
+                    message=f"no rubric in column {rubrics_column!r}",
+                )
+            )
+            continue
+        try:
+            rubric = normalize_supplied_rubric(value)
+        except RubricError as exc:
+            errors.append(error_row(row, id_columns, stage="rubrics", kind=exc.kind, message=str(exc)))
+            continue
+        if rubric["rubric_warnings"]:
+            logger.warning(
+                "rubric of %s: %s", id_values(row, id_columns), "; ".join(rubric["rubric_warnings"])
+            )
+        out.append(rubric_row(row, rubric, drop=(rubrics_column,)))
+    return StageResult(out, errors)
+
+
+def rubric_row(
+    row: Mapping[str, Any], rubric: Mapping[str, Any], *, drop: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Return the input row (without ``drop`` columns) extended with the rubric fields."""
+    out = {k: v for k, v in row.items() if k not in drop}
+    out.update({k: rubric[k] for k in _RUBRIC_FIELDS})
+    return out

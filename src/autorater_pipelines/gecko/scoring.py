@@ -1,0 +1,318 @@
+"""Scoring: votes over samples, normalized exact match against the expected answer, aggregation.
+
+Per question (Gecko, arXiv 2404.16820; TIFA, arXiv 2303.11897): each sample's answer is resolved to
+one of the question's choices (:func:`autorater_pipelines.gecko.verdicts.resolve` — never substring
+matching); the most frequent choice is the verdict (ties: the earliest sample's); score = 1 when the
+verdict is the expected answer, else 0. With ``logprob_weighting`` the score is instead the mean
+probability of the expected answer over samples that carry choice probabilities (questions without
+them fall back to exact match and are counted). A question whose answers all fail to parse is
+``unparseable``: counted and reported, never scored 0.
+
+Per row: ``final_score`` = mean score of the scored questions. With ``dependency_masking`` (DSG,
+arXiv 2310.18235) a question scores 0 when any parent question's own (unmasked) answer is wrong —
+the rule of DSG's reference code, which reproduces its TIFA160 correlations.
+
+Missing answers (the validator call failed or had no recording) follow ``missing_answer_policy``:
+
+- ``error`` (default): the row goes to ``error_messages`` (stage ``validation``) and is not scored.
+- ``zero``: missing questions score 0 — DSG's published protocol ("images with no answers score
+  0"); the row is scored and ALSO listed in ``error_messages`` with ``handled_as="scored_zero"``.
+- ``skip``: missing questions are left out of the mean; listed with ``handled_as="skipped"``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, NamedTuple
+
+import pydantic
+
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.gecko._common import error_row
+from autorater_pipelines.gecko.rubrics import keyword_coverage, parse_keywords
+from autorater_pipelines.gecko.verdicts import normalize, resolve
+from autorater_pipelines.models import ErrorKind
+
+__all__ = ["ScoreResult", "ScoringOptions", "score", "score_row", "summarize"]
+
+CALL_ERROR_KINDS = frozenset(k.value for k in ErrorKind)
+_DROPPED = ("qas", "answers")
+
+
+class ScoringOptions(pydantic.BaseModel):
+    """The ``scoring`` pipeline parameter."""
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+    dependency_masking: bool = False
+    """Score a question 0 when any of its parent questions (``dependencies``) was answered wrongly."""
+    logprob_weighting: bool = False
+    """Score = probability of the expected answer (needs ``logprobs`` and ``questions_per_call=1``)."""
+    missing_answer_policy: Literal["error", "zero", "skip"] = "error"
+    """What a question without an answer does to its row (module docstring)."""
+
+    @classmethod
+    def from_params(
+        cls, params: Mapping[str, Any] | ScoringOptions | None, *, source: str = "scoring"
+    ) -> ScoringOptions:
+        """Build options from the ``scoring`` dict.
+
+        Raises:
+            InputError: an unknown key (the message lists the valid ones) or a bad value.
+
+        """
+        if isinstance(params, ScoringOptions):
+            return params
+        try:
+            return cls(**dict(params or {}))
+        except pydantic.ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc'])}={e.get('input')!r}: {e['msg']}" for e in exc.errors()
+            )
+            raise InputError(
+                f"invalid scoring options: {problems}; valid keys: {sorted(cls.model_fields)}", source=source
+            ) from None
+
+
+class ScoreResult(NamedTuple):
+    """Output of :func:`score`.
+
+    Attributes:
+        results: One result row per scored input row, in input order.
+        errors: Error rows (unscored rows, and rows scored under a lenient ``missing_answer_policy``).
+        metrics: Dataset metrics (see :func:`summarize`).
+
+    """
+
+    results: list[dict[str, Any]]
+    errors: list[dict[str, Any]]
+    metrics: dict[str, Any]
+
+
+def _first_error(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    return next((dict(s["error"]) for s in samples if s.get("error")), None)
+
+
+def _score_question(
+    qa: Mapping[str, Any], samples: Sequence[Mapping[str, Any]], weighting: bool
+) -> dict[str, Any]:
+    choices = list(qa.get("choices") or [])
+    expected = qa.get("answer")
+    result: dict[str, Any] = {
+        "question_id": qa["question_id"],
+        "question": qa.get("question"),
+        "question_type": qa.get("question_type") or "other",
+        "choices": choices,
+        "expected": expected,
+        "verdict": None,
+        "score": None,
+        "status": "unparseable",
+        "raw": next((s.get("verdict") for s in samples if s.get("verdict") is not None), None),
+        "votes": {},
+        "dependencies": list(qa.get("dependencies") or []),
+        "keyword_id": qa.get("keyword_id"),
+        "error": None,
+    }
+    answered = [s for s in samples if s.get("verdict") is not None and not s.get("error")]
+    if not answered and all((s.get("error") or {}).get("kind") in CALL_ERROR_KINDS for s in samples):
+        result.update(
+            status="missing",
+            error=_first_error(samples) or {"kind": "not_answered", "message": "no validator sample"},
+        )
+        return result
+    parsed: list[str] = []
+    for sample in answered:
+        if choices:
+            idx = resolve(sample["verdict"], choices)
+            if idx is not None:
+                parsed.append(choices[idx])
+        elif normalize(sample["verdict"]):
+            parsed.append(normalize(sample["verdict"]))
+    result["unparseable_samples"] = len(answered) - len(parsed)
+    if not parsed:
+        shown = [s.get("verdict") for s in answered]
+        result["error"] = (
+            _first_error(samples)
+            if not shown
+            else {
+                "kind": "unparseable_verdict",
+                "message": f"answer(s) {shown!r} name none of the choices {choices!r}",
+            }
+        )
+        return result
+    votes = Counter(parsed)
+    verdict = votes.most_common(1)[0][0]
+    exact = 1.0 if normalize(verdict) == normalize(expected) else 0.0
+    result.update(verdict=verdict, score=exact, status="scored", votes=dict(votes), exact_score=exact)
+    if weighting:
+        probs = [s["choice_probs"] for s in answered if s.get("choice_probs")]
+        if probs:
+            result["probability"] = sum(p.get(expected, 0.0) for p in probs) / len(probs)
+            result["score"] = result["probability"]
+        else:
+            result["logprob_fallback"] = True
+    return result
+
+
+def _mask(qa_results: list[dict[str, Any]]) -> None:
+    failed = {r["question_id"] for r in qa_results if r.get("exact_score") == 0.0}
+    for r in qa_results:
+        parents = [p for p in r["dependencies"] if p in failed]
+        if parents:
+            r.update(score=0.0, status="masked", masked_by=parents)
+
+
+def score_row(
+    row: Mapping[str, Any], *, id_columns: Sequence[str], options: ScoringOptions
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """Score one validation row.
+
+    Args:
+        row: A validation row (rubric row + ``answers``; see :mod:`autorater_pipelines.gecko.validation`).
+        id_columns: Columns that identify the row.
+        options: Scoring options.
+
+    Returns:
+        ``(result row or None, error rows)``. The result row is the input row without ``qas`` and
+        ``answers`` plus ``qa_results`` (per question: ``question_id``, ``question``, ``question_type``,
+        ``choices``, ``expected``, ``verdict``, ``score``, ``status`` — ``scored``/``masked``/
+        ``unparseable``/``missing``, ``raw``, ``votes``, ``dependencies``, ``keyword_id``, ``error``,
+        and ``probability``/``masked_by`` when they apply), ``final_score``, ``keyword_coverage``,
+        ``questions_scored``, ``parse_failures``, ``missing_answers``.
+
+    """
+    answers = row.get("answers") or {}
+    qa_results = [
+        _score_question(qa, answers.get(qa["question_id"]) or [], options.logprob_weighting)
+        for qa in row["qas"]
+    ]
+    errors: list[dict[str, Any]] = []
+    missing = [r for r in qa_results if r["status"] == "missing"]
+    if missing:
+        first = missing[0]["error"]
+        ids = [r["question_id"] for r in missing]
+        message = f"no answer for question(s) {ids}: {first['message']}"
+        if options.missing_answer_policy == "error":
+            kind = first["kind"]
+            return None, [
+                error_row(row, id_columns, stage="validation", kind=kind, message=message, question_ids=ids)
+            ]
+        handled = "scored_zero" if options.missing_answer_policy == "zero" else "skipped"
+        errors.append(
+            error_row(
+                row,
+                id_columns,
+                stage="validation",
+                kind=first["kind"],
+                message=message,
+                question_ids=ids,
+                handled_as=handled,
+            )
+        )
+        if handled == "scored_zero":
+            for r in missing:
+                r.update(score=0.0, exact_score=0.0)
+    if options.dependency_masking:
+        _mask(qa_results)
+    scores = [r["score"] for r in qa_results if r["score"] is not None]
+    for r in qa_results:
+        r.pop("exact_score", None)
+    if not scores:
+        message = "no question could be scored: " + "; ".join(
+            f"{r['question_id']}: {r['status']} ({(r['error'] or {}).get('message')})" for r in qa_results[:5]
+        )
+        errors.append(
+            error_row(row, id_columns, stage="scoring", kind="no_scored_questions", message=message)
+        )
+        return None, errors
+    result = {k: v for k, v in row.items() if k not in _DROPPED}
+    result.update(
+        qa_results=qa_results,
+        final_score=sum(scores) / len(scores),
+        keyword_coverage=keyword_coverage(row.get("keywords"), row["qas"]),
+        questions_scored=len(scores),
+        parse_failures=sum(r["status"] == "unparseable" for r in qa_results),
+        missing_answers=len(missing),
+    )
+    return result, errors
+
+
+def score(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    id_columns: Sequence[str],
+    options: Mapping[str, Any] | ScoringOptions | None = None,
+) -> ScoreResult:
+    """Score validation rows and compute dataset metrics.
+
+    Args:
+        rows: Validation rows from :func:`autorater_pipelines.gecko.validate` (JSONL-able dicts).
+        id_columns: Columns that identify a row.
+        options: The ``scoring`` parameter: ``dependency_masking``, ``logprob_weighting``,
+            ``missing_answer_policy`` (see :class:`ScoringOptions`).
+
+    Returns:
+        ``ScoreResult(results, errors, metrics)``; every input row is in ``results`` or in ``errors``
+        (rows scored under ``missing_answer_policy`` ``zero``/``skip`` are in both, the error row
+        carrying ``handled_as``).
+
+    Raises:
+        InputError: invalid options.
+
+    """
+    opts = ScoringOptions.from_params(options)
+    results: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    for row in rows:
+        result, row_errors = score_row(row, id_columns=id_columns, options=opts)
+        errors.extend(row_errors)
+        if result is not None:
+            results.append(result)
+    metrics = summarize(results, unscored_rows=sum(1 for e in errors if "handled_as" not in e))
+    metrics["scoring_options"] = opts.model_dump()
+    return ScoreResult(results, errors, metrics)
+
+
+def summarize(results: Sequence[Mapping[str, Any]], *, unscored_rows: int = 0) -> dict[str, Any]:
+    """Dataset metrics from result rows.
+
+    Returns:
+        ``mean_final_score`` (None without rows), ``stdev_final_score`` (sample standard deviation,
+        as TIFA reports it; None below 2 rows), ``rows_scored``, ``rows_unscored``,
+        ``questions_total``, ``questions_scored``, ``parse_failures`` (questions without a parseable
+        answer), ``unparseable_samples``, ``missing_answers``, ``masked_questions``,
+        ``logprob_fallbacks``, ``accuracy_by_question_type`` (mean question score per type over
+        scored questions), ``questions_by_question_type``, ``keyword_coverage`` (fraction of all
+        marked keywords checked by at least one question; None when no row has keyword markup).
+
+    """
+    finals = [r["final_score"] for r in results]
+    by_type: dict[str, list[float]] = defaultdict(list)
+    qa_all = [qa for r in results for qa in r["qa_results"]]
+    for qa in qa_all:
+        if qa["score"] is not None:
+            by_type[qa["question_type"]].append(qa["score"])
+    total_keywords = covered = 0
+    for r in results:
+        ids = parse_keywords(r.get("keywords"))
+        if ids:
+            total_keywords += len(ids)
+            covered += len({qa.get("keyword_id") for qa in r["qa_results"]} & set(ids))
+    return {
+        "mean_final_score": statistics.fmean(finals) if finals else None,
+        "stdev_final_score": statistics.stdev(finals) if len(finals) > 1 else None,
+        "rows_scored": len(results),
+        "rows_unscored": unscored_rows,
+        "questions_total": len(qa_all),
+        "questions_scored": sum(qa["score"] is not None for qa in qa_all),
+        "parse_failures": sum(qa["status"] == "unparseable" for qa in qa_all),
+        "unparseable_samples": sum(qa.get("unparseable_samples", 0) for qa in qa_all),
+        "missing_answers": sum(r.get("missing_answers", 0) for r in results),
+        "masked_questions": sum(qa["status"] == "masked" for qa in qa_all),
+        "logprob_fallbacks": sum(bool(qa.get("logprob_fallback")) for qa in qa_all),
+        "accuracy_by_question_type": {t: statistics.fmean(v) for t, v in sorted(by_type.items())},
+        "questions_by_question_type": {t: len(v) for t, v in sorted(by_type.items())},
+        "keyword_coverage": covered / total_keywords if total_keywords else None,
+    }

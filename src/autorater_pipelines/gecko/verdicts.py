@@ -1,0 +1,178 @@
+"""Matching a judge's answer to a question's choices: normalized exact match, never substring.
+
+The public Gecko sample scores by substring (``"a"`` matches ``"b) a boat"``, ``"no"`` matches
+``"not sure"``); here an answer resolves to a choice only when, after normalization (case, outer
+whitespace, quotes, Markdown emphasis and trailing punctuation removed), it
+
+1. equals the choice text, or
+2. is the choice's letter (``b``, ``(b)``, ``b)``, ``b.``) — multiple-choice questions only, or
+3. starts with the letter followed by ``)``/``.``/``:`` (``b) a boat``) and the rest does not name a
+   different choice, or
+4. starts with the whole choice text followed by a non-word character (``Yes, there is …``,
+   ``no bus``); the longest such choice wins. ``not sure`` does not start with the word ``no``.
+
+Anything else is unparseable, which the scorer counts and reports instead of scoring 0.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "YES_NO",
+    "choice_label",
+    "choice_probabilities",
+    "is_yes_no",
+    "normalize",
+    "parse_choices",
+    "resolve",
+]
+
+YES_NO: tuple[str, str] = ("yes", "no")
+_STRIP = string.whitespace + "\"'`*.,;:!?()[]{}"
+_PREFIX = re.compile(r"^(?:(?:final )?answer\s*:|verdict\s*:|the answer is\b)\s*")
+_LETTER_ONLY = re.compile(r"^\(?([a-z])\)?[.:)]?$")
+_LETTER_LEAD = re.compile(r"^\(?([a-z])[).:]\s*(.+)$")
+_LETTER_PREFIXED_CHOICE = re.compile(r"^\(?([a-zA-Z])[).:]\s+(.+)$")
+
+
+def normalize(text: Any) -> str:
+    """Lower-case, NFKC-normalize and trim an answer for comparison.
+
+    Removes outer whitespace, quotes, Markdown ``*``/backticks, brackets and punctuation, a leading
+    ``answer:`` label, and collapses inner whitespace. ``True``/``False`` become ``yes``/``no``.
+    """
+    if isinstance(text, bool):
+        return "yes" if text else "no"
+    if text is None:
+        return ""
+    value = unicodedata.normalize("NFKC", str(text)).lower().replace("**", "")
+    value = " ".join(value.split()).strip(_STRIP)
+    value = _PREFIX.sub("", value).strip(_STRIP)
+    return value
+
+
+def parse_choices(choices: Any) -> tuple[str, ...]:
+    """Return a question's choices as a tuple of texts.
+
+    Accepts a list of strings, a ``{"a": "red", "b": "blue"}`` mapping (ordered by key), or a list
+    whose items all carry consecutive letter prefixes (``"a) red"``), which are stripped. None or an
+    empty list gives ``()`` (a free-form question).
+
+    Raises:
+        ValueError: ``choices`` is not a list/mapping of strings, or has duplicates after normalization.
+
+    """
+    if choices is None or (isinstance(choices, (list, tuple, dict)) and not choices):
+        return ()
+    if isinstance(choices, Mapping):
+        items = [str(choices[k]) for k in sorted(choices, key=lambda k: str(k).lower())]
+    elif isinstance(choices, (list, tuple)):
+        if not all(isinstance(c, (str, int, float)) and not isinstance(c, bool) for c in choices):
+            raise ValueError(f"choices must be strings, got {choices!r}")
+        items = [str(c).strip() for c in choices]
+        matches = [_LETTER_PREFIXED_CHOICE.match(c) for c in items]
+        letters = [m.group(1).lower() if m else None for m in matches]
+        if len(items) > 1 and letters == list(string.ascii_lowercase[: len(items)]):
+            items = [m.group(2).strip() for m in matches if m]
+    else:
+        raise ValueError(f"choices must be a list or a mapping, got {type(choices).__name__}: {choices!r}")
+    normalized = [normalize(c) for c in items]
+    if any(not c for c in normalized):
+        raise ValueError(f"choices must not be blank, got {choices!r}")
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(f"choices are not distinct after normalization: {choices!r}")
+    return tuple(items)
+
+
+def is_yes_no(choices: Sequence[str]) -> bool:
+    """Tell whether the choices are exactly yes and no (any order or case)."""
+    return sorted(normalize(c) for c in choices) == ["no", "yes"]
+
+
+def choice_label(choices: Sequence[str], index: int) -> str:
+    """Label the judge is asked to answer with: the word for yes/no, else the letter ``a``, ``b`` …."""
+    return normalize(choices[index]) if is_yes_no(choices) else string.ascii_lowercase[index]
+
+
+def resolve(answer: Any, choices: Sequence[str]) -> int | None:
+    """Return the index of the choice ``answer`` names, or None when it names none (or two).
+
+    Args:
+        answer: The judge's answer text (or a rubric's expected answer).
+        choices: Choice texts from :func:`parse_choices`; must be non-empty.
+
+    Returns:
+        0-based index into ``choices``, or None when unparseable. Rules in the module docstring.
+
+    """
+    value = normalize(answer)
+    if not value or not choices:
+        return None
+    norm = [normalize(c) for c in choices]
+    if value in norm:
+        return norm.index(value)
+    lettered = not is_yes_no(choices) and len(choices) <= 26
+    if lettered:
+        m = _LETTER_ONLY.match(value)
+        if m and _letter_index(m.group(1)) < len(choices):
+            return _letter_index(m.group(1))
+        m = _LETTER_LEAD.match(value)
+        if m and _letter_index(m.group(1)) < len(choices):
+            idx = _letter_index(m.group(1))
+            rest = normalize(m.group(2))
+            named = norm.index(rest) if rest in norm else None
+            return idx if named in (None, idx) else None
+    best: int | None = None
+    for i, choice in enumerate(norm):
+        if re.match(re.escape(choice) + r"(?!\w)", value) and (best is None or len(choice) > len(norm[best])):
+            best = i
+    return best
+
+
+def _letter_index(letter: str) -> int:
+    return string.ascii_lowercase.index(letter)
+
+
+def choice_probabilities(logprobs: Sequence[Any] | None, choices: Sequence[str]) -> dict[str, float] | None:
+    """Probability of each choice from the first answer token's log-probabilities.
+
+    The first generated token that is not whitespace or punctuation is taken as the answer token;
+    its top alternatives (and itself) are matched to choice labels (:func:`choice_label`) or choice
+    texts by normalized equality; matched probability mass is renormalized over the choices.
+
+    Args:
+        logprobs: ``ModelOutput.logprobs``: items with ``token``, ``logprob`` (natural log) and
+            ``top`` (``((token, logprob), …)``).
+        choices: Choice texts.
+
+    Returns:
+        ``{choice text: probability}`` summing to 1, or None when no logprobs were returned or no
+        alternative names a choice.
+
+    """
+    if not logprobs or not choices:
+        return None
+    first = next((t for t in logprobs if normalize(t.token)), None)
+    if first is None:
+        return None
+    names = {choice_label(choices, i): i for i in range(len(choices))}
+    names.update({normalize(c): i for i, c in enumerate(choices)})
+    mass = [0.0] * len(choices)
+    seen: set[str] = set()
+    for token, logprob in ((first.token, first.logprob), *tuple(first.top or ())):
+        if token in seen:
+            continue
+        seen.add(token)
+        idx = names.get(normalize(token))
+        if idx is not None:
+            mass[idx] += math.exp(logprob)
+    total = sum(mass)
+    if total <= 0:
+        return None
+    return {choices[i]: mass[i] / total for i in range(len(choices))}
