@@ -177,7 +177,10 @@ def _did_you_mean(name: str, options: Iterable[str]) -> str:
 
 def _refuse_private_access(ast: nodes.Template, where: str, source: str) -> None:
     for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
-        attr = node.attr if isinstance(node, nodes.Getattr) else getattr(node.arg, "value", None)
+        if isinstance(node, nodes.Getattr):
+            attr: Any = node.attr
+        else:
+            attr = getattr(getattr(node, "arg", None), "value", None)
         if isinstance(attr, str) and attr.startswith("_"):
             raise InputError(
                 f"the template accesses the private attribute {attr!r}, which is not allowed; "

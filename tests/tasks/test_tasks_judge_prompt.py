@@ -117,14 +117,6 @@ def test_judgment_schema():
     assert JUDGMENT_SCHEMA["additionalProperties"] is False  # OpenAI strict mode needs it
 
 
-def test_schema_is_accepted_by_google_genai_types():
-    types = pytest.importorskip("google.genai.types")
-    config = types.GenerateContentConfig(
-        response_mime_type="application/json", response_json_schema=JUDGMENT_SCHEMA
-    )
-    assert config.response_json_schema == JUDGMENT_SCHEMA
-
-
 @pytest.mark.skipif(not REAL_DATA.exists(), reason="shared LLMBar MT-Bench data not present")
 def test_real_dataset_end_to_end_prompt():
     dataset = read_dataset(str(REAL_DATA))

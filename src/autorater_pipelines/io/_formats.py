@@ -53,8 +53,10 @@ def decode_utf8(data: bytes, name: str) -> str:
         InputError: The bytes are not UTF-8; names the line, the byte offset and the bad bytes.
 
     """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
     try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         bad = data[exc.start : exc.end]
@@ -210,8 +212,8 @@ def _parse_csv(data: bytes, name: str) -> ParsedFile:
 
 
 def _parse_parquet(data: bytes, name: str) -> ParsedFile:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     try:
         table = pq.read_table(pa.BufferReader(data))

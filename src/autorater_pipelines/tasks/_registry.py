@@ -25,7 +25,7 @@ _VERSION = re.compile(r"^(\d{3}|latest)$")
 
 def available_tasks() -> list[str]:
     """Every valid ``task`` value, e.g. ``["question_answering@001", "question_answering@latest", ...]``."""
-    specs = []
+    specs: list[str] = []
     for name, versions in sorted(BUILTIN_TASKS.items()):
         specs.extend(f"{name}@{v}" for v in sorted(versions))
         specs.append(f"{name}@latest")
