@@ -100,6 +100,8 @@ def _score_question(
 ) -> dict[str, Any]:
     choices = list(qa.get("choices") or [])
     expected = qa.get("answer")
+    if choices and resolve(expected, choices) is not None:
+        expected = choices[resolve(expected, choices)]  # e.g. "b" or "b) a boat" -> "a boat"
     result: dict[str, Any] = {
         "question_id": qa["question_id"],
         "question": qa.get("question"),

@@ -106,13 +106,22 @@ def parse_all_answers(text: str, question_ids: Sequence[str]) -> dict[str, Any]:
         JSONExtractionError: the reply holds no JSON object or array.
 
     """
+    data: Any = None
     try:
-        data: Any = extract_json(text, expect=dict)
+        data = extract_json(text, expect=dict)
     except JSONExtractionError:
-        data = extract_json(text, expect=list)
+        pass
+    if data is None or ("answers" not in data and "question_id" in data):
+        try:  # a bare list of items (a dict found first would be its first item)
+            data = extract_json(text, expect=list)
+        except JSONExtractionError:
+            if data is None:
+                raise
     wanted = {_id_text(q): q for q in question_ids}
     if isinstance(data, Mapping) and isinstance(data.get("answers"), list):
         items = data["answers"]
+    elif isinstance(data, Mapping) and "question_id" in data:
+        items = [data]
     elif isinstance(data, Mapping):
         items = [{"question_id": k, "answer": v} for k, v in data.items()]
     else:

@@ -1,0 +1,158 @@
+import pytest
+
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.gecko import ScoringOptions, score
+
+YN = ["yes", "no"]
+
+
+def qa(qid, answer="yes", choices=YN, qtype="object", deps=(), keyword_id=None):
+    return {"question_id": qid, "question": f"question {qid}?", "question_type": qtype, "choices": list(choices),
+            "answer": answer, "dependencies": list(deps), "keyword_id": keyword_id}
+
+
+def sample(verdict=None, error=None, probs=None, index=0):
+    return {"sample_index": index, "verdict": verdict, "raw": verdict, "error": error, "choice_probs": probs}
+
+
+NOT_RECORDED = {"kind": "not_recorded", "message": "no recording"}
+
+
+def row(rid, qas, answers, keywords=None):
+    return {"id": rid, "prompt": "p", "keywords": keywords, "qas": qas, "answers": answers}
+
+
+def test_exact_match_mean_and_per_type_accuracy():
+    rows = [
+        row(1, [qa("1"), qa("2", qtype="color"), qa("3", "b) a boat", ["a car", "a boat"], qtype="object")],
+            {"1": [sample("Yes.")], "2": [sample("no")], "3": [sample("a")]}),
+        row(2, [qa("1", qtype="color")], {"1": [sample("yes")]}),
+    ]
+    result = score(rows, id_columns=["id"])
+    assert [r["final_score"] for r in result.results] == [pytest.approx(1 / 3), 1.0]
+    first = result.results[0]
+    assert "qas" not in first and "answers" not in first and first["prompt"] == "p"
+    assert [q["verdict"] for q in first["qa_results"]] == ["yes", "no", "a car"]
+    assert [q["expected"] for q in first["qa_results"]] == ["yes", "yes", "a boat"]
+    assert [q["score"] for q in first["qa_results"]] == [1.0, 0.0, 0.0]
+    assert first["qa_results"][0]["raw"] == "Yes."
+    m = result.metrics
+    assert m["mean_final_score"] == pytest.approx((1 / 3 + 1) / 2)
+    assert m["accuracy_by_question_type"] == {"color": 0.5, "object": 0.5}
+    assert m["rows_scored"] == 2 and m["parse_failures"] == 0 and result.errors == []
+
+
+def test_unparseable_verdicts_are_counted_not_scored_zero():
+    rows = [row(1, [qa("1"), qa("2"), qa("3")], {
+        "1": [sample("not sure")],
+        "2": [sample("yes")],
+        "3": [sample(error={"kind": "missing_question", "message": "no answer for q3"})],
+    })]
+    result = score(rows, id_columns=["id"])
+    (r,) = result.results
+    assert r["final_score"] == 1.0 and r["questions_scored"] == 1 and r["parse_failures"] == 2
+    statuses = [(q["status"], q["score"], (q["error"] or {}).get("kind")) for q in r["qa_results"]]
+    assert statuses == [("unparseable", None, "unparseable_verdict"), ("scored", 1.0, None),
+                        ("unparseable", None, "missing_question")]
+    assert result.metrics["parse_failures"] == 2 and result.metrics["unparseable_samples"] == 1
+
+
+def test_a_row_with_nothing_scorable_is_an_error_row():
+    result = score([row(7, [qa("1")], {"1": [sample("maybe")]})], id_columns=["id"])
+    assert result.results == []
+    (e,) = result.errors
+    assert (e["id"], e["stage"], e["error_kind"]) == (7, "scoring", "no_scored_questions")
+    assert result.metrics["rows_unscored"] == 1 and result.metrics["mean_final_score"] is None
+
+
+def test_votes_across_samples_and_ties_go_to_the_earliest():
+    rows = [row(1, [qa("1"), qa("2")], {
+        "1": [sample("no", index=0), sample("yes", index=1), sample("yes", index=2)],
+        "2": [sample("no", index=0), sample("yes", index=1), sample("perhaps", index=2)],
+    })]
+    (r,) = score(rows, id_columns=["id"]).results
+    q1, q2 = r["qa_results"]
+    assert (q1["verdict"], q1["votes"], q1["score"]) == ("yes", {"no": 1, "yes": 2}, 1.0)
+    assert (q2["verdict"], q2["score"], q2["unparseable_samples"]) == ("no", 0.0, 1)
+
+
+@pytest.mark.parametrize(
+    ("policy", "scored", "final", "handled"),
+    [("error", False, None, None), ("zero", True, 0.5, "scored_zero"), ("skip", True, 1.0, "skipped")],
+)
+def test_missing_answer_policy(policy, scored, final, handled):
+    rows = [row(1, [qa("1"), qa("2")], {"1": [sample("yes")], "2": [sample(error=NOT_RECORDED)]})]
+    result = score(rows, id_columns=["id"], options={"missing_answer_policy": policy})
+    (e,) = result.errors
+    assert (e["stage"], e["error_kind"], e["question_ids"]) == ("validation", "not_recorded", ["2"])
+    assert e.get("handled_as") == handled
+    assert "no answer for question(s) ['2']: no recording" in e["error_message"]
+    if scored:
+        (r,) = result.results
+        assert r["final_score"] == final and r["missing_answers"] == 1
+        assert r["qa_results"][1]["status"] == "missing"
+        assert result.metrics["rows_unscored"] == 0
+    else:
+        assert result.results == [] and result.metrics["rows_unscored"] == 1
+
+
+def test_dependency_masking_uses_parents_own_answers():
+    # 1 wrong -> 2 masked; 3 depends on 2, whose OWN answer is right -> 3 not masked (DSG reference code).
+    qas = [qa("1"), qa("2", deps=["1"]), qa("3", deps=["2"]), qa("4")]
+    answers = {"1": [sample("no")], "2": [sample("yes")], "3": [sample("yes")], "4": [sample("yes")]}
+    masked = score([row(1, qas, answers)], id_columns=["id"], options={"dependency_masking": True})
+    (r,) = masked.results
+    assert [q["score"] for q in r["qa_results"]] == [0.0, 0.0, 1.0, 1.0]
+    assert r["qa_results"][1]["status"] == "masked" and r["qa_results"][1]["masked_by"] == ["1"]
+    assert r["final_score"] == 0.5 and masked.metrics["masked_questions"] == 1
+    (plain,) = score([row(1, qas, answers)], id_columns=["id"]).results
+    assert plain["final_score"] == 0.75
+
+
+def test_missing_parent_scored_zero_masks_children():
+    qas = [qa("1"), qa("2", deps=["1"])]
+    answers = {"1": [sample(error=NOT_RECORDED)], "2": [sample("yes")]}
+    opts = {"dependency_masking": True, "missing_answer_policy": "zero"}
+    (r,) = score([row(1, qas, answers)], id_columns=["id"], options=opts).results
+    assert [q["score"] for q in r["qa_results"]] == [0.0, 0.0]
+
+
+def test_logprob_weighting():
+    qas = [qa("1"), qa("2")]
+    answers = {
+        "1": [sample("yes", probs={"yes": 0.9, "no": 0.1}), sample("no", probs={"yes": 0.3, "no": 0.7}, index=1)],
+        "2": [sample("yes")],
+    }
+    result = score([row(1, qas, answers)], id_columns=["id"], options={"logprob_weighting": True})
+    (r,) = result.results
+    assert r["qa_results"][0]["probability"] == pytest.approx(0.6)
+    assert r["qa_results"][0]["score"] == pytest.approx(0.6)
+    assert r["qa_results"][1]["score"] == 1.0 and r["qa_results"][1]["logprob_fallback"]
+    assert r["final_score"] == pytest.approx(0.8)
+    assert result.metrics["logprob_fallbacks"] == 1
+
+
+def test_keyword_coverage_per_row_and_pooled():
+    rows = [
+        row(1, [qa("1", keyword_id=1), qa("2", keyword_id=1)], {"1": [sample("yes")], "2": [sample("yes")]},
+            keywords="{1}[a] {2}[b]"),
+        row(2, [qa("1", keyword_id=1)], {"1": [sample("yes")]}, keywords="{1}[c]"),
+        row(3, [qa("1")], {"1": [sample("yes")]}),
+    ]
+    result = score(rows, id_columns=["id"])
+    assert [r["keyword_coverage"] for r in result.results] == [0.5, 1.0, None]
+    assert result.metrics["keyword_coverage"] == pytest.approx(2 / 3)
+
+
+def test_free_form_questions_use_normalized_exact_match():
+    rows = [row(1, [qa("1", "OPEN", choices=[]), qa("2", "open", choices=[])],
+                {"1": [sample(" open. ")], "2": [sample("opened")]})]
+    (r,) = score(rows, id_columns=["id"]).results
+    assert [q["score"] for q in r["qa_results"]] == [1.0, 0.0]
+
+
+def test_bad_scoring_options():
+    with pytest.raises(InputError, match="valid keys: .*dependency_masking"):
+        score([], id_columns=["id"], options={"dependency_mask": True})
+    with pytest.raises(InputError, match="missing_answer_policy"):
+        ScoringOptions.from_params({"missing_answer_policy": "ignore"})

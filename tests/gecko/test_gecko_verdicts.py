@@ -1,0 +1,111 @@
+import math
+
+import pytest
+
+from autorater_pipelines.gecko.verdicts import (
+    choice_label,
+    choice_probabilities,
+    normalize,
+    parse_choices,
+    resolve,
+)
+from autorater_pipelines.models import TokenLogprob
+
+YN = ("yes", "no")
+BOATS = ("a car", "a boat", "a plane", "a train")
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("yes", 0),
+        ("Yes.", 0),
+        ("  YES  ", 0),
+        ("**Yes**", 0),
+        ('"no"', 1),
+        ("Yes, there is a cat.", 0),
+        ("no bus", 1),
+        ("Answer: no", 1),
+        ("not sure", None),
+        ("nope", None),
+        ("I think yes", None),
+        ("", None),
+        (None, None),
+        (True, 0),
+        (False, 1),
+    ],
+)
+def test_yes_no_answers_resolve_by_normalized_exact_match(answer, expected):
+    assert resolve(answer, YN) == expected
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("b", 1),
+        ("(b)", 1),
+        ("B)", 1),
+        ("b.", 1),
+        ("b) a boat", 1),
+        ("a boat", 1),
+        ("A Boat.", 1),
+        ("e", None),  # no fifth option
+        ("b) a plane", None),  # letter and text disagree
+        ("boat", None),  # substring of a choice is not a match
+    ],
+)
+def test_multiple_choice_answers(answer, expected):
+    assert resolve(answer, BOATS) == expected
+
+
+def test_a_does_not_match_b_a_boat_the_public_sample_bug():
+    # The Gecko sample matched expected "a" inside the verdict "b) a boat" by substring.
+    assert resolve("b) a boat", BOATS) != resolve("a", BOATS)
+    assert resolve("a", BOATS) == 0
+
+
+def test_longest_choice_wins_on_prefix():
+    choices = ("red", "red and blue")
+    assert resolve("red and blue, mostly", choices) == 1
+    assert resolve("red, clearly", choices) == 0
+
+
+def test_numbers_do_not_prefix_match():
+    assert resolve("30", ("3", "4")) is None
+    assert resolve("3 cats", ("3", "4")) == 0
+
+
+def test_parse_choices_shapes():
+    assert parse_choices(None) == ()
+    assert parse_choices([]) == ()
+    assert parse_choices({"b": "blue", "a": "red"}) == ("red", "blue")
+    assert parse_choices(["a) red", "b) blue"]) == ("red", "blue")
+    assert parse_choices(["1", "2"]) == ("1", "2")
+    assert parse_choices([1, 2]) == ("1", "2")
+    with pytest.raises(ValueError, match="not distinct"):
+        parse_choices(["Red", "red"])
+    with pytest.raises(ValueError, match="must be strings"):
+        parse_choices([{"x": 1}])
+
+
+def test_labels():
+    assert [choice_label(YN, i) for i in range(2)] == ["yes", "no"]
+    assert [choice_label(BOATS, i) for i in range(4)] == list("abcd")
+    assert normalize("  The answer is   YES! ") == "yes"
+
+
+def test_choice_probabilities_from_first_answer_token():
+    lp = (
+        TokenLogprob(token=" ", logprob=0.0),
+        TokenLogprob(token="Yes", logprob=math.log(0.6), top=(("Yes", math.log(0.6)), ("yes", math.log(0.2)),
+                                                               ("No", math.log(0.1)), ("Maybe", math.log(0.1)))),
+    )
+    probs = choice_probabilities(lp, list(YN))
+    assert probs["yes"] == pytest.approx(0.8 / 0.9)
+    assert probs["no"] == pytest.approx(0.1 / 0.9)
+    letters = (TokenLogprob(token="b", logprob=math.log(0.5), top=(("b", math.log(0.5)), ("c", math.log(0.5)))),)
+    assert choice_probabilities(letters, list(BOATS)) == pytest.approx(
+        {"a car": 0.0, "a boat": 0.5, "a plane": 0.5, "a train": 0.0}
+    )
+    assert choice_probabilities(None, list(YN)) is None
+    assert choice_probabilities((TokenLogprob(token="Maybe", logprob=-0.1),), list(YN)) is None
