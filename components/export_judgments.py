@@ -2,10 +2,9 @@
 
 from typing import NamedTuple
 
+from autorater_pipelines.components import IMAGE
 from kfp import dsl
 from kfp.dsl import Dataset, Input, Output
-
-from autorater_pipelines.components import IMAGE
 
 
 @dsl.component(base_image=IMAGE, install_kfp_package=False)
@@ -26,9 +25,9 @@ def export_pairwise_judgments(
         judgments: JSONL of judgments from the judge step.
         judgments_format: `jsonl` (one object per line) or `json` (one array).
         bigquery_destination_prefix: BigQuery table prefix for the `bigquery` format (not available yet).
-        evaluation_dataset: The exported evaluation dataset with judgments.
 
     Returns:
+        evaluation_dataset: The exported evaluation dataset with judgments.
         evaluation_dataset_path: URI of the exported evaluation dataset with judgments.
         model_a_evaluation_resource_name: ModelEvaluation resource of model A (empty: not created).
         model_b_evaluation_resource_name: ModelEvaluation resource of model B (empty: not created).

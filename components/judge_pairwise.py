@@ -2,10 +2,9 @@
 
 from typing import NamedTuple
 
+from autorater_pipelines.components import IMAGE
 from kfp import dsl
 from kfp.dsl import Dataset, Input, Output
-
-from autorater_pipelines.components import IMAGE
 
 
 @dsl.component(base_image=IMAGE, install_kfp_package=False)
@@ -32,10 +31,10 @@ def judge_pairwise_examples(
         project: Google Cloud project for Vertex AI models.
         location: Google Cloud region for Vertex AI models.
         experimental_args: Experimental arguments, e.g. `custom_task_definition`.
-        judgments: JSONL, one judgment per example: ids, prompt parameters, `response_a`, `response_b`, `choice` (A, B, TIE or ERROR), `confidence`, `explanation`, `samples`, token counts.
-        error_messages: JSONL of failed samples and rows: ids, `stage`, `sample_index`, `error`, `row_judged`.
 
     Returns:
+        error_messages: JSONL of failed samples and rows: ids, `stage`, `sample_index`, `error`, `row_judged`.
+        judgments: JSONL, one judgment per example: ids, prompt parameters, `response_a`, `response_b`, `choice` (A, B, TIE or ERROR), `confidence`, `explanation`, `samples`, token counts.
         evaluation_count: Number of judgments written.
         error_count: Number of judgments whose choice is ERROR.
     """

@@ -2,10 +2,9 @@
 
 from typing import NamedTuple
 
+from autorater_pipelines.components import IMAGE
 from kfp import dsl
 from kfp.dsl import Artifact, Dataset, Input, Metrics, Output
-
-from autorater_pipelines.components import IMAGE
 
 
 @dsl.component(base_image=IMAGE, install_kfp_package=False)
@@ -20,10 +19,10 @@ def compute_pairwise_metrics(
     Args:
         judgments: JSONL of judgments from the judge step.
         human_preference_column: Column of human preferences; empty = no alignment metrics.
-        autosxs_metrics: Numeric metrics shown in the Vertex AI console: `autorater_model_a_win_rate`, `autorater_model_b_win_rate`, `autorater_tie_rate`, `position_consistency`, and with human labels `accuracy`, `precision`, `recall`, `f1_score`, `cohens_kappa`, confusion counts.
-        metrics_json: The same metrics and counts as one JSON object (None where a rate has no denominator).
 
     Returns:
+        metrics_json: The same metrics and counts as one JSON object (None where a rate has no denominator).
+        autosxs_metrics: Numeric metrics shown in the Vertex AI console: `autorater_model_a_win_rate`, `autorater_model_b_win_rate`, `autorater_tie_rate`, `position_consistency`, and with human labels `accuracy`, `precision`, `recall`, `f1_score`, `cohens_kappa`, confusion counts.
         evaluation_count: Number of judgments (all rows, including ERROR).
     """
     from autorater_pipelines import autosxs, io

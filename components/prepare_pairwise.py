@@ -1,9 +1,10 @@
 """Component: validate the AutoSxS dataset and render autorater prompt parameters."""
 
-from kfp import dsl
-from kfp.dsl import Dataset, Output
+from typing import NamedTuple
 
 from autorater_pipelines.components import IMAGE
+from kfp import dsl
+from kfp.dsl import Dataset, Output
 
 
 @dsl.component(base_image=IMAGE, install_kfp_package=False)
@@ -22,7 +23,7 @@ def prepare_pairwise_examples(
     judgments_format: str,
     experimental_args: dict,
     prepared_examples: Output[Dataset],
-) -> int:
+) -> NamedTuple("Outputs", example_count=int):
     """Validates the evaluation dataset and renders the autorater prompt parameters of every row.
 
     Fails before any model call when a parameter or a row is bad (missing or duplicate ids, unknown
@@ -42,10 +43,10 @@ def prepare_pairwise_examples(
         autorater_parameters: Autorater parameters, validated here.
         judgments_format: Export format (`jsonl` or `json`), validated here.
         experimental_args: Experimental arguments, e.g. `custom_task_definition`.
-        prepared_examples: JSONL of prepared examples: id columns, rendered prompt parameters, `response_a`, `response_b`, human preference.
 
     Returns:
-        The number of prepared examples.
+        prepared_examples: JSONL of prepared examples: id columns, rendered prompt parameters, `response_a`, `response_b`, human preference.
+        example_count: Number of prepared examples (one per dataset row).
     """
     from autorater_pipelines import autosxs
 
@@ -57,4 +58,4 @@ def prepare_pairwise_examples(
         model_a=model_a, model_b=model_b, experimental_args=experimental_args,
         output_path=prepared_examples.path,
     )
-    return len(examples)
+    return (len(examples),)

@@ -89,9 +89,7 @@ def convert_tifa_sample(shared_data: str | Path, out_dir: str | Path) -> PublicD
                 "rubric": {"qas": qas},
             }
         )
-    data = PublicData(
-        out / "tifa_dataset.jsonl", out / "tifa_replay.jsonl", TIFA_ID_COLUMNS, "image", "rubric"
-    )
+    data = PublicData(out / "tifa_dataset.jsonl", out / "tifa_replay.jsonl", TIFA_ID_COLUMNS, "image", "rubric")
     _write_jsonl(data.dataset, rows)
     _write_jsonl(data.replay, replay)
     return data
@@ -176,9 +174,7 @@ def run(data: PublicData, *, media_type: str = "image", scoring: dict[str, Any] 
         media_column=data.media_column,
         rubrics_column=data.rubrics_column,
     )
-    rubrics = gecko.parse_supplied_rubrics(
-        rows, id_columns=data.id_columns, rubrics_column=data.rubrics_column
-    )
+    rubrics = gecko.parse_supplied_rubrics(rows, id_columns=data.id_columns, rubrics_column=data.rubrics_column)
     validated = gecko.validate(
         rubrics.rows,
         id_columns=data.id_columns,

@@ -1,55 +1,57 @@
 """The ``autosxs`` pipeline: drop-in for GCPC's ``autosxs-template`` with an open autorater."""
 
-from typing import Any, Dict, List, NamedTuple
-
-from kfp import dsl
-from kfp.dsl import Dataset, Metrics
+from typing import Any, NamedTuple
 
 from autorater_pipelines.components.export_judgments import export_pairwise_judgments
 from autorater_pipelines.components.judge_pairwise import judge_pairwise_examples
 from autorater_pipelines.components.pairwise_metrics import compute_pairwise_metrics
 from autorater_pipelines.components.prepare_pairwise import prepare_pairwise_examples
+from kfp import dsl
+from kfp.dsl import Dataset, Metrics
 
 # Resolved by Vertex AI Pipelines to the job's project and region (same strings as GCPC's placeholders).
 PROJECT_ID_PLACEHOLDER = "{{$.pipeline_google_cloud_project_id}}"
 LOCATION_PLACEHOLDER = "{{$.pipeline_google_cloud_location}}"
 
-PipelineOutput = NamedTuple(
-    "Outputs",
-    model_a_evaluation_resource_name=str,
-    model_b_evaluation_resource_name=str,
-    evaluation_count=int,
-    evaluation_dataset_path=str,
-    judgments=Dataset,
-    error_messages=Dataset,
-    autosxs_metrics=Metrics,
-)
+
+class PipelineOutput(NamedTuple):
+    """Outputs of the autosxs pipeline (described in its docstring)."""
+
+    model_a_evaluation_resource_name: str
+    model_b_evaluation_resource_name: str
+    evaluation_count: int
+    evaluation_dataset_path: str
+    judgments: Dataset
+    error_messages: Dataset
+    autosxs_metrics: Metrics
 
 
 # Mutable defaults mirror GCPC's signature; KFP copies them into the compiled spec.
-@dsl.pipeline(name="autosxs-template", description="Determines the SxS win rate between two models with an open autorater.")
+@dsl.pipeline(
+    name="autosxs-template", description="Determines the SxS win rate between two models with an open autorater."
+)
 def autosxs_pipeline(  # noqa: B006
     evaluation_dataset: str,
     task: str,
-    id_columns: List[str],
-    autorater_prompt_parameters: Dict[str, Dict[str, str]],
+    id_columns: list[str],
+    autorater_prompt_parameters: dict[str, dict[str, str]],
     model_a: str = "",
     model_b: str = "",
-    model_a_prompt_parameters: Dict[str, Dict[str, str]] = {},
-    model_b_prompt_parameters: Dict[str, Dict[str, str]] = {},
+    model_a_prompt_parameters: dict[str, dict[str, str]] = {},
+    model_b_prompt_parameters: dict[str, dict[str, str]] = {},
     response_column_a: str = "",
     response_column_b: str = "",
-    model_a_parameters: Dict[str, str] = {},
-    model_b_parameters: Dict[str, str] = {},
+    model_a_parameters: dict[str, str] = {},
+    model_b_parameters: dict[str, str] = {},
     human_preference_column: str = "",
     project: str = PROJECT_ID_PLACEHOLDER,
     location: str = LOCATION_PLACEHOLDER,
     judgments_format: str = "jsonl",
     bigquery_destination_prefix: str = "",
-    experimental_args: Dict[str, Any] = {},
+    experimental_args: dict[str, Any] = {},
     encryption_spec_key_name: str = "",
     autorater_model: str = "gemini-2.5-flash",
-    autorater_parameters: Dict[str, Any] = {},
+    autorater_parameters: dict[str, Any] = {},
 ) -> PipelineOutput:
     """Evaluates two models side by side using an LLM autorater.
 

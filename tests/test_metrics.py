@@ -41,7 +41,12 @@ def test_alignment_metrics_with_a_as_positive_class():
     # human, autorater: TP=2 (A,A), FN=1 (A,B), FP=1 (B,A), TN=1 (B,B); excluded: autorater TIE, human TIE, ERROR.
     pairs = [("A", "A"), ("A", "A"), ("A", "B"), ("B", "A"), ("B", "B"), ("A", "TIE"), ("TIE", "A"), ("B", "ERROR")]
     m = pairwise_metrics([_row(c, h) for h, c in pairs], human_preference_column="human")
-    assert (m["true_positive_count"], m["false_negative_count"], m["false_positive_count"], m["true_negative_count"]) == (2, 1, 1, 1)
+    assert (
+        m["true_positive_count"],
+        m["false_negative_count"],
+        m["false_positive_count"],
+        m["true_negative_count"],
+    ) == (2, 1, 1, 1)
     assert m["alignment_count"] == 5
     assert m["accuracy"] == pytest.approx(3 / 5)
     assert m["precision"] == pytest.approx(2 / 3)

@@ -25,6 +25,10 @@ def test_single_sample_flip_is_seeded_by_ids_and_balanced():
     assert 150 < sum(flips) < 250
 
 
+def test_integral_floats_from_kfp_structs_are_accepted():
+    assert JudgeSettings.from_params({"sampling_count": 4.0}).sampling_count == 4
+
+
 def test_no_flip_keeps_original_order():
     settings = JudgeSettings.from_params({"sampling_count": 3, "flip": False})
     assert pairwise.flip_schedule(["x"], settings) == [False, False, False]
@@ -35,6 +39,7 @@ def test_no_flip_keeps_original_order():
     [
         ({"sampling_count": 0}, r"sampling_count must be an integer ≥ 1, got 0"),
         ({"sampling_count": "two"}, r"sampling_count must be an integer ≥ 1, got 'two'"),
+        ({"sampling_count": 1.5}, r"sampling_count must be an integer ≥ 1, got 1.5"),
         ({"flip": "maybe"}, r"flip must be true or false, got 'maybe'"),
         ({"verdict_pattern": "(unclosed", "verdict_map": {"a": "A"}}, r"is not a valid regex"),
         ({"verdict_pattern": "x"}, r"verdict_pattern needs a verdict_map"),
@@ -134,8 +139,9 @@ def test_failed_calls_and_parse_errors_become_error_samples():
 
 
 def _s(choice, index=0, flipped=False, explanation="", distribution=None):
-    return Sample(index, flipped, choice, explanation or choice, "raw", None if choice != "ERROR" else "err",
-                  distribution)
+    return Sample(
+        index, flipped, choice, explanation or choice, "raw", None if choice != "ERROR" else "err", distribution
+    )
 
 
 @pytest.mark.parametrize(
@@ -147,7 +153,8 @@ def _s(choice, index=0, flipped=False, explanation="", distribution=None):
         (["A", "TIE"], "TIE", 0.5),
         (["TIE", "TIE"], "TIE", 1.0),
         (["B", "ERROR"], "B", 1.0),
-        (["A", "A", "B", "B", "TIE"], "TIE", 0.8),
+        (["A", "A", "B", "B", "TIE"], "TIE", 1.0),
+        (["A", "A", "A", "B", "TIE", "TIE"], "A", 0.5),
     ],
 )
 def test_vote(choices, expected_choice, expected_confidence):
@@ -181,12 +188,16 @@ def test_logprob_confidence_is_used_when_every_sample_has_it():
     assert choice == "A" and confidence == pytest.approx(p_a, abs=1e-6)
 
 
-@pytest.mark.parametrize("value, expected", [("A", "A"), (" b ", "B"), ("model_a", "A"), ("MODEL_B", "B"), ("tie", "TIE")])
+@pytest.mark.parametrize(
+    "value, expected", [("A", "A"), (" b ", "B"), ("model_a", "A"), ("MODEL_B", "B"), ("tie", "TIE")]
+)
 def test_normalize_preference(value, expected):
     assert pairwise.normalize_preference(value, column="human", location="d.jsonl line 3") == expected
 
 
 @pytest.mark.parametrize("value", ["maybe", "", None, float("nan"), 1])
 def test_bad_preference_names_row_and_column(value):
-    with pytest.raises(InputError, match=r"d.jsonl line 3, column 'human': human preference .* is not one of A, B, TIE"):
+    with pytest.raises(
+        InputError, match=r"d.jsonl line 3, column 'human': human preference .* is not one of A, B, TIE"
+    ):
         pairwise.normalize_preference(value, column="human", location="d.jsonl line 3")

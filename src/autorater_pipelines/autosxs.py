@@ -23,7 +23,7 @@ from typing import Any
 from autorater_pipelines import io, pairwise, prompts, tasks
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.metrics import pairwise_metrics
-from autorater_pipelines.models import GenerateConfig, get_model, resolve_spec
+from autorater_pipelines.models import GenerateConfig, get_model, parse_model_spec
 
 __all__ = [
     "DEFAULT_AUTORATER_MODEL",
@@ -105,7 +105,7 @@ def prepare_examples(
             )
     if not isinstance(autorater_prompt_parameters, Mapping):
         raise InputError(
-            f"must be an object like {{\"inference_instruction\": {{\"column\": \"question\"}}}}, "
+            f'must be an object like {{"inference_instruction": {{"column": "question"}}}}, '
             f"got {autorater_prompt_parameters!r}",
             source="autorater_prompt_parameters",
         )
@@ -113,7 +113,7 @@ def prepare_examples(
     if missing:
         raise InputError(
             f"task {task!r} needs prompt parameters {missing}; map each to a column or template, e.g. "
-            f"{{\"{missing[0]}\": {{\"column\": \"question\"}}}}",
+            f'{{"{missing[0]}": {{"column": "question"}}}}',
             source="autorater_prompt_parameters",
         )
     known = set(task_def.required_prompt_parameter_keys) | set(task_def.optional_prompt_parameter_keys)
@@ -134,7 +134,7 @@ def prepare_examples(
         dict(autorater_prompt_parameters),
         available_columns=dataset.columns,
         source_name="autorater_prompt_parameters",
-        extra_variables={"default_instruction": task_def.default_instruction},
+        extra_variables=task_def.template_variables,
     )
     examples = []
     for index, row in enumerate(dataset.rows):
@@ -203,7 +203,7 @@ def check_run_parameters(
     """
     _, model_params = split_autorater_parameters(autorater_parameters)
     GenerateConfig.from_params(model_params, source="autorater_parameters")
-    resolve_spec(autorater_model or DEFAULT_AUTORATER_MODEL)
+    parse_model_spec(autorater_model or DEFAULT_AUTORATER_MODEL)
     _check_format(judgments_format)
 
 
@@ -283,10 +283,10 @@ def judge_examples(
     outputs = model.generate(all_requests, desc="judging")
 
     judgments, errors = [], []
-    for example, (ids, start, count) in zip(examples, per_example):
+    for example, (ids, start, count) in zip(examples, per_example, strict=False):
         requests = all_requests[start : start + count]
         row_outputs = outputs[start : start + count]
-        samples = [pairwise.to_sample(r, o, settings) for r, o in zip(requests, row_outputs)]
+        samples = [pairwise.to_sample(r, o, settings) for r, o in zip(requests, row_outputs, strict=False)]
         choice, confidence, explanation = pairwise.combine_samples(samples)
         usage = pairwise.total_usage(row_outputs)
         judgments.append(

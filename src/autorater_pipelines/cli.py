@@ -99,19 +99,27 @@ def _fmt_rate(metrics: dict[str, Any], key: str) -> str:
 
 
 def _print_autosxs_summary(metrics: dict[str, Any], out_dir: str) -> None:
-    print(f"\nAutoSxS: {metrics['evaluation_count']} examples, {metrics['judged_count']} judged, "
-          f"{metrics['error_count']} errors")
+    print(
+        f"\nAutoSxS: {metrics['evaluation_count']} examples, {metrics['judged_count']} judged, "
+        f"{metrics['error_count']} errors"
+    )
     print(f"  model A win rate   {_fmt_rate(metrics, 'autorater_model_a_win_rate')}")
     print(f"  model B win rate   {_fmt_rate(metrics, 'autorater_model_b_win_rate')}")
     print(f"  tie rate           {_fmt_rate(metrics, 'autorater_tie_rate')}")
     if metrics.get("position_consistency") is not None:
-        print(f"  position consistency {metrics['position_consistency']:.1%} "
-              f"({metrics['position_consistency_count']}/{metrics['both_orders_judged_count']} examples)")
+        print(
+            f"  position consistency {metrics['position_consistency']:.1%} "
+            f"({metrics['position_consistency_count']}/{metrics['both_orders_judged_count']} examples)"
+        )
     if metrics.get("alignment_count"):
-        print(f"  human alignment on {metrics['alignment_count']} examples: accuracy {metrics['accuracy']:.1%}, "
-              f"F1 {metrics['f1_score']:.3f}, Cohen's kappa {metrics['cohens_kappa']:.3f}")
-    print(f"  model call attempts {metrics.get('model_call_attempt_count', 0)}, "
-          f"cached samples {metrics.get('cached_sample_count', 0)}")
+        print(
+            f"  human alignment on {metrics['alignment_count']} examples: accuracy {metrics['accuracy']:.1%}, "
+            f"F1 {metrics['f1_score']:.3f}, Cohen's kappa {metrics['cohens_kappa']:.3f}"
+        )
+    print(
+        f"  model call attempts {metrics.get('model_call_attempt_count', 0)}, "
+        f"cached samples {metrics.get('cached_sample_count', 0)}"
+    )
     print(f"Outputs in {out_dir}: judgments.jsonl, error_messages.jsonl, metrics.json")
 
 
@@ -189,13 +197,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compile", help="compile the pipelines to YAML templates")
     p.add_argument("--image", default=None, help="container image for every component (default: the release image)")
-    p.add_argument("--output-dir", default=DEFAULT_COMPILED_DIR, help="where to write <pipeline>.yaml (default: %(default)s)")
+    p.add_argument(
+        "--output-dir", default=DEFAULT_COMPILED_DIR, help="where to write <pipeline>.yaml (default: %(default)s)"
+    )
     p.set_defaults(func=_cmd_compile)
 
     p = sub.add_parser("run", help="run a compiled template in the KFP local runner")
     p.add_argument("pipeline", choices=["autosxs"], help="which pipeline to run")
     p.add_argument("--params", required=True, help="JSON file mapping pipeline parameter names to values")
-    p.add_argument("--output-dir", required=True, help="directory for judgments.jsonl, error_messages.jsonl, metrics.json")
+    p.add_argument(
+        "--output-dir", required=True, help="directory for judgments.jsonl, error_messages.jsonl, metrics.json"
+    )
     p.add_argument("--template", default=None, help="compiled YAML to run (default: compiled/<pipeline>.yaml)")
     p.add_argument("--keep-pipeline-root", action="store_true", help="keep the local runner's task outputs")
     p.add_argument("--quiet", action="store_true", help="hide the local runner's task logs")

@@ -57,7 +57,7 @@ def _order_stats(judgments: list[Mapping[str, Any]], human: list[str | None]) ->
     consistent = both_orders = both_correct = 0
     correct = {False: 0, True: 0}
     judged = {False: 0, True: 0}
-    for row, label in zip(judgments, human):
+    for row, label in zip(judgments, human, strict=False):
         samples = [s for s in row.get("samples") or [] if s.get("choice") in ("A", "B", "TIE")]
         by_order = {flag: [s["choice"] for s in samples if bool(s.get("flipped")) == flag] for flag in (False, True)}
         if by_order[False] and by_order[True]:
@@ -90,13 +90,15 @@ def _order_stats(judgments: list[Mapping[str, Any]], human: list[str | None]) ->
 
 def _alignment(choices: list[str], human: list[str]) -> dict[str, Any]:
     """Alignment of the autorater with human labels on rows where both chose A or B."""
-    pairs = [(h, c) for h, c in zip(human, choices) if h in ("A", "B") and c in ("A", "B")]
+    pairs = [(h, c) for h, c in zip(human, choices, strict=False) if h in ("A", "B") and c in ("A", "B")]
     out: dict[str, Any] = {
         "alignment_count": len(pairs),
         "human_tie_count": sum(h == "TIE" for h in human),
-        "autorater_tie_on_human_labeled_count": sum(h in ("A", "B") and c == "TIE" for h, c in zip(human, choices)),
+        "autorater_tie_on_human_labeled_count": sum(
+            h in ("A", "B") and c == "TIE" for h, c in zip(human, choices, strict=False)
+        ),
         "autorater_error_on_human_labeled_count": sum(
-            h in ("A", "B") and c == "ERROR" for h, c in zip(human, choices)
+            h in ("A", "B") and c == "ERROR" for h, c in zip(human, choices, strict=False)
         ),
     }
     n_human = len(human)

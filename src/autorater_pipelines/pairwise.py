@@ -80,11 +80,13 @@ class JudgeSettings:
         params = dict(params or {})
         src = "autorater_parameters"
         count = params.get("sampling_count", 2)
+        # KFP passes dict parameters through protobuf Struct, where every number is a float.
+        if isinstance(count, float) and count.is_integer():
+            count = int(count)
+        elif isinstance(count, str) and count.strip().isdigit():
+            count = int(count)
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            if isinstance(count, str) and count.isdigit() and int(count) >= 1:
-                count = int(count)
-            else:
-                raise InputError(f"sampling_count must be an integer ≥ 1, got {count!r}", source=src)
+            raise InputError(f"sampling_count must be an integer ≥ 1, got {count!r}", source=src)
         flip = params.get("flip", True)
         if isinstance(flip, str) and flip.lower() in ("true", "false"):
             flip = flip.lower() == "true"
@@ -104,7 +106,7 @@ class JudgeSettings:
                 raise InputError(f"verdict_pattern {pattern_text!r} is not a valid regex: {exc}", source=src) from None
             if not verdict_map:
                 raise InputError(
-                    "verdict_pattern needs a verdict_map, e.g. {\"a\": \"A\", \"b\": \"B\", \"tie\": \"TIE\"}",
+                    'verdict_pattern needs a verdict_map, e.g. {"a": "A", "b": "B", "tie": "TIE"}',
                     source=src,
                 )
         clean_map = {}
