@@ -14,11 +14,14 @@ def write(path, rows):
 def test_relative_media_paths_resolve_against_the_dataset_file(tmp_path, media_file):
     media_file("png", name="cat.png")
     (tmp_path / "data").mkdir()
-    uri = write(tmp_path / "data" / "d.jsonl", [
-        {"id": 1, "prompt": "a cat", "img": "../cat.png"},
-        {"id": 2, "prompt": "a dog", "img": "gs://b/dog.png"},
-        {"id": 3, "prompt": "a cow", "img": '{"contents": []}'},
-    ])
+    uri = write(
+        tmp_path / "data" / "d.jsonl",
+        [
+            {"id": 1, "prompt": "a cat", "img": "../cat.png"},
+            {"id": 2, "prompt": "a dog", "img": "gs://b/dog.png"},
+            {"id": 3, "prompt": "a cow", "img": '{"contents": []}'},
+        ],
+    )
     rows = gecko.load_dataset(uri, id_columns=["id"], media_column="img", prompt_column="prompt")
     assert rows[0]["img"] == str((tmp_path / "cat.png").resolve())
     assert rows[1]["img"] == "gs://b/dog.png" and rows[2]["img"] == '{"contents": []}'

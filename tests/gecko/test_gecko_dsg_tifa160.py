@@ -16,8 +16,12 @@ def dsg(shared_data, public_data, tmp_path_factory):
     rows = gecko.load_dataset(str(data.dataset), id_columns=ID, media_column="image", rubrics_column="rubric")
     rubrics = gecko.parse_supplied_rubrics(rows, id_columns=ID, rubrics_column="rubric")
     validated = gecko.validate(
-        rubrics.rows, id_columns=ID, media_column="image", media_type="image",
-        model_spec=f"replay/{data.replay}", parameters={"questions_per_call": 1, "progress": False},
+        rubrics.rows,
+        id_columns=ID,
+        media_column="image",
+        media_type="image",
+        model_spec=f"replay/{data.replay}",
+        parameters={"questions_per_call": 1, "progress": False},
     )
     return rows, rubrics, validated
 
@@ -39,8 +43,9 @@ def test_conversion_and_malformed_dependency(dsg):
 
 def test_dependency_masking_reproduces_dsg(dsg):
     _, _, validated = dsg
-    result = gecko.score(validated.rows, id_columns=ID,
-                         options={"dependency_masking": True, "missing_answer_policy": "zero"})
+    result = gecko.score(
+        validated.rows, id_columns=ID, options={"dependency_masking": True, "missing_answer_policy": "zero"}
+    )
     assert len(result.results) == 800
     assert _correlations(result) == (0.463, 0.380)
     # The 5 images without recorded answers are scored 0 as upstream does — and listed, not hidden.

@@ -16,26 +16,56 @@ GCP = {"project": "p", "location": "us-central1"}
 IMAGE_RUBRIC = {
     "keywords": "A {1}[red] {2}[bicycle] leaning on a {3}[wall]",
     "qas": [
-        {"keyword_id": 1, "question": "Is the bicycle red?", "question_type": "color", "answer": "yes",
-         "justification": "red"},
-        {"keyword_id": 2, "question": "Is there a bicycle?", "question_type": "vehicle", "answer": "yes",
-         "justification": "bicycle"},
+        {
+            "keyword_id": 1,
+            "question": "Is the bicycle red?",
+            "question_type": "color",
+            "answer": "yes",
+            "justification": "red",
+        },
+        {
+            "keyword_id": 2,
+            "question": "Is there a bicycle?",
+            "question_type": "vehicle",
+            "answer": "yes",
+            "justification": "bicycle",
+        },
     ],
 }
 VIDEO_RUBRIC = {
     "keywords": "A {1}[dog] {2}[jumps] into a {3}[lake]",
     "qas": [
-        {"keyword_id": 1, "question": "Which animal appears?", "question_type": "animal",
-         "choices": {"a": "a cat", "b": "a dog", "c": "a horse", "d": "a bird"}, "answer": "b"},
-        {"keyword_id": 2, "question": "What does the animal do?", "question_type": "activity",
-         "choices": {"a": "sleeps", "b": "eats", "c": "runs away", "d": "jumps into water"}, "answer": "d"},
-        {"keyword_id": 3, "question": "Where does it happen?", "question_type": "location",
-         "choices": {"a": "a lake", "b": "a desert", "c": "a city", "d": "a kitchen"}, "answer": "a"},
+        {
+            "keyword_id": 1,
+            "question": "Which animal appears?",
+            "question_type": "animal",
+            "choices": {"a": "a cat", "b": "a dog", "c": "a horse", "d": "a bird"},
+            "answer": "b",
+        },
+        {
+            "keyword_id": 2,
+            "question": "What does the animal do?",
+            "question_type": "activity",
+            "choices": {"a": "sleeps", "b": "eats", "c": "runs away", "d": "jumps into water"},
+            "answer": "d",
+        },
+        {
+            "keyword_id": 3,
+            "question": "Where does it happen?",
+            "question_type": "location",
+            "choices": {"a": "a lake", "b": "a desert", "c": "a city", "d": "a kitchen"},
+            "answer": "a",
+        },
     ],
 }
 # What the judge "sees": everything right except the video's location (answers "b" = desert).
-JUDGE = {"Is the bicycle red?": "yes", "Is there a bicycle?": "Yes, clearly.", "Which animal appears?": "b",
-         "What does the animal do?": "d) jumps into water", "Where does it happen?": "b"}
+JUDGE = {
+    "Is the bicycle red?": "yes",
+    "Is there a bicycle?": "Yes, clearly.",
+    "Which animal appears?": "b",
+    "What does the animal do?": "d) jumps into water",
+    "Where does it happen?": "b",
+}
 
 
 def responder(request):
@@ -58,11 +88,24 @@ def test_generate_validate_score(media_file, caplog, media_type, ext, mime, fina
     path = media_file(ext)
     rows = [{"uid": 1, "prompt": "A prompt", "media": str(path)}]
     with ModelEmulator(responder=responder) as emu, caplog.at_level(logging.WARNING):
-        rubrics = gecko.generate_rubrics(rows, id_columns=["uid"], prompt_column="prompt", media_type=media_type,
-                                         model_spec="gemini-2.5-flash", parameters={**QUIET, "base_url": emu.url},
-                                         **GCP)
-        validated = gecko.validate(rubrics.rows, id_columns=["uid"], media_column="media", media_type=media_type,
-                                   model_spec="gemini-2.5-flash", parameters={**QUIET, "base_url": emu.url}, **GCP)
+        rubrics = gecko.generate_rubrics(
+            rows,
+            id_columns=["uid"],
+            prompt_column="prompt",
+            media_type=media_type,
+            model_spec="gemini-2.5-flash",
+            parameters={**QUIET, "base_url": emu.url},
+            **GCP,
+        )
+        validated = gecko.validate(
+            rubrics.rows,
+            id_columns=["uid"],
+            media_column="media",
+            media_type=media_type,
+            model_spec="gemini-2.5-flash",
+            parameters={**QUIET, "base_url": emu.url},
+            **GCP,
+        )
         generation, validation = emu.requests
     assert rubrics.errors == [] and validated.errors == []
     assert "A prompt" in generation.prompt_text and generation.media == []
@@ -83,18 +126,32 @@ def test_generate_validate_score(media_file, caplog, media_type, ext, mime, fina
 def test_generation_failures_are_error_rows(tmp_path):
     replay = tmp_path / "rubrics.jsonl"
     replay.write_text(
-        json.dumps({"uid": 1, "response": json.dumps(IMAGE_RUBRIC)}) + "\n"
-        + json.dumps({"uid": 2, "response": "I'd rather not."}) + "\n"
-        + json.dumps({"uid": 3, "response": '{"keywords": "x", "qas": []}'}) + "\n"
+        json.dumps({"uid": 1, "response": json.dumps(IMAGE_RUBRIC)})
+        + "\n"
+        + json.dumps({"uid": 2, "response": "I'd rather not."})
+        + "\n"
+        + json.dumps({"uid": 3, "response": '{"keywords": "x", "qas": []}'})
+        + "\n"
     )
     rows = [{"uid": i, "prompt": "p", "media": "gs://b/x.png"} for i in (1, 2, 3, 4)] + [
-        {"uid": 5, "prompt": None, "media": "gs://b/x.png"}]
-    result = gecko.generate_rubrics(rows, id_columns=["uid"], prompt_column="prompt", media_type="image",
-                                    model_spec=f"replay/{replay}", parameters=QUIET)
+        {"uid": 5, "prompt": None, "media": "gs://b/x.png"}
+    ]
+    result = gecko.generate_rubrics(
+        rows,
+        id_columns=["uid"],
+        prompt_column="prompt",
+        media_type="image",
+        model_spec=f"replay/{replay}",
+        parameters=QUIET,
+    )
     assert [r["uid"] for r in result.rows] == [1]
     kinds = {e["uid"]: (e["stage"], e["error_kind"]) for e in result.errors}
-    assert kinds == {2: ("rubric_generation", "unparseable_rubric"), 3: ("rubric_generation", "empty_rubric"),
-                     4: ("rubric_generation", "not_recorded"), 5: ("rubric_generation", "missing_prompt")}
+    assert kinds == {
+        2: ("rubric_generation", "unparseable_rubric"),
+        3: ("rubric_generation", "empty_rubric"),
+        4: ("rubric_generation", "not_recorded"),
+        5: ("rubric_generation", "missing_prompt"),
+    }
     assert next(e for e in result.errors if e["uid"] == 2)["raw"] == "I'd rather not."
 
 
@@ -105,8 +162,10 @@ def test_generation_input_errors():
     with pytest.raises(InputError, match="prompt_column is required"):
         gecko.generate_rubrics([{"uid": 1, "prompt": "p"}], prompt_column="", **kwargs)
     with pytest.raises(InputError, match=r"unknown key\(s\) \['sampling_count'\]"):
-        gecko.generate_rubrics([{"uid": 1, "prompt": "p"}], prompt_column="prompt",
-                               **{**kwargs, "parameters": {"sampling_count": 2}})
+        gecko.generate_rubrics(
+            [{"uid": 1, "prompt": "p"}], prompt_column="prompt", **{**kwargs, "parameters": {"sampling_count": 2}}
+        )
     with pytest.raises(InputError, match="invalid template syntax"):
-        gecko.generate_rubrics([{"uid": 1, "prompt": "p"}], prompt_column="prompt", prompt_template="{% if %}",
-                               **kwargs)
+        gecko.generate_rubrics(
+            [{"uid": 1, "prompt": "p"}], prompt_column="prompt", prompt_template="{% if %}", **kwargs
+        )

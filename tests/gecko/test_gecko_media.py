@@ -49,9 +49,7 @@ def test_remote_media_is_sent_by_reference(uri, media_type, mime):
 
 
 def test_vertex_contents_json_from_the_gecko_sample():
-    value = json.dumps(
-        {"contents": [{"parts": [{"file_data": {"mime_type": "image/png", "file_uri": "gs://b/obj"}}]}]}
-    )
+    value = json.dumps({"contents": [{"parts": [{"file_data": {"mime_type": "image/png", "file_uri": "gs://b/obj"}}]}]})
     (part,) = resolve_media(value, media_type="image")
     assert (part.mime_type, part.uri) == ("image/png", "gs://b/obj")
     camel = {"contents": {"parts": [{"fileData": {"fileUri": "gs://b/v.mp4"}}]}}

@@ -67,8 +67,10 @@ def test_generated_image_rubric_with_prose_fences_and_trailing_commas():
 
 
 def test_generated_question_type_outside_the_list_is_kept_as_other_with_a_warning():
-    data = {"keywords": "{1}[a cat]", "qas": [{"keyword_id": 1, "question": "Is there a cat?",
-                                              "question_type": "feline", "answer": "yes"}]}
+    data = {
+        "keywords": "{1}[a cat]",
+        "qas": [{"keyword_id": 1, "question": "Is there a cat?", "question_type": "feline", "answer": "yes"}],
+    }
     rubric = parse_generated_rubric(json.dumps(data), media_type="image")
     assert rubric["qas"][0]["question_type"] == "other"
     assert any("'feline'" in w and "'other'" in w for w in rubric["rubric_warnings"])
@@ -78,8 +80,13 @@ def test_generated_video_rubric_letters_become_choice_texts():
     data = {
         "keywords": "A {1}[red] kite",
         "qas": [
-            {"keyword_id": 1, "question": "What color is the kite?", "question_type": "color",
-             "choices": {"a": "green", "b": "red", "c": "yellow", "d": "black"}, "answer": "b"},
+            {
+                "keyword_id": 1,
+                "question": "What color is the kite?",
+                "question_type": "color",
+                "choices": {"a": "green", "b": "red", "c": "yellow", "d": "black"},
+                "answer": "b",
+            },
             {"keyword_id": 1, "question": "Bad one", "choices": {"a": "x", "b": "y"}, "answer": "e"},
         ],
     }
@@ -109,14 +116,26 @@ def test_generated_rubric_failures_never_give_an_empty_rubric(text, kind):
 def test_supplied_rubric_keeps_own_question_types_and_ids():
     rubric = normalize_supplied_rubric(
         json.dumps(
-            {"qas": [
-                {"question_id": 1, "question": "is this a surfer?", "question_type": "animal/human",
-                 "choices": ["yes", "no"], "answer": "yes"},
-                {"question_id": 2, "question": "what is it?", "choices": ["surfer", "swimmer"], "answer": "Surfer",
-                 "dependencies": "1"},
-                {"question": "is it sunny?", "answer": "no"},
-                {"question": "what text is shown?", "answer": "OPEN"},
-            ]}
+            {
+                "qas": [
+                    {
+                        "question_id": 1,
+                        "question": "is this a surfer?",
+                        "question_type": "animal/human",
+                        "choices": ["yes", "no"],
+                        "answer": "yes",
+                    },
+                    {
+                        "question_id": 2,
+                        "question": "what is it?",
+                        "choices": ["surfer", "swimmer"],
+                        "answer": "Surfer",
+                        "dependencies": "1",
+                    },
+                    {"question": "is it sunny?", "answer": "no"},
+                    {"question": "what text is shown?", "answer": "OPEN"},
+                ]
+            }
         )
     )
     qas = rubric["qas"]
@@ -135,8 +154,13 @@ def test_supplied_rubric_keeps_own_question_types_and_ids():
         ([], "no questions"),
         ([{"question": "q?", "choices": ["a", "b"], "answer": "c"}], "not one of the choices"),
         ([{"question": "q?"}], "no expected answer"),
-        ([{"question_id": 1, "question": "a?", "answer": "yes"}, {"question_id": "1", "question": "b?",
-                                                                   "answer": "no"}], "duplicate question_id"),
+        (
+            [
+                {"question_id": 1, "question": "a?", "answer": "yes"},
+                {"question_id": "1", "question": "b?", "answer": "no"},
+            ],
+            "duplicate question_id",
+        ),
         (["just text"], "not an object"),
     ],
 )
@@ -147,8 +171,13 @@ def test_bad_supplied_rubrics(value, message):
 
 def test_parse_supplied_rubrics_routes_bad_rows_to_errors(caplog):
     rows = [
-        {"id": 1, "rubric": [{"question_id": 1, "question": "a?", "answer": "yes"},
-                             {"question_id": 2, "question": "b?", "answer": "yes", "dependencies": "1, outside"}]},
+        {
+            "id": 1,
+            "rubric": [
+                {"question_id": 1, "question": "a?", "answer": "yes"},
+                {"question_id": 2, "question": "b?", "answer": "yes", "dependencies": "1, outside"},
+            ],
+        },
         {"id": 2, "rubric": "not json at all"},
         {"id": 3, "rubric": None},
     ]
@@ -171,3 +200,8 @@ def test_parse_supplied_rubrics_checks_columns_and_ids():
         parse_supplied_rubrics([{"id": 1, "r": []}, {"id": 1, "r": []}], id_columns=["id"], rubrics_column="r")
     with pytest.raises(InputError, match="id_columns must be a non-empty list"):
         parse_supplied_rubrics([{"id": 1, "r": []}], id_columns="id", rubrics_column="r")
+
+
+def test_supplied_question_types_are_kept_verbatim():
+    rubric = normalize_supplied_rubric([{"question": "q?", "answer": "yes", "question_type": " Entity/Whole "}])
+    assert rubric["qas"][0]["question_type"] == "Entity/Whole"

@@ -7,8 +7,15 @@ YN = ["yes", "no"]
 
 
 def qa(qid, answer="yes", choices=YN, qtype="object", deps=(), keyword_id=None):
-    return {"question_id": qid, "question": f"question {qid}?", "question_type": qtype, "choices": list(choices),
-            "answer": answer, "dependencies": list(deps), "keyword_id": keyword_id}
+    return {
+        "question_id": qid,
+        "question": f"question {qid}?",
+        "question_type": qtype,
+        "choices": list(choices),
+        "answer": answer,
+        "dependencies": list(deps),
+        "keyword_id": keyword_id,
+    }
 
 
 def sample(verdict=None, error=None, probs=None, index=0):
@@ -24,8 +31,11 @@ def row(rid, qas, answers, keywords=None):
 
 def test_exact_match_mean_and_per_type_accuracy():
     rows = [
-        row(1, [qa("1"), qa("2", qtype="color"), qa("3", "b) a boat", ["a car", "a boat"], qtype="object")],
-            {"1": [sample("Yes.")], "2": [sample("no")], "3": [sample("a")]}),
+        row(
+            1,
+            [qa("1"), qa("2", qtype="color"), qa("3", "b) a boat", ["a car", "a boat"], qtype="object")],
+            {"1": [sample("Yes.")], "2": [sample("no")], "3": [sample("a")]},
+        ),
         row(2, [qa("1", qtype="color")], {"1": [sample("yes")]}),
     ]
     result = score(rows, id_columns=["id"])
@@ -43,17 +53,26 @@ def test_exact_match_mean_and_per_type_accuracy():
 
 
 def test_unparseable_verdicts_are_counted_not_scored_zero():
-    rows = [row(1, [qa("1"), qa("2"), qa("3")], {
-        "1": [sample("not sure")],
-        "2": [sample("yes")],
-        "3": [sample(error={"kind": "missing_question", "message": "no answer for q3"})],
-    })]
+    rows = [
+        row(
+            1,
+            [qa("1"), qa("2"), qa("3")],
+            {
+                "1": [sample("not sure")],
+                "2": [sample("yes")],
+                "3": [sample(error={"kind": "missing_question", "message": "no answer for q3"})],
+            },
+        )
+    ]
     result = score(rows, id_columns=["id"])
     (r,) = result.results
     assert r["final_score"] == 1.0 and r["questions_scored"] == 1 and r["parse_failures"] == 2
     statuses = [(q["status"], q["score"], (q["error"] or {}).get("kind")) for q in r["qa_results"]]
-    assert statuses == [("unparseable", None, "unparseable_verdict"), ("scored", 1.0, None),
-                        ("unparseable", None, "missing_question")]
+    assert statuses == [
+        ("unparseable", None, "unparseable_verdict"),
+        ("scored", 1.0, None),
+        ("unparseable", None, "missing_question"),
+    ]
     assert result.metrics["parse_failures"] == 2 and result.metrics["unparseable_samples"] == 1
 
 
@@ -66,10 +85,16 @@ def test_a_row_with_nothing_scorable_is_an_error_row():
 
 
 def test_votes_across_samples_and_ties_go_to_the_earliest():
-    rows = [row(1, [qa("1"), qa("2")], {
-        "1": [sample("no", index=0), sample("yes", index=1), sample("yes", index=2)],
-        "2": [sample("no", index=0), sample("yes", index=1), sample("perhaps", index=2)],
-    })]
+    rows = [
+        row(
+            1,
+            [qa("1"), qa("2")],
+            {
+                "1": [sample("no", index=0), sample("yes", index=1), sample("yes", index=2)],
+                "2": [sample("no", index=0), sample("yes", index=1), sample("perhaps", index=2)],
+            },
+        )
+    ]
     (r,) = score(rows, id_columns=["id"]).results
     q1, q2 = r["qa_results"]
     assert (q1["verdict"], q1["votes"], q1["score"]) == ("yes", {"no": 1, "yes": 2}, 1.0)
@@ -134,8 +159,12 @@ def test_logprob_weighting():
 
 def test_keyword_coverage_per_row_and_pooled():
     rows = [
-        row(1, [qa("1", keyword_id=1), qa("2", keyword_id=1)], {"1": [sample("yes")], "2": [sample("yes")]},
-            keywords="{1}[a] {2}[b]"),
+        row(
+            1,
+            [qa("1", keyword_id=1), qa("2", keyword_id=1)],
+            {"1": [sample("yes")], "2": [sample("yes")]},
+            keywords="{1}[a] {2}[b]",
+        ),
         row(2, [qa("1", keyword_id=1)], {"1": [sample("yes")]}, keywords="{1}[c]"),
         row(3, [qa("1")], {"1": [sample("yes")]}),
     ]
@@ -145,8 +174,13 @@ def test_keyword_coverage_per_row_and_pooled():
 
 
 def test_free_form_questions_use_normalized_exact_match():
-    rows = [row(1, [qa("1", "OPEN", choices=[]), qa("2", "open", choices=[])],
-                {"1": [sample(" open. ")], "2": [sample("opened")]})]
+    rows = [
+        row(
+            1,
+            [qa("1", "OPEN", choices=[]), qa("2", "open", choices=[])],
+            {"1": [sample(" open. ")], "2": [sample("opened")]},
+        )
+    ]
     (r,) = score(rows, id_columns=["id"]).results
     assert [q["score"] for q in r["qa_results"]] == [1.0, 0.0]
 
@@ -156,3 +190,12 @@ def test_bad_scoring_options():
         score([], id_columns=["id"], options={"dependency_mask": True})
     with pytest.raises(InputError, match="missing_answer_policy"):
         ScoringOptions.from_params({"missing_answer_policy": "ignore"})
+
+
+def test_rows_without_a_rubric_are_error_rows():
+    result = score([{"id": 1, "answers": {}}, {"id": 2, "qas": [{"question": "no id"}]}], id_columns=["id"])
+    assert result.results == []
+    assert [(e["id"], e["stage"], e["error_kind"]) for e in result.errors] == [
+        (1, "scoring", "invalid_rubric"),
+        (2, "scoring", "invalid_rubric"),
+    ]

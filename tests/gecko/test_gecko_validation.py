@@ -9,10 +9,24 @@ from autorater_pipelines.gecko import parse_all_answers, score, validate
 from autorater_pipelines.testing import ModelEmulator
 
 QAS = [
-    {"question_id": "q1", "question": "Is there a cat?", "question_type": "animal", "choices": ["yes", "no"],
-     "answer": "yes", "dependencies": [], "keyword_id": None},
-    {"question_id": "q2", "question": "What color is the cat?", "question_type": "color",
-     "choices": ["black", "white", "orange", "grey"], "answer": "orange", "dependencies": ["q1"], "keyword_id": None},
+    {
+        "question_id": "q1",
+        "question": "Is there a cat?",
+        "question_type": "animal",
+        "choices": ["yes", "no"],
+        "answer": "yes",
+        "dependencies": [],
+        "keyword_id": None,
+    },
+    {
+        "question_id": "q2",
+        "question": "What color is the cat?",
+        "question_type": "color",
+        "choices": ["black", "white", "orange", "grey"],
+        "answer": "orange",
+        "dependencies": ["q1"],
+        "keyword_id": None,
+    },
 ]
 
 
@@ -29,8 +43,10 @@ QUIET = {"progress": False, "cache_dir": "off"}
 
 
 def test_parse_all_answers_matches_by_question_id_never_by_text():
-    text = 'Here you go:\n```json\n{"answers": [{"question_id": "[Q2]", "question": "Is there a cat?", ' \
-           '"answer": "c"}, {"question_id": "q1", "answer": "yes"},]}\n```'
+    text = (
+        'Here you go:\n```json\n{"answers": [{"question_id": "[Q2]", "question": "Is there a cat?", '
+        '"answer": "c"}, {"question_id": "q1", "answer": "yes"},]}\n```'
+    )
     assert parse_all_answers(text, ["q1", "q2"]) == {"q1": "yes", "q2": "c"}
     assert parse_all_answers('{"q1": "no", "q9": "yes"}', ["q1", "q2"]) == {"q1": "no"}
     assert parse_all_answers('[{"question_id": 1, "answer": true}]', ["1"]) == {"1": True}
@@ -39,13 +55,20 @@ def test_parse_all_answers_matches_by_question_id_never_by_text():
 
 
 def test_all_questions_in_one_call_with_replay(tmp_path):
-    spec = write_replay(tmp_path / "v.jsonl", [
-        {"id": "r0", "response": '{"answers": [{"question_id": "q1", "answer": "Yes"}, '
-                                 '{"question_id": "q2", "answer": "c"}]}'},
-        {"id": "r1", "response": "Sorry, I can't see the image."},
-    ])
-    result = validate(rubric_rows(3), id_columns=["id"], media_column="image", media_type="image",
-                      model_spec=spec, parameters=QUIET)
+    spec = write_replay(
+        tmp_path / "v.jsonl",
+        [
+            {
+                "id": "r0",
+                "response": '{"answers": [{"question_id": "q1", "answer": "Yes"}, '
+                '{"question_id": "q2", "answer": "c"}]}',
+            },
+            {"id": "r1", "response": "Sorry, I can't see the image."},
+        ],
+    )
+    result = validate(
+        rubric_rows(3), id_columns=["id"], media_column="image", media_type="image", model_spec=spec, parameters=QUIET
+    )
     assert result.errors == []
     r0, r1, r2 = result.rows
     assert r0["answers"]["q2"][0]["verdict"] == "c"
@@ -57,7 +80,9 @@ def test_all_questions_in_one_call_with_replay(tmp_path):
     scored = score(result.rows, id_columns=["id"])
     assert [r["final_score"] for r in scored.results] == [1.0]
     assert {(e["id"], e["stage"], e["error_kind"]) for e in scored.errors} == {
-        ("r1", "scoring", "no_scored_questions"), ("r2", "validation", "not_recorded")}
+        ("r1", "scoring", "no_scored_questions"),
+        ("r2", "validation", "not_recorded"),
+    }
 
 
 def test_one_question_per_call_with_replay_and_votes(tmp_path):
@@ -65,8 +90,9 @@ def test_one_question_per_call_with_replay_and_votes(tmp_path):
     records += [{"id": "r0", "question_id": "q2", "sample_index": i, "response": v} for i, v in enumerate("cbc")]
     spec = write_replay(tmp_path / "v.jsonl", records)
     params = {**QUIET, "questions_per_call": 1, "sampling_count": 3}
-    result = validate(rubric_rows(1), id_columns=["id"], media_column="image", media_type="image",
-                      model_spec=spec, parameters=params)
+    result = validate(
+        rubric_rows(1), id_columns=["id"], media_column="image", media_type="image", model_spec=spec, parameters=params
+    )
     (row,) = result.rows
     assert [s["verdict"] for s in row["answers"]["q2"]] == ["c", "b", "c"]
     assert "raw_responses" not in row
@@ -82,12 +108,15 @@ def test_media_errors_become_error_rows_and_nothing_is_lost(tmp_path):
         {"id": "bad2", "image": "gs://bucket/file.xyz", "qas": QAS},
         {"id": "bad3", "image": "gs://bucket/a.png", "qas": []},
     ]
-    result = validate(rows, id_columns=["id"], media_column="image", media_type="image", model_spec=spec,
-                      parameters=QUIET)
+    result = validate(
+        rows, id_columns=["id"], media_column="image", media_type="image", model_spec=spec, parameters=QUIET
+    )
     assert [r["id"] for r in result.rows] == ["r0"]
     assert [(e["id"], e["stage"], e["error_kind"]) for e in result.errors] == [
-        ("bad1", "media", "unreadable_media"), ("bad2", "media", "unknown_media_type"),
-        ("bad3", "validation", "invalid_rubric")]
+        ("bad1", "media", "unreadable_media"),
+        ("bad2", "media", "unknown_media_type"),
+        ("bad3", "validation", "invalid_rubric"),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -102,8 +131,14 @@ def test_media_errors_become_error_rows_and_nothing_is_lost(tmp_path):
 )
 def test_bad_validator_parameters(params, message):
     with pytest.raises(InputError, match=message):
-        validate(rubric_rows(1), id_columns=["id"], media_column="image", media_type="image",
-                 model_spec="replay/none.jsonl", parameters=params)
+        validate(
+            rubric_rows(1),
+            id_columns=["id"],
+            media_column="image",
+            media_type="image",
+            model_spec="replay/none.jsonl",
+            parameters=params,
+        )
 
 
 def test_bad_columns_media_type_and_template():
@@ -129,8 +164,16 @@ def test_emulator_all_in_one_sends_media_and_schema(media_file):
     rows[1]["id"] = "r1"
     with ModelEmulator(responder=_answer_all) as emu:
         params = {**QUIET, "base_url": emu.url}
-        result = validate(rows, id_columns=["id"], media_column="image", media_type="image",
-                          model_spec="gemini-2.5-flash", parameters=params, project="p", location="us-central1")
+        result = validate(
+            rows,
+            id_columns=["id"],
+            media_column="image",
+            media_type="image",
+            model_spec="gemini-2.5-flash",
+            parameters=params,
+            project="p",
+            location="us-central1",
+        )
         requests = list(emu.requests)
     assert emu.call_count == 2
     media = sorted(m for r in requests for m in r.media)
@@ -143,15 +186,29 @@ def test_emulator_all_in_one_sends_media_and_schema(media_file):
 def test_emulator_one_question_per_call_with_logprobs():
     def responder(request):
         if "Is there a cat?" in request.prompt_text:
-            return {"text": "yes", "logprobs": [{"token": "yes", "logprob": math.log(0.8),
-                                                 "top": [["yes", math.log(0.8)], ["no", math.log(0.2)]]}]}
-        return {"text": "c", "logprobs": [{"token": "c", "logprob": math.log(0.5),
-                                           "top": [["c", math.log(0.5)], ["b", math.log(0.5)]]}]}
+            return {
+                "text": "yes",
+                "logprobs": [
+                    {"token": "yes", "logprob": math.log(0.8), "top": [["yes", math.log(0.8)], ["no", math.log(0.2)]]}
+                ],
+            }
+        return {
+            "text": "c",
+            "logprobs": [{"token": "c", "logprob": math.log(0.5), "top": [["c", math.log(0.5)], ["b", math.log(0.5)]]}],
+        }
 
     with ModelEmulator(responder=responder) as emu:
         params = {**QUIET, "base_url": emu.url, "questions_per_call": 1, "logprobs": 2}
-        result = validate(rubric_rows(1), id_columns=["id"], media_column="image", media_type="image",
-                          model_spec="gemini-2.5-flash", parameters=params, project="p", location="us-central1")
+        result = validate(
+            rubric_rows(1),
+            id_columns=["id"],
+            media_column="image",
+            media_type="image",
+            model_spec="gemini-2.5-flash",
+            parameters=params,
+            project="p",
+            location="us-central1",
+        )
         assert emu.call_count == 2
         assert all(r.response_schema is None for r in emu.requests)
     (row,) = result.rows

@@ -97,8 +97,11 @@ def test_labels():
 def test_choice_probabilities_from_first_answer_token():
     lp = (
         TokenLogprob(token=" ", logprob=0.0),
-        TokenLogprob(token="Yes", logprob=math.log(0.6), top=(("Yes", math.log(0.6)), ("yes", math.log(0.2)),
-                                                               ("No", math.log(0.1)), ("Maybe", math.log(0.1)))),
+        TokenLogprob(
+            token="Yes",
+            logprob=math.log(0.6),
+            top=(("Yes", math.log(0.6)), ("yes", math.log(0.2)), ("No", math.log(0.1)), ("Maybe", math.log(0.1))),
+        ),
     )
     probs = choice_probabilities(lp, list(YN))
     assert probs["yes"] == pytest.approx(0.8 / 0.9)

@@ -100,9 +100,7 @@ def check_media_type(media_type: str) -> str:
     """Return ``media_type`` lower-cased, or raise InputError when it is not ``image``/``video``."""
     value = str(media_type or "").strip().lower()
     if value not in MEDIA_TYPES:
-        raise InputError(
-            f"media_type must be one of {list(MEDIA_TYPES)}, got {media_type!r}", source="media_type"
-        )
+        raise InputError(f"media_type must be one of {list(MEDIA_TYPES)}, got {media_type!r}", source="media_type")
     return value
 
 
@@ -185,8 +183,7 @@ def split_parameters(
     unknown = sorted(k for k in params if k not in own and k not in config_keys)
     if unknown:
         raise InputError(
-            f"unknown key(s) {unknown}; valid keys are {sorted(own)} and the model settings "
-            f"{sorted(config_keys)}",
+            f"unknown key(s) {unknown}; valid keys are {sorted(own)} and the model settings {sorted(config_keys)}",
             source=source,
         )
     mine = {k: params.pop(k, default) for k, default in own.items()}

@@ -158,8 +158,6 @@ def generate_rubrics(
             )
             continue
         if rubric["rubric_warnings"]:
-            logger.warning(
-                "rubric of %s: %s", id_values(row, id_columns), "; ".join(rubric["rubric_warnings"])
-            )
+            logger.warning("rubric of %s: %s", id_values(row, id_columns), "; ".join(rubric["rubric_warnings"]))
         out.append(rubric_row(row, rubric))
     return StageResult(out, errors)

@@ -133,7 +133,9 @@ def _check_dependencies(qas: list[dict[str, Any]], warnings: list[str]) -> None:
 
 
 def _question_type(value: Any, *, restrict: bool, qid: str, warnings: list[str]) -> str:
-    qtype = "" if is_missing(value) else str(value).strip().lower()
+    qtype = "" if is_missing(value) else str(value).strip()
+    if restrict:
+        qtype = qtype.lower()
     if not qtype:
         warnings.append(f"question {qid}: no question_type; using 'other'")
         return "other"
@@ -211,9 +213,7 @@ def normalize_generated_rubric(data: Any, *, media_type: str) -> dict[str, Any]:
             {
                 "question_id": qid,
                 "question": question.strip(),
-                "question_type": _question_type(
-                    item.get("question_type"), restrict=True, qid=qid, warnings=warnings
-                ),
+                "question_type": _question_type(item.get("question_type"), restrict=True, qid=qid, warnings=warnings),
                 "choices": list(choices),
                 "answer": choices[idx],
                 "justification": justification if isinstance(justification, str) else None,
@@ -294,9 +294,7 @@ def normalize_supplied_rubric(value: Any) -> dict[str, Any]:
             {
                 "question_id": qid,
                 "question": question.strip(),
-                "question_type": _question_type(
-                    item.get("question_type"), restrict=False, qid=qid, warnings=warnings
-                ),
+                "question_type": _question_type(item.get("question_type"), restrict=False, qid=qid, warnings=warnings),
                 "choices": list(choices),
                 "answer": str(answer).strip(),
                 "justification": justification if isinstance(justification, str) else None,
@@ -359,16 +357,12 @@ def parse_supplied_rubrics(
             errors.append(error_row(row, id_columns, stage="rubrics", kind=exc.kind, message=str(exc)))
             continue
         if rubric["rubric_warnings"]:
-            logger.warning(
-                "rubric of %s: %s", id_values(row, id_columns), "; ".join(rubric["rubric_warnings"])
-            )
+            logger.warning("rubric of %s: %s", id_values(row, id_columns), "; ".join(rubric["rubric_warnings"]))
         out.append(rubric_row(row, rubric, drop=(rubrics_column,)))
     return StageResult(out, errors)
 
 
-def rubric_row(
-    row: Mapping[str, Any], rubric: Mapping[str, Any], *, drop: Sequence[str] = ()
-) -> dict[str, Any]:
+def rubric_row(row: Mapping[str, Any], rubric: Mapping[str, Any], *, drop: Sequence[str] = ()) -> dict[str, Any]:
     """Return the input row (without ``drop`` columns) extended with the rubric fields."""
     out = {k: v for k, v in row.items() if k not in drop}
     out.update({k: rubric[k] for k in _RUBRIC_FIELDS})

@@ -95,13 +95,12 @@ def _first_error(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     return next((dict(s["error"]) for s in samples if s.get("error")), None)
 
 
-def _score_question(
-    qa: Mapping[str, Any], samples: Sequence[Mapping[str, Any]], weighting: bool
-) -> dict[str, Any]:
+def _score_question(qa: Mapping[str, Any], samples: Sequence[Mapping[str, Any]], weighting: bool) -> dict[str, Any]:
     choices = list(qa.get("choices") or [])
     expected = qa.get("answer")
-    if choices and resolve(expected, choices) is not None:
-        expected = choices[resolve(expected, choices)]  # e.g. "b" or "b) a boat" -> "a boat"
+    expected_index = resolve(expected, choices) if choices else None
+    if expected_index is not None:
+        expected = choices[expected_index]  # e.g. "b" or "b) a boat" -> "a boat"
     result: dict[str, Any] = {
         "question_id": qa["question_id"],
         "question": qa.get("question"),
@@ -185,10 +184,13 @@ def score_row(
         ``questions_scored``, ``parse_failures``, ``missing_answers``.
 
     """
+    qas = row.get("qas")
+    if not isinstance(qas, list) or not all(isinstance(q, Mapping) and "question_id" in q for q in qas):
+        message = f"row has no rubric questions with question ids ('qas'), got {str(qas)[:200]!r}"
+        return None, [error_row(row, id_columns, stage="scoring", kind="invalid_rubric", message=message)]
     answers = row.get("answers") or {}
     qa_results = [
-        _score_question(qa, answers.get(qa["question_id"]) or [], options.logprob_weighting)
-        for qa in row["qas"]
+        _score_question(qa, answers.get(qa["question_id"]) or [], options.logprob_weighting) for qa in qas
     ]
     errors: list[dict[str, Any]] = []
     missing = [r for r in qa_results if r["status"] == "missing"]
@@ -198,9 +200,7 @@ def score_row(
         message = f"no answer for question(s) {ids}: {first['message']}"
         if options.missing_answer_policy == "error":
             kind = first["kind"]
-            return None, [
-                error_row(row, id_columns, stage="validation", kind=kind, message=message, question_ids=ids)
-            ]
+            return None, [error_row(row, id_columns, stage="validation", kind=kind, message=message, question_ids=ids)]
         handled = "scored_zero" if options.missing_answer_policy == "zero" else "skipped"
         errors.append(
             error_row(
@@ -225,15 +225,13 @@ def score_row(
         message = "no question could be scored: " + "; ".join(
             f"{r['question_id']}: {r['status']} ({(r['error'] or {}).get('message')})" for r in qa_results[:5]
         )
-        errors.append(
-            error_row(row, id_columns, stage="scoring", kind="no_scored_questions", message=message)
-        )
+        errors.append(error_row(row, id_columns, stage="scoring", kind="no_scored_questions", message=message))
         return None, errors
     result = {k: v for k, v in row.items() if k not in _DROPPED}
     result.update(
         qa_results=qa_results,
         final_score=sum(scores) / len(scores),
-        keyword_coverage=keyword_coverage(row.get("keywords"), row["qas"]),
+        keyword_coverage=keyword_coverage(row.get("keywords"), qas),
         questions_scored=len(scores),
         parse_failures=sum(r["status"] == "unparseable" for r in qa_results),
         missing_answers=len(missing),

@@ -209,9 +209,7 @@ def validate(
     settings, model_params = validator_settings(parameters)
     one = settings["questions_per_call"] == 1
     count = settings["sampling_count"]
-    config = GenerateConfig.from_params(
-        model_params, source="validator_parameters", project=project, location=location
-    )
+    config = GenerateConfig.from_params(model_params, source="validator_parameters", project=project, location=location)
     if config.logprobs and not one:
         logger.warning("validator_parameters.logprobs is only used with questions_per_call=1; ignored")
     default = prompts.VALIDATE_ONE_TEMPLATE if one else prompts.VALIDATE_ALL_TEMPLATE
@@ -229,9 +227,7 @@ def validate(
     )
     model = get_model(model_spec, config)
     outputs = model.generate(plan.requests, desc="gecko validation") if plan.requests else []
-    answers: list[dict[str, list[dict[str, Any]]]] = [
-        {qa["question_id"]: [] for qa in r["qas"]} for r in plan.rows
-    ]
+    answers: list[dict[str, list[dict[str, Any]]]] = [{qa["question_id"]: [] for qa in r["qas"]} for r in plan.rows]
     raw_responses: list[list[dict[str, Any]]] = [[] for _ in plan.rows]
     for (position, qid, s), output in zip(plan.slots, outputs, strict=True):
         if qid is not None:
@@ -299,17 +295,13 @@ def _plan(
         plan.choices.append({qa["question_id"]: list(qa.get("choices") or []) for qa in qas})
         if one:
             for view in views:
-                text = prompts.render(
-                    template, source="validator_template", media_type=media_type, question=view
-                )
+                text = prompts.render(template, source="validator_template", media_type=media_type, question=view)
                 key = {**ids, "question_id": view["question_id"]}
                 for s in range(count):
                     plan.requests.append(ModelRequest(parts=(*media, text), key=key, sample_index=s))
                     plan.slots.append((position, view["question_id"], s))
         else:
-            text = prompts.render(
-                template, source="validator_template", media_type=media_type, questions=views
-            )
+            text = prompts.render(template, source="validator_template", media_type=media_type, questions=views)
             for s in range(count):
                 plan.requests.append(
                     ModelRequest(
@@ -343,6 +335,5 @@ def _all_samples(s: int, output: ModelOutput, question_ids: list[str]) -> dict[s
         "message": "the reply has no (unambiguous) answer for this question_id",
     }
     return {
-        q: _sample(s, verdict=found[q]) if found.get(q) is not None else _sample(s, error=missing)
-        for q in question_ids
+        q: _sample(s, verdict=found[q]) if found.get(q) is not None else _sample(s, error=missing) for q in question_ids
     }
