@@ -17,11 +17,13 @@ __all__ = ["ConcurrencyLimiter", "RateLimiter"]
 
 
 class RateLimiter:
-    """Spaces call starts evenly: at most one start per ``60 / requests_per_minute`` seconds.
+    """Spaces call starts evenly: consecutive starts are at least ``60 / requests_per_minute`` s apart.
 
     There is no initial burst: the first call starts at once, the next one interval later, and so on.
-    :meth:`pause` holds every start until a moment in the future (used when a server answers 429 with
-    ``Retry-After``, so the other calls in flight do not hammer it meanwhile).
+    Spacing is measured between actual start times, so a stalled event loop never releases a burst.
+    Waiters are served first come, first served. :meth:`pause` holds every start until a moment in
+    the future (used when a server answers 429 with ``Retry-After``, so the other calls do not hammer
+    it meanwhile).
 
     Args:
         requests_per_minute: Maximum starts per minute; None = no spacing (``pause`` still works).
@@ -34,22 +36,35 @@ class RateLimiter:
     ) -> None:
         self.interval_s = 60.0 / requests_per_minute if requests_per_minute else 0.0
         self._clock = clock
-        self._next_start = 0.0
-        self._paused_until = 0.0
-        self._lock = threading.Lock()
+        self._last_start = -float("inf")
+        self._paused_until = -float("inf")
+        self._lock = threading.Lock()  # pause() may come from any thread
+        self._queues: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+
+    def _queue(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            for old in [lp for lp in self._queues if lp.is_closed()]:
+                del self._queues[old]
+            return self._queues.setdefault(loop, asyncio.Lock())
+
+    def _try_start(self) -> float:
+        """Start now if allowed (returns 0) or return the seconds to wait."""
+        with self._lock:
+            now = self._clock()
+            ready = max(self._last_start + self.interval_s, self._paused_until)
+            if now >= ready:
+                self._last_start = now
+                return 0.0
+            return ready - now
 
     async def acquire(self) -> None:
-        """Wait until this caller may start a call (reserves the slot; a reservation is never returned)."""
-        while True:
-            with self._lock:
-                now = self._clock()
-                start = max(now, self._next_start, self._paused_until)
-                self._next_start = start + self.interval_s
-            if start > now:
-                await asyncio.sleep(start - now)
-            # A pause may have been extended while we slept; if so, wait for it too.
-            if self._clock() + 1e-3 >= self._paused_until:
-                return
+        """Wait until this caller may start a call."""
+        if self.interval_s == 0.0 and self._try_start() == 0.0:
+            return  # no spacing and no pause: no queueing either
+        async with self._queue():
+            while (delay := self._try_start()) > 0.0:
+                await asyncio.sleep(delay)
 
     def pause(self, seconds: float) -> None:
         """Hold every start for ``seconds`` from now (never shortens an existing pause)."""

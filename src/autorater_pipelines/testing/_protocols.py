@@ -44,7 +44,7 @@ class EmulatedRequest:
         protocol: ``"vertex"``, ``"gemini_api"`` or ``"openai"``.
         model: Model name or resource id from the URL (Google) or the body (OpenAI).
         path: Request path.
-        headers: Request headers (original spelling).
+        headers: Request headers, names lower-cased.
         body: Parsed JSON body.
         prompt_text: All text parts of the user turn(s), joined with newlines.
         media: ``(mime_type, bytes or None, uri or None)`` per media part, in order.
@@ -99,6 +99,15 @@ Responder = Callable[[EmulatedRequest], "str | dict[str, Any]"]
 ``input_tokens``, ``output_tokens``."""
 
 
+def _b64decode(text: str) -> bytes:
+    """Decode standard or URL-safe base64 (google-genai sends URL-safe), padding optional."""
+    text = text.strip().replace("-", "+").replace("_", "/")
+    try:
+        return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return b""
+
+
 def _get(obj: dict[str, Any], camel: str, snake: str) -> Any:
     return obj.get(camel, obj.get(snake))
 
@@ -112,11 +121,7 @@ def _google_parts(parts: list[Any], request: EmulatedRequest, texts: list[str]) 
         inline = _get(part, "inlineData", "inline_data")
         if isinstance(inline, dict):
             mime = _get(inline, "mimeType", "mime_type") or ""
-            try:
-                data = base64.b64decode(inline.get("data") or "", validate=False)
-            except (binascii.Error, ValueError):
-                data = b""
-            request.media.append((mime, data, None))
+            request.media.append((mime, _b64decode(str(inline.get("data") or "")), None))
         file_data = _get(part, "fileData", "file_data")
         if isinstance(file_data, dict):
             mime = _get(file_data, "mimeType", "mime_type") or ""
@@ -179,7 +184,7 @@ def _parse_openai(request: EmulatedRequest) -> None:
                 url = str((part.get("image_url") or {}).get("url", ""))
                 match = _DATA_URL.match(url)
                 if match:
-                    request.media.append((match["mime"], base64.b64decode(match["data"]), None))
+                    request.media.append((match["mime"], _b64decode(match["data"]), None))
                 else:
                     request.media.append((mimetypes.guess_type(url)[0] or "", None, url))
     request.prompt_text = "\n".join(texts)

@@ -128,7 +128,8 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError as exc:
             self._send(400, error_body(protocol, 400, f"invalid JSON body: {exc}"))
             return
-        request = EmulatedRequest(protocol, model, self.path, dict(self.headers.items()), body)
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        request = EmulatedRequest(protocol, model, self.path, headers, body)
         parse_request(request)
         status, payload, headers = self.server.emulator._handle(request)
         self._send(status, payload, headers)

@@ -1,0 +1,31 @@
+"""``python -m autorater_pipelines.testing.emulator`` prints its URL, serves, and stops on SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+
+
+def test_cli_serves_until_terminated() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "autorater_pipelines.testing.emulator", "--port", "0", "--text", "fixed"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("model emulator listening on http://127.0.0.1:")
+        url = line.split()[-1]
+        body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+        request = urllib.request.Request(
+            url + "/v1/chat/completions", data=body, headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert json.loads(response.read())["choices"][0]["message"]["content"] == "fixed"
+    finally:
+        process.terminate()
+        assert process.wait(timeout=10) == 0
+        process.stdout.close()
