@@ -37,7 +37,6 @@ def resolve_cache_dir(setting: str | None) -> Path | None:
 
     Returns:
         The directory (not created yet), or None when caching is off.
-
     """
     value = setting if setting is not None else os.environ.get("AUTORATER_CACHE_DIR")
     if value is not None and value.strip().lower() == "off":
@@ -54,7 +53,6 @@ def cache_key(identity: dict[str, Any], request: ModelRequest, config: GenerateC
         identity: ``Provider.cache_identity()`` (provider, model name, base_url).
         request: The request; its ``key`` is ignored.
         config: Generation fields are taken from it.
-
     """
     parts: list[Any] = []
     for part in request.parts:
@@ -85,7 +83,6 @@ class ResponseCache:
 
     Args:
         directory: Where entries live; created on the first write.
-
     """
 
     def __init__(self, directory: Path) -> None:
@@ -142,9 +139,7 @@ class ResponseCache:
                 except OSError:
                     pass
             if not self._write_failed:
-                logger.warning(
-                    "response cache %s is not writable, continuing without it: %s", self.directory, exc
-                )
+                logger.warning("response cache %s is not writable, continuing without it: %s", self.directory, exc)
                 self._write_failed = True
 
 

@@ -78,7 +78,6 @@ class GenerateConfig(pydantic.BaseModel):
 
         Raises:
             InputError: a value has the wrong type or range.
-
         """
         values = {k: v for k, v in (params or {}).items() if k in cls.model_fields}
         values.update({k: v for k, v in overrides.items() if v is not None})

@@ -56,7 +56,6 @@ class CallStats:
         rate_limited: HTTP 429 answers seen.
         failures: Requests whose output carries an error (any kind).
         usage: Token usage summed over successful calls.
-
     """
 
     requests: int = 0
@@ -98,7 +97,6 @@ class Model:
         name: Provider-side model name.
         config: Generation and execution settings.
         stats: Running totals (:class:`CallStats`).
-
     """
 
     def __init__(self, spec: str, backend: Provider, config: GenerateConfig) -> None:
@@ -138,7 +136,6 @@ class Model:
 
         Returns:
             The output (``cached=True, attempts=0`` for a cache hit).
-
         """
         self.stats.requests += 1
         if not self._backend.uses_network:
@@ -163,7 +160,6 @@ class Model:
         Raises:
             ModelCallError: ``config.max_consecutive_failures`` calls in a row failed after all their
                 retries; the remaining requests were not called.
-
         """
         requests = list(requests)
         if not requests:
@@ -197,11 +193,7 @@ class Model:
             output = await self.agenerate(request)
             outputs[index] = output
             bar.update(1)
-            if (
-                output.error is not None
-                and output.error.kind is not ErrorKind.BUDGET
-                and logged < _LOGGED_FAILURES
-            ):
+            if output.error is not None and output.error.kind is not ErrorKind.BUDGET and logged < _LOGGED_FAILURES:
                 logged += 1
                 logger.warning(
                     "%s: request %r failed: %s: %s",
@@ -257,10 +249,7 @@ class Model:
             self._consecutive_failures = 0
         elif output.error.kind in _CALL_FAILURES:
             self._consecutive_failures += 1
-            if (
-                self._consecutive_failures >= self.config.max_consecutive_failures
-                and self._budget_error is None
-            ):
+            if self._consecutive_failures >= self.config.max_consecutive_failures and self._budget_error is None:
                 self._budget_error = output.error
         if output.ok and self._cache is not None and key is not None:
             self._cache.put(key, output)

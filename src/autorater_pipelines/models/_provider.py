@@ -36,7 +36,6 @@ class ProviderError(Exception):
 
     Args:
         error: The classified failure.
-
     """
 
     def __init__(self, error: ModelError) -> None:
@@ -54,7 +53,6 @@ class Provider(abc.ABC):
         config: The model's configuration.
         uses_network: False for providers that answer locally (replay): the model wrapper then skips
             the cache, the rate limiter and retries.
-
     """
 
     uses_network: ClassVar[bool] = True
@@ -84,7 +82,6 @@ class Provider(abc.ABC):
         Raises:
             ProviderError: an already classified failure.
             Exception: any SDK exception; the wrapper passes it to :meth:`classify_error`.
-
         """
 
     def classify_error(self, exc: BaseException) -> ModelError:
@@ -110,7 +107,6 @@ def classify_status(status: int, message: str, retry_after_s: float | None = Non
 
     Returns:
         ``RATE_LIMIT`` for 429, ``TRANSIENT`` for 408 and 5xx, ``FATAL`` otherwise.
-
     """
     if status == 429:
         kind = ErrorKind.RATE_LIMIT
@@ -132,7 +128,6 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
 
     Returns:
         Delay in seconds (>= 0), or None when absent or unparseable.
-
     """
     if not headers:
         return None
@@ -168,7 +163,6 @@ def retry_delay_from_google_details(details: Any) -> float | None:
 
     Returns:
         Delay in seconds, or None.
-
     """
     if isinstance(details, str):
         try:

@@ -28,12 +28,9 @@ class RateLimiter:
     Args:
         requests_per_minute: Maximum starts per minute; None = no spacing (``pause`` still works).
         clock: Monotonic clock in seconds (for tests).
-
     """
 
-    def __init__(
-        self, requests_per_minute: float | None, clock: Callable[[], float] = time.monotonic
-    ) -> None:
+    def __init__(self, requests_per_minute: float | None, clock: Callable[[], float] = time.monotonic) -> None:
         self.interval_s = 60.0 / requests_per_minute if requests_per_minute else 0.0
         self._clock = clock
         self._last_start = -float("inf")
@@ -84,7 +81,6 @@ class ConcurrencyLimiter:
         adaptive: Enable AIMD adaptation.
         cooldown_s: Minimum seconds between two decreases (one burst of 429s counts once).
         clock: Monotonic clock in seconds (for tests).
-
     """
 
     def __init__(

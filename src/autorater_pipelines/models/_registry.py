@@ -64,7 +64,6 @@ def register_provider(
         pip_package: What to ``pip install`` when the loader's SDK import fails.
         sdk_modules: Top-level modules of the SDK (a failing import of one of these is reported as a
             missing SDK; any other import error propagates).
-
     """
 
     def decorate(load: Callable[[], ProviderFactory]) -> Callable[[], ProviderFactory]:
@@ -87,7 +86,6 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
     Raises:
         InputError: empty spec, unknown prefix (the message lists the valid ones), or a malformed
             resource name.
-
     """
     if not isinstance(spec, str) or not spec.strip():
         raise InputError(f"model spec must be a non-empty string, got {spec!r}", source="model spec")
@@ -126,7 +124,6 @@ def get_model(spec: str, config: GenerateConfig | None = None) -> Model:
 
     Raises:
         InputError: bad spec, unknown provider, missing SDK, or missing project / API key.
-
     """
     config = config if config is not None else GenerateConfig()
     prefix, name = parse_model_spec(spec)
@@ -136,8 +133,7 @@ def get_model(spec: str, config: GenerateConfig | None = None) -> Model:
     except ModuleNotFoundError as exc:
         missing = exc.name or ""
         if not any(
-            missing == m or missing.startswith(m + ".") or m.startswith(missing + ".")
-            for m in entry.sdk_modules
+            missing == m or missing.startswith(m + ".") or m.startswith(missing + ".") for m in entry.sdk_modules
         ):
             raise
         raise InputError(

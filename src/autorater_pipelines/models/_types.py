@@ -28,7 +28,6 @@ class MediaPart:
         mime_type: IANA media type, e.g. ``image/jpeg`` or ``video/mp4``.
         data: Inline bytes.
         uri: A URI the provider fetches itself.
-
     """
 
     mime_type: str
@@ -54,7 +53,6 @@ class ModelRequest:
             structured output enforce it, others receive it in the prompt only.
         sample_index: 0-based index of this sample among repeated samples of the same prompt. Part of
             the cache key, so N samples at temperature > 0 are N distinct cached calls.
-
     """
 
     parts: tuple[Part, ...]
@@ -119,7 +117,6 @@ class ModelOutput:
         logprobs: Per-token log-probabilities when requested and returned.
         raw: The provider's response as a JSON-compatible dict, when available.
         error: Set when the call failed; ``text`` is then None.
-
     """
 
     text: str | None

@@ -55,7 +55,6 @@ class EmulatedRequest:
             only chosen-token log-probabilities were asked for).
         received_at: ``time.monotonic()`` when the request arrived.
         status: HTTP status the emulator answered with (None while in flight).
-
     """
 
     protocol: str
@@ -83,7 +82,6 @@ class Answer:
             them when the request asks for log-probabilities.
         input_tokens: Reported prompt tokens, or None to estimate (whitespace words + media parts).
         output_tokens: Reported output tokens, or None to estimate (whitespace words).
-
     """
 
     text: str | None
@@ -232,9 +230,7 @@ def schema_example(schema: Any) -> Any:
     if kind == "object" or (kind is None and "properties" in schema):
         return {name: schema_example(sub) for name, sub in (schema.get("properties") or {}).items()}
     if kind == "array":
-        return [schema_example(schema.get("items") or {"type": "string"})] * max(
-            1, int(schema.get("minItems", 1))
-        )
+        return [schema_example(schema.get("items") or {"type": "string"})] * max(1, int(schema.get("minItems", 1)))
     if kind == "integer":
         return int(schema.get("minimum", 0))
     if kind == "number":
@@ -260,7 +256,6 @@ def to_answer(result: Any) -> Answer:
 
     Raises:
         TypeError: the value is neither a string nor a dict with a ``text`` key.
-
     """
     if isinstance(result, str):
         return Answer(text=result)
@@ -285,9 +280,7 @@ def to_answer(result: Any) -> Answer:
     )
 
 
-def _logprobs(
-    answer: Answer, alternatives: int
-) -> tuple[tuple[str, float, tuple[tuple[str, float], ...]], ...]:
+def _logprobs(answer: Answer, alternatives: int) -> tuple[tuple[str, float, tuple[tuple[str, float], ...]], ...]:
     if answer.logprobs is not None:
         return answer.logprobs
     tokens = re.findall(r"\s*\S+", answer.text or "") or [answer.text or ""]
@@ -301,15 +294,9 @@ _OPENAI_FINISH = {"max_tokens": "length", "safety": "content_filter"}
 
 def success_body(request: EmulatedRequest, answer: Answer) -> dict[str, Any]:
     """Build the JSON body of a successful answer in the request's protocol."""
-    words_in = (
-        len(request.prompt_text.split())
-        + len((request.system_instruction or "").split())
-        + len(request.media)
-    )
+    words_in = len(request.prompt_text.split()) + len((request.system_instruction or "").split()) + len(request.media)
     tokens_in = answer.input_tokens if answer.input_tokens is not None else max(1, words_in)
-    tokens_out = (
-        answer.output_tokens if answer.output_tokens is not None else len((answer.text or "").split())
-    )
+    tokens_out = answer.output_tokens if answer.output_tokens is not None else len((answer.text or "").split())
     want_logprobs = "logprobs" in request.generation and answer.text is not None
     alternatives = int(request.generation.get("logprobs") or 0)
     if request.protocol == "openai":
@@ -327,8 +314,7 @@ def success_body(request: EmulatedRequest, answer: Answer) -> dict[str, Any]:
                         "logprob": lp,
                         "bytes": list(tok.encode()),
                         "top_logprobs": [
-                            {"token": t, "logprob": v, "bytes": list(t.encode())}
-                            for t, v in top[:alternatives]
+                            {"token": t, "logprob": v, "bytes": list(t.encode())} for t, v in top[:alternatives]
                         ],
                     }
                     for tok, lp, top in _logprobs(answer, alternatives)

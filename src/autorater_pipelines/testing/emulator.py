@@ -150,7 +150,6 @@ class ModelEmulator:
         seed: Seed of the fault generator.
         host: Interface to bind (keep the loopback default in tests).
         port: TCP port; 0 picks a free one.
-
     """
 
     def __init__(
@@ -326,7 +325,6 @@ def main(argv: list[str] | None = None) -> int:
 
     Returns:
         Process exit status (0).
-
     """
     parser = argparse.ArgumentParser(
         prog="python -m autorater_pipelines.testing.emulator",

@@ -50,7 +50,6 @@ class OpenAIProvider(Provider):
 
     Raises:
         InputError: no API key and no custom endpoint.
-
     """
 
     def __init__(self, name: str, config: GenerateConfig) -> None:

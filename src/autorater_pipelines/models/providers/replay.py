@@ -39,7 +39,6 @@ def _open_text(uri: str) -> str:
 
     Raises:
         InputError: unsupported scheme, missing or unreadable file.
-
     """
     parsed = urllib.parse.urlsplit(uri)
     if parsed.scheme == "file":
@@ -86,7 +85,6 @@ class ReplayProvider(Provider):
     Raises:
         InputError: the file is missing or unreadable, a line is not a JSON object with a string
             ``response``, or two lines record the same key.
-
     """
 
     uses_network = False
@@ -94,9 +92,7 @@ class ReplayProvider(Provider):
     def __init__(self, path: str, config: GenerateConfig) -> None:
         super().__init__("replay", path, config)
         if not path:
-            raise InputError(
-                "replay model spec has no file: use replay/<path to JSONL>.", source="model spec"
-            )
+            raise InputError("replay model spec has no file: use replay/<path to JSONL>.", source="model spec")
         # field names (sorted) -> normalized values -> (line number, record)
         self._groups: dict[tuple[str, ...], dict[tuple[str, ...], tuple[int, dict[str, Any]]]] = {}
         for number, line in enumerate(_open_text(path).splitlines(), start=1):
@@ -113,9 +109,7 @@ class ReplayProvider(Provider):
                 f"not valid JSON ({exc.msg} at column {exc.colno})", source=self.name, row=number
             ) from None
         if not isinstance(record, dict):
-            raise InputError(
-                f"expected a JSON object, got {type(record).__name__}", source=self.name, row=number
-            )
+            raise InputError(f"expected a JSON object, got {type(record).__name__}", source=self.name, row=number)
         response = record.get(RESPONSE_FIELD)
         if not isinstance(response, str):
             raise InputError(

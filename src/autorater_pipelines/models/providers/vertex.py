@@ -70,7 +70,6 @@ class GeminiProvider(Provider):
 
     Raises:
         InputError: no way to authenticate was given (no project, no API key, not an emulator).
-
     """
 
     def __init__(self, name: str, config: GenerateConfig, mode: str = "auto") -> None:
@@ -124,9 +123,7 @@ class GeminiProvider(Provider):
                 )
             if name.startswith(_PUBLISHER_PREFIX):
                 name = name[len(_PUBLISHER_PREFIX) :]
-            self._client = genai.Client(
-                vertexai=False, api_key=api_key or "emulator", http_options=http_options
-            )
+            self._client = genai.Client(vertexai=False, api_key=api_key or "emulator", http_options=http_options)
             super().__init__("gemini_api", name, config)
 
     # ------------------------------------------------------------------------------------------
@@ -215,9 +212,7 @@ def _output(response: types.GenerateContentResponse) -> ModelOutput:
             finish_reason=finish,
             usage=usage,
             raw=raw,
-            error=ModelError(
-                ErrorKind.BLOCKED, f"the model returned no text (finish reason: {finish or 'none'})"
-            ),
+            error=ModelError(ErrorKind.BLOCKED, f"the model returned no text (finish reason: {finish or 'none'})"),
         )
     logprobs = None
     result = candidate.logprobs_result if candidate is not None else None
