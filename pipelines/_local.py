@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import warnings
@@ -49,27 +48,13 @@ def run_local(template_path: str, params: Mapping[str, Any], pipeline_root: str)
         # Our components' base image is not a "python" image by name; locally it is unused.
         warnings.filterwarnings("ignore", message=".*base_image.*", category=RuntimeWarning)
         warnings.filterwarnings("ignore", category=RuntimeWarning, module="kfp")
+        warnings.filterwarnings("ignore", message=".*have no effect in the current local runner.*")
         try:
             task = pipeline(**params)
         except RuntimeError as exc:
             raise PipelineRunError(str(exc)) from None
     outputs = task.outputs
     return dict(outputs) if isinstance(outputs, Mapping) else {"Output": outputs}
-
-
-@contextlib.contextmanager
-def quiet_kfp_logs(enabled: bool):
-    """Lower kfp's local-runner logging to WARNING while ``enabled``."""
-    if not enabled:
-        yield
-        return
-    logger_ = logging.getLogger("kfp")
-    old = logger_.level
-    logger_.setLevel(logging.WARNING)
-    try:
-        yield
-    finally:
-        logger_.setLevel(old)
 
 
 def artifact_path(artifact: Any) -> str:

@@ -89,6 +89,21 @@ def _preflight_autosxs(params: dict[str, Any]) -> None:
     )
 
 
+def _absolutize_local_paths(params: dict[str, Any]) -> None:
+    """Make relative local dataset and replay paths absolute, so pipeline steps find them from any cwd."""
+
+    def absolute(path: str) -> str:
+        path = path.strip()
+        return path if "://" in path or os.path.isabs(path) or not path else os.path.abspath(path)
+
+    if isinstance(params.get("evaluation_dataset"), str):
+        params["evaluation_dataset"] = ",".join(absolute(p) for p in params["evaluation_dataset"].split(","))
+    for key in ("autorater_model", "rubric_generation_model", "validator_model"):
+        value = params.get(key)
+        if isinstance(value, str) and value.startswith("replay/"):
+            params[key] = "replay/" + absolute(value[len("replay/") :])
+
+
 def _fmt_rate(metrics: dict[str, Any], key: str) -> str:
     value = metrics.get(key)
     if value is None:
@@ -140,6 +155,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # GCPC-style project/location placeholders only resolve on Vertex AI: pass explicit values.
     params.setdefault("project", "")
     params.setdefault("location", "us-central1")
+    _absolutize_local_paths(params)
     if args.pipeline == "autosxs":
         _preflight_autosxs(params)
 
@@ -148,7 +164,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=f".{os.path.basename(out_dir)}.partial-", dir=parent)
     try:
-        outputs = run_local(template, params, pipeline_root=os.path.join(staging, "pipeline_root"))
+        outputs = _run_quietly(args.quiet, run_local, template, params, os.path.join(staging, "pipeline_root"))
         files = {
             "judgments.jsonl": artifact_path(outputs["judgments"]),
             "error_messages.jsonl": artifact_path(outputs["error_messages"]),
@@ -173,6 +189,29 @@ def _cmd_run(args: argparse.Namespace) -> int:
         metrics = json.load(fh)
     _print_autosxs_summary(metrics, out_dir)
     return 0
+
+
+def _run_quietly(quiet: bool, func: Any, *args: Any) -> Any:
+    """Call ``func(*args)``; with ``quiet``, capture the local runner's logs and show their tail on failure."""
+    if not quiet:
+        return func(*args)
+    import contextlib
+    import io as _io
+
+    buffer = _io.StringIO()
+    handler = logging.StreamHandler(buffer)
+    kfp_logger = logging.getLogger("kfp")
+    kfp_logger.addHandler(handler)
+    old_propagate, kfp_logger.propagate = kfp_logger.propagate, False
+    try:
+        with contextlib.redirect_stdout(buffer):
+            return func(*args)
+    except Exception:
+        print("\n".join(buffer.getvalue().splitlines()[-60:]), file=sys.stderr)
+        raise
+    finally:
+        kfp_logger.removeHandler(handler)
+        kfp_logger.propagate = old_propagate
 
 
 def _find_metrics_json(_unused: str, staging: str) -> str:
