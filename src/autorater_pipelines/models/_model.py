@@ -208,8 +208,9 @@ class Model:
         tasks = [asyncio.ensure_future(one(i, r)) for i, r in enumerate(requests)]
         trip_waiter = asyncio.ensure_future(tripped.wait())
         everything = asyncio.gather(*tasks)
+        first_done: set[asyncio.Future[Any]] = {everything, trip_waiter}
         try:
-            await asyncio.wait({everything, trip_waiter}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(first_done, return_when=asyncio.FIRST_COMPLETED)
             if tripped.is_set():
                 for task in tasks:
                     task.cancel()

@@ -11,7 +11,7 @@ from autorater_pipelines.testing._protocols import (
     default_responder,
     schema_example,
 )
-from autorater_pipelines.testing.emulator import ModelEmulator
+from autorater_pipelines.testing._server import ModelEmulator
 
 __all__ = [
     "Answer",

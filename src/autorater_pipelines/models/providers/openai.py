@@ -89,7 +89,7 @@ class OpenAIProvider(Provider):
 
     async def generate(self, request: ModelRequest) -> ModelOutput:
         """Make one chat-completions call (see :meth:`Provider.generate`)."""
-        messages: list[dict[str, Any]] = []
+        messages: list[Any] = []  # ChatCompletionMessageParam dicts
         if request.system_instruction is not None:
             messages.append({"role": "system", "content": request.system_instruction})
         messages.append({"role": "user", "content": [_content(p) for p in request.parts]})

@@ -104,7 +104,7 @@ class ReplayProvider(Provider):
     def _add(self, number: int, line: str) -> None:
         try:
             record = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise InputError(
                 f"not valid JSON ({exc.msg} at column {exc.colno})", source=self.name, row=number
             ) from None

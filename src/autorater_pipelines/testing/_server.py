@@ -1,0 +1,322 @@
+"""A local HTTP server that speaks Vertex AI / Gemini API ``generateContent`` and OpenAI chat completions.
+
+The real google-genai and openai clients reach it over loopback HTTP, so tests exercise the whole
+model-call path (serialization, status codes, headers) without the internet or credentials::
+
+    with ModelEmulator(responder=lambda req: "A") as emu:
+        model = get_model("gemini-2.5-flash", GenerateConfig(base_url=emu.url))
+        model.generate([...])
+        assert emu.call_count == 1
+
+Routes (``POST``):
+
+- ``/{v1,v1beta1}/projects/P/locations/L/publishers/google/models/M:generateContent`` (also
+  ``.../models/M`` and ``.../endpoints/E``) → protocol ``vertex``
+- ``/{v1,v1beta,v1alpha}/models/M:generateContent`` → protocol ``gemini_api``
+- ``/v1/chat/completions`` (or ``/chat/completions``) → protocol ``openai``
+
+Failure simulation, in this order per request: injected failures (:meth:`ModelEmulator.inject_failures`),
+the quota (``requests_per_minute`` over a sliding 60 s window of answered requests → 429 with
+``Retry-After``), random faults (``fault_rate``, seeded). ``Retry-After`` values may be fractional
+seconds (e.g. ``0.2``) so tests stay fast; OpenAI answers also carry ``retry-after-ms``.
+
+Run it by hand: ``python -m autorater_pipelines.testing.emulator --port 8080 --latency-ms 50``
+(:mod:`autorater_pipelines.testing.emulator`).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import random
+import re
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from autorater_pipelines.testing._protocols import (
+    EmulatedRequest,
+    Responder,
+    default_responder,
+    error_body,
+    parse_request,
+    success_body,
+    to_answer,
+)
+
+__all__ = ["ModelEmulator"]
+
+_VERTEX = re.compile(
+    r"^/v1(?:beta1)?/projects/[^/]+/locations/[^/]+/"
+    r"(?:publishers/[^/]+/models|models|endpoints)/(?P<model>[^/:]+):generateContent$"
+)
+_GEMINI = re.compile(r"^/v1(?:beta|alpha)?/(?:models|tunedModels)/(?P<model>[^/:]+):generateContent$")
+_OPENAI = re.compile(r"^(?:/v1)?/chat/completions$")
+
+
+def _route(path: str) -> tuple[str, str] | None:
+    path = path.split("?", 1)[0]
+    for protocol, pattern in (("vertex", _VERTEX), ("gemini_api", _GEMINI)):
+        match = pattern.match(path)
+        if match:
+            return protocol, match.group("model")
+    if _OPENAI.match(path):
+        return "openai", ""
+    return None
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    disable_nagle_algorithm = True  # else ~96 ms per keep-alive request (NOTES.md)
+    request_queue_size = 1024  # else p99 > 1 s at concurrency 64 (NOTES.md)
+    emulator: ModelEmulator
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Ignore clients that hang up (cancelled or timed-out calls); report anything else."""
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs expect
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.emulator._track(self.connection, add=True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.emulator._track(self.connection, add=False)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        """Silence the per-request access log."""
+
+    def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=UTF-8")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+        """Answer health checks on ``/`` and ``/health``."""
+        if self.path in ("/", "/health"):
+            self._send(200, {"status": "ok"})
+        else:
+            self._send(404, error_body("vertex", 404, f"no GET route {self.path!r}"))
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+        """Answer one model call."""
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        route = _route(self.path)
+        if route is None:
+            self._send(404, error_body("vertex", 404, f"the emulator has no route {self.path!r}"))
+            return
+        protocol, model = route
+        try:
+            body = json.loads(raw or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("body is not a JSON object")
+        except ValueError as exc:
+            self._send(400, error_body(protocol, 400, f"invalid JSON body: {exc}"))
+            return
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        request = EmulatedRequest(protocol, model, self.path, headers, body)
+        parse_request(request)
+        status, payload, headers = self.server.emulator._handle(request)
+        self._send(status, payload, headers)
+
+
+class ModelEmulator:
+    """Emulated Gemini (Vertex AI and Developer API) and OpenAI endpoints on ``127.0.0.1``.
+
+    Args:
+        responder: ``f(EmulatedRequest) -> str | dict`` giving the answer (see
+            :data:`autorater_pipelines.testing.Responder`); default: a fixed short text, or a JSON
+            instance of the requested response schema.
+        latency_s: Seconds each request takes before it is answered (may be changed while running).
+        requests_per_minute: Quota; beyond it in a sliding 60 s window the answer is 429 with
+            ``Retry-After`` (None = no quota).
+        fault_rate: Probability in [0, 1] that a request fails with ``fault_status``.
+        fault_status: HTTP status of random faults.
+        seed: Seed of the fault generator.
+        host: Interface to bind (keep the loopback default in tests).
+        port: TCP port; 0 picks a free one.
+    """
+
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        latency_s: float = 0.0,
+        requests_per_minute: float | None = None,
+        fault_rate: float = 0.0,
+        fault_status: int = 503,
+        seed: int = 0,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.responder: Callable[[EmulatedRequest], Any] = responder or default_responder
+        self.latency_s = latency_s
+        self.requests_per_minute = requests_per_minute
+        self.fault_rate = fault_rate
+        self.fault_status = fault_status
+        self._random = random.Random(seed)
+        self._host, self._port = host, port
+        self._lock = threading.Lock()
+        self._requests: list[EmulatedRequest] = []
+        self._injected: collections.deque[tuple[int, float | None]] = collections.deque()
+        self._window: collections.deque[float] = collections.deque()
+        self._in_flight = 0
+        self._max_in_flight = 0
+        self._connections: set[socket.socket] = set()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> ModelEmulator:
+        """Start serving in a background thread; returns self."""
+        if self._server is not None:
+            return self
+        server = _Server((self._host, self._port), _Handler)
+        server.emulator = self
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="model-emulator", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close every open connection (idempotent)."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> ModelEmulator:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- observation --------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        """Base URL, e.g. ``http://127.0.0.1:54321`` (use it as ``base_url`` for every provider)."""
+        if self._server is None:
+            raise RuntimeError("the emulator is not running: call start() or use it as a context manager")
+        host, port = self._server.server_address[:2]
+        return f"http://{host.decode() if isinstance(host, bytes) else host}:{port}"
+
+    @property
+    def requests(self) -> list[EmulatedRequest]:
+        """Every request received so far, in arrival order (a copy)."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def call_count(self) -> int:
+        """Number of model calls received (answered with any status)."""
+        with self._lock:
+            return len(self._requests)
+
+    @property
+    def max_in_flight(self) -> int:
+        """Largest number of requests being handled at the same moment."""
+        with self._lock:
+            return self._max_in_flight
+
+    def reset(self) -> None:
+        """Forget recorded requests, counters, injected failures and the quota window."""
+        with self._lock:
+            self._requests.clear()
+            self._injected.clear()
+            self._window.clear()
+            self._max_in_flight = self._in_flight
+
+    # --- control ------------------------------------------------------------------------------
+    def inject_failures(self, n: int, status: int = 429, retry_after_s: float | None = 1.0) -> None:
+        """Make the next ``n`` requests fail with ``status`` (and ``Retry-After`` when not None, seconds)."""
+        with self._lock:
+            self._injected.extend([(status, retry_after_s)] * n)
+
+    # --- internals ----------------------------------------------------------------------------
+    def _track(self, conn: socket.socket, *, add: bool) -> None:
+        with self._lock:
+            (self._connections.add if add else self._connections.discard)(conn)
+
+    def _failure(self) -> tuple[int, float | None, str] | None:
+        """Decide (under the lock) whether this request fails: (status, retry_after_s, message)."""
+        if self._injected:
+            status, retry_after = self._injected.popleft()
+            return status, retry_after, f"injected failure (HTTP {status})"
+        if self.requests_per_minute:
+            now = time.monotonic()
+            while self._window and now - self._window[0] >= 60.0:
+                self._window.popleft()
+            if len(self._window) >= self.requests_per_minute:
+                wait = max(0.001, self._window[0] + 60.0 - now)
+                return (
+                    429,
+                    round(wait, 3),
+                    f"quota of {self.requests_per_minute:g} requests per minute exceeded",
+                )
+            self._window.append(now)
+        if self.fault_rate and self._random.random() < self.fault_rate:
+            return self.fault_status, None, f"random fault (HTTP {self.fault_status})"
+        return None
+
+    def _handle(self, request: EmulatedRequest) -> tuple[int, dict[str, Any], dict[str, str]]:
+        with self._lock:
+            self._requests.append(request)
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+        try:
+            if self.latency_s > 0:
+                time.sleep(self.latency_s)
+            with self._lock:
+                failure = self._failure()
+            if failure is not None:
+                status, retry_after, message = failure
+                headers: dict[str, str] = {}
+                if retry_after is not None:
+                    headers["Retry-After"] = f"{retry_after:g}"
+                    if request.protocol == "openai":
+                        headers["retry-after-ms"] = str(int(retry_after * 1000))
+                result = (status, error_body(request.protocol, status, message), headers)
+            else:
+                try:
+                    answer = to_answer(self.responder(request))
+                    result = (200, success_body(request, answer), {})
+                except Exception as exc:  # noqa: BLE001 - a responder bug becomes a visible 500
+                    message = f"responder failed: {type(exc).__name__}: {exc}"
+                    result = (500, error_body(request.protocol, 500, message), {})
+            request.status = result[0]
+            return result
+        finally:
+            with self._lock:
+                self._in_flight -= 1
