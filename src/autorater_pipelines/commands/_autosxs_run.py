@@ -1,0 +1,66 @@
+"""What ``autorater run autosxs`` checks before the run and prints after it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["preflight", "print_summary"]
+
+
+def preflight(params: dict[str, Any]) -> None:
+    """Validate parameters and the dataset in-process before the pipeline starts (fast, clean errors).
+
+    Raises:
+        InputError: the same errors the pipeline's prepare step would raise.
+    """
+    from autorater_pipelines import autosxs
+
+    autosxs.check_run_parameters(
+        params.get("autorater_model", ""), params.get("autorater_parameters"), params.get("judgments_format", "jsonl")
+    )
+    autosxs.prepare_examples(
+        evaluation_dataset=params["evaluation_dataset"],
+        task=params["task"],
+        id_columns=params["id_columns"],
+        autorater_prompt_parameters=params["autorater_prompt_parameters"],
+        response_column_a=params.get("response_column_a", ""),
+        response_column_b=params.get("response_column_b", ""),
+        human_preference_column=params.get("human_preference_column", ""),
+        model_a=params.get("model_a", ""),
+        model_b=params.get("model_b", ""),
+        experimental_args=params.get("experimental_args"),
+    )
+
+
+def _rate(metrics: dict[str, Any], key: str) -> str:
+    value = metrics.get(key)
+    if value is None:
+        return "n/a"
+    low, high = metrics.get(f"{key}_ci_lower"), metrics.get(f"{key}_ci_upper")
+    ci = f"  (95% CI {low:.1%}–{high:.1%})" if low is not None and high is not None else ""
+    return f"{value:.1%}{ci}"
+
+
+def print_summary(metrics: dict[str, Any]) -> None:
+    """Print win rates with confidence intervals and, with human labels, alignment."""
+    print(
+        f"\nAutoSxS: {metrics['evaluation_count']} examples, {metrics['judged_count']} judged, "
+        f"{metrics['error_count']} errors"
+    )
+    print(f"  model A win rate   {_rate(metrics, 'autorater_model_a_win_rate')}")
+    print(f"  model B win rate   {_rate(metrics, 'autorater_model_b_win_rate')}")
+    print(f"  tie rate           {_rate(metrics, 'autorater_tie_rate')}")
+    if metrics.get("position_consistency") is not None:
+        print(
+            f"  position consistency {metrics['position_consistency']:.1%} "
+            f"({metrics['position_consistency_count']}/{metrics['both_orders_judged_count']} examples)"
+        )
+    if metrics.get("alignment_count"):
+        print(
+            f"  human alignment on {metrics['alignment_count']} examples: accuracy {metrics['accuracy']:.1%}, "
+            f"F1 {metrics['f1_score']:.3f}, Cohen's kappa {metrics['cohens_kappa']:.3f}"
+        )
+    print(
+        f"  model call attempts {metrics.get('model_call_attempt_count', 0)}, "
+        f"cached samples {metrics.get('cached_sample_count', 0)}"
+    )

@@ -1,0 +1,86 @@
+"""Helpers shared by CLI subcommands: parameter files, templates, output staging."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from autorater_pipelines.errors import InputError
+
+__all__ = ["DEFAULT_COMPILED_DIR", "absolutize_local_paths", "check_param_names", "load_params", "template_path"]
+
+DEFAULT_COMPILED_DIR = "compiled"
+
+
+def template_path(name: str, template: str | None) -> str:
+    """Path of the compiled template ``name`` (``--template`` wins; else ``compiled/<name>.yaml``).
+
+    Raises:
+        InputError: the file does not exist.
+    """
+    if template:
+        path = template
+    else:
+        in_repo = Path(__file__).resolve().parents[3] / DEFAULT_COMPILED_DIR / f"{name}.yaml"
+        path = str(in_repo) if in_repo.exists() else os.path.join(DEFAULT_COMPILED_DIR, f"{name}.yaml")
+    if not os.path.exists(path):
+        raise InputError(
+            f"compiled template not found: {path!r}; run `autorater compile` or pass --template", source="--template"
+        )
+    return path
+
+
+def load_params(path: str) -> dict[str, Any]:
+    """Read a PARAMS.json file: a JSON object of pipeline parameter names to values.
+
+    Raises:
+        InputError: missing file, invalid JSON, or not an object.
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            params = json.load(fh)
+    except FileNotFoundError:
+        raise InputError("file not found", source=path) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", source=path) from None
+    if not isinstance(params, dict):
+        raise InputError(
+            f"must be a JSON object mapping pipeline parameter names to values, got {type(params).__name__}",
+            source=path,
+        )
+    return params
+
+
+def check_param_names(params: dict[str, Any], template: str, source: str) -> dict[str, Any]:
+    """Check names against the template's parameters; return the template's ``{name: InputSpec}``.
+
+    Raises:
+        InputError: an unknown name (listing the valid ones) or a missing required parameter.
+    """
+    from autorater_pipelines.pipelines._local import template_inputs
+
+    inputs = template_inputs(template)
+    unknown = sorted(set(params) - set(inputs))
+    if unknown:
+        raise InputError(f"unknown pipeline parameters {unknown}; valid: {sorted(inputs)}", source=source)
+    missing = sorted(n for n, spec in inputs.items() if not getattr(spec, "optional", False) and n not in params)
+    if missing:
+        raise InputError(f"missing required pipeline parameters {missing}", source=source)
+    return inputs
+
+
+def absolutize_local_paths(params: dict[str, Any]) -> None:
+    """Make relative local dataset and replay paths absolute, so pipeline steps find them from any cwd."""
+
+    def absolute(path: str) -> str:
+        path = path.strip()
+        return path if "://" in path or os.path.isabs(path) or not path else os.path.abspath(path)
+
+    if isinstance(params.get("evaluation_dataset"), str):
+        params["evaluation_dataset"] = ",".join(absolute(p) for p in params["evaluation_dataset"].split(","))
+    for key in ("autorater_model", "rubric_generation_model", "validator_model"):
+        value = params.get(key)
+        if isinstance(value, str) and value.startswith("replay/"):
+            params[key] = "replay/" + absolute(value[len("replay/") :])

@@ -1,0 +1,141 @@
+"""``autorater run PIPELINE``: run a compiled template in the KFP local runner.
+
+The run is staged in a hidden directory next to ``--output-dir``; only a successful run moves its
+files into ``--output-dir`` (each with an atomic rename), so a failed or interrupted run leaves no
+partial outputs. Parameters and the dataset are validated in-process first, so bad input fails in
+about a second with one clear line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import io
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from autorater_pipelines.commands import _autosxs_run, _common
+
+__all__ = ["RUNNABLE", "RunSpec", "register"]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSpec:
+    """How ``autorater run`` treats one pipeline.
+
+    Attributes:
+        preflight: Validates ``params`` in-process; raises InputError.
+        outputs: Output file name in ``--output-dir`` → name of the pipeline output artifact, or of a
+            component output artifact found under the pipeline root (``task/output`` form).
+        print_summary: Prints the run summary from ``metrics.json``'s dict.
+    """
+
+    preflight: Callable[[dict[str, Any]], None]
+    outputs: dict[str, str]
+    print_summary: Callable[[dict[str, Any]], None]
+
+
+RUNNABLE: dict[str, RunSpec] = {
+    "autosxs": RunSpec(
+        preflight=_autosxs_run.preflight,
+        outputs={
+            "judgments.jsonl": "judgments",
+            "error_messages.jsonl": "error_messages",
+            "metrics.json": "compute-pairwise-metrics/metrics_json",
+        },
+        print_summary=_autosxs_run.print_summary,
+    ),
+}
+"""Pipelines ``autorater run`` can run, by name."""
+
+
+def register(sub: Any) -> None:
+    """Add the ``run`` subcommand."""
+    p = sub.add_parser("run", help="run a compiled template in the KFP local runner")
+    p.add_argument("pipeline", choices=sorted(RUNNABLE), help="which pipeline to run")
+    p.add_argument("--params", required=True, help="JSON file mapping pipeline parameter names to values")
+    p.add_argument("--output-dir", required=True, help="directory for the output files (created; files replaced)")
+    p.add_argument("--template", default=None, help="compiled YAML to run (default: compiled/<pipeline>.yaml)")
+    p.add_argument("--keep-pipeline-root", action="store_true", help="keep the local runner's task outputs")
+    p.add_argument("--quiet", action="store_true", help="hide the local runner's task logs (shown on failure)")
+    p.set_defaults(func=run)
+
+
+def _locate(outputs: dict[str, Any], name: str, pipeline_root: str) -> str:
+    from autorater_pipelines.pipelines._local import PipelineRunError, artifact_path
+
+    if "/" not in name:
+        return artifact_path(outputs[name])
+    matches = sorted(p for p in Path(pipeline_root).rglob(name.split("/")[-1]) if p.parent.name == name.split("/")[0])
+    if len(matches) != 1:
+        raise PipelineRunError(f"expected one {name!r} artifact under {pipeline_root}, found {len(matches)}")
+    return str(matches[0])
+
+
+def _run_quietly(quiet: bool, func: Callable[..., Any], *args: Any) -> Any:
+    """Call ``func(*args)``; with ``quiet``, capture the runner's logs and show their tail on failure."""
+    if not quiet:
+        return func(*args)
+    buffer = io.StringIO()
+    handler = logging.StreamHandler(buffer)
+    kfp_logger = logging.getLogger("kfp")
+    kfp_logger.addHandler(handler)
+    old_propagate, kfp_logger.propagate = kfp_logger.propagate, False
+    try:
+        with contextlib.redirect_stdout(buffer):
+            return func(*args)
+    except Exception:
+        print("\n".join(buffer.getvalue().splitlines()[-60:]), file=sys.stderr)
+        raise
+    finally:
+        kfp_logger.removeHandler(handler)
+        kfp_logger.propagate = old_propagate
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate, run the template locally, move its outputs into ``--output-dir``, print a summary."""
+    from autorater_pipelines.pipelines._local import PipelineRunError, run_local
+
+    spec = RUNNABLE[args.pipeline]
+    template = _common.template_path(args.pipeline, args.template)
+    params = _common.load_params(args.params)
+    _common.check_param_names(params, template, args.params)
+    # GCPC-style project/location placeholders only resolve on Vertex AI: pass explicit values.
+    params.setdefault("project", "")
+    params.setdefault("location", "us-central1")
+    _common.absolutize_local_paths(params)
+    spec.preflight(params)
+
+    out_dir = os.path.abspath(args.output_dir)
+    parent = os.path.dirname(out_dir)
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=f".{os.path.basename(out_dir)}.partial-", dir=parent)
+    pipeline_root = os.path.join(staging, "pipeline_root")
+    try:
+        outputs = _run_quietly(args.quiet, run_local, template, params, pipeline_root)
+        sources = {name: _locate(outputs, artifact, pipeline_root) for name, artifact in spec.outputs.items()}
+        for name, src in sources.items():
+            shutil.copyfile(src, os.path.join(staging, name))
+        os.makedirs(out_dir, exist_ok=True)
+        for name in sources:
+            os.replace(os.path.join(staging, name), os.path.join(out_dir, name))
+    except PipelineRunError as exc:
+        print(f"error: pipeline run failed: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if args.keep_pipeline_root:
+            print(f"pipeline root kept in {pipeline_root}")
+        else:
+            shutil.rmtree(staging, ignore_errors=True)
+    with open(os.path.join(out_dir, "metrics.json"), encoding="utf-8") as fh:
+        spec.print_summary(json.load(fh))
+    print(f"Outputs in {out_dir}: {', '.join(spec.outputs)}")
+    return 0
