@@ -237,14 +237,14 @@ class Model:
         return [o for o in outputs if o is not None]
 
     async def _agenerate_network(self, request: ModelRequest) -> ModelOutput:
-        if self._budget_error is not None:
-            return self._budget_output()
         key = cache_key(self._identity, request, self.config) if self._cache is not None else None
         if self._cache is not None and key is not None:
             hit = self._cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
                 return hit
+        if self._budget_error is not None:
+            return self._budget_output()  # cache hits are still served; calls are not made
         output = await self._call_with_retries(request)
         if output.error is None or output.error.kind not in _CALL_FAILURES:
             self._consecutive_failures = 0

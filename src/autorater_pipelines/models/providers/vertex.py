@@ -14,6 +14,9 @@ lookup and no metadata-server probe, so tests and offline demos work without a G
 endpoint uses Application Default Credentials (``google.auth.default()``), resolved by google-genai on
 the first call.
 
+Usage: ``input_tokens`` = ``promptTokenCount``; ``output_tokens`` = ``candidatesTokenCount`` +
+``thoughtsTokenCount`` (thinking tokens are billed as output).
+
 The SDK's own retries are switched off explicitly (``HttpRetryOptions(attempts=1)``), which also
 disables google-genai's hidden one-off retry of aiohttp connection errors; retries live in the model
 wrapper only.
