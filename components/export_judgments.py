@@ -2,9 +2,10 @@
 
 from typing import NamedTuple
 
-from autorater_pipelines.components import IMAGE
 from kfp import dsl
 from kfp.dsl import Dataset, Input, Output
+
+from autorater_pipelines.components import IMAGE
 
 
 @dsl.component(base_image=IMAGE, install_kfp_package=False)

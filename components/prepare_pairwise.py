@@ -2,9 +2,10 @@
 
 from typing import NamedTuple
 
-from autorater_pipelines.components import IMAGE
 from kfp import dsl
 from kfp.dsl import Dataset, Output
+
+from autorater_pipelines.components import IMAGE
 
 
 @dsl.component(base_image=IMAGE, install_kfp_package=False)
@@ -18,6 +19,8 @@ def prepare_pairwise_examples(
     human_preference_column: str,
     model_a: str,
     model_b: str,
+    model_a_prompt_parameters: dict,
+    model_b_prompt_parameters: dict,
     autorater_model: str,
     autorater_parameters: dict,
     judgments_format: str,
@@ -37,8 +40,10 @@ def prepare_pairwise_examples(
         response_column_a: Dataset column with model A's responses.
         response_column_b: Dataset column with model B's responses.
         human_preference_column: Optional column with human preferences (A, B, TIE; model_a/model_b accepted).
-        model_a: Model A resource name (response generation is not supported yet; give response_column_a).
-        model_b: Model B resource name (response generation is not supported yet; give response_column_b).
+        model_a: Model A spec; its responses are generated when response_column_a is empty or not a dataset column.
+        model_b: Model B spec; its responses are generated when response_column_b is empty or not a dataset column.
+        model_a_prompt_parameters: Model A prompt: `{"prompt": {"column": name}}` or `{"prompt": {"template": "..."}}`.
+        model_b_prompt_parameters: Model B prompt, as model_a_prompt_parameters.
         autorater_model: Autorater model spec, validated here so a typo fails before judging.
         autorater_parameters: Autorater parameters, validated here.
         judgments_format: Export format (`jsonl` or `json`), validated here.
@@ -55,7 +60,8 @@ def prepare_pairwise_examples(
         evaluation_dataset=evaluation_dataset, task=task, id_columns=id_columns,
         autorater_prompt_parameters=autorater_prompt_parameters, response_column_a=response_column_a,
         response_column_b=response_column_b, human_preference_column=human_preference_column,
-        model_a=model_a, model_b=model_b, experimental_args=experimental_args,
+        model_a=model_a, model_b=model_b, model_a_prompt_parameters=model_a_prompt_parameters,
+        model_b_prompt_parameters=model_b_prompt_parameters, experimental_args=experimental_args,
         output_path=prepared_examples.path,
     )
     return (len(examples),)

@@ -2,12 +2,14 @@
 
 from typing import Any, NamedTuple
 
+from kfp import dsl
+from kfp.dsl import Dataset, Metrics
+
 from autorater_pipelines.components.export_judgments import export_pairwise_judgments
+from autorater_pipelines.components.generate_responses import generate_pairwise_responses
 from autorater_pipelines.components.judge_pairwise import judge_pairwise_examples
 from autorater_pipelines.components.pairwise_metrics import compute_pairwise_metrics
 from autorater_pipelines.components.prepare_pairwise import prepare_pairwise_examples
-from kfp import dsl
-from kfp.dsl import Dataset, Metrics
 
 # Resolved by Vertex AI Pipelines to the job's project and region (same strings as GCPC's placeholders).
 PROJECT_ID_PLACEHOLDER = "{{$.pipeline_google_cloud_project_id}}"
@@ -60,14 +62,14 @@ def autosxs_pipeline(  # noqa: B006
         task: Evaluation task in the form `{task}@{version}`: `summarization` or `question_answering` with version `001` or `latest`, or `custom@...` with `experimental_args.custom_task_definition`.
         id_columns: The columns which distinguish unique evaluation examples.
         autorater_prompt_parameters: Map of autorater prompt parameters to columns or templates: `inference_instruction` (how to perform the task) and `inference_context` (content to reference). Example: `{"inference_context": {"column": "my_prompt"}}`; templates are Jinja2, e.g. `{"template": "{{ default_instruction }} {{ document }}"}`.
-        model_a: Model A resource name. Response generation is not supported yet: give `response_column_a`.
-        model_b: Model B resource name. Response generation is not supported yet: give `response_column_b`.
-        model_a_prompt_parameters: Map of model A prompt parameters to columns or templates (used with `model_a`).
-        model_b_prompt_parameters: Map of model B prompt parameters to columns or templates (used with `model_b`).
+        model_a: Model A spec whose responses are generated when `response_column_a` is empty or not a dataset column: a Gemini model (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/P/locations/L/endpoints/E`), `openai/<model>`, or `replay/<jsonl>`.
+        model_b: Model B spec, as `model_a` (generated when `response_column_b` is empty or not a dataset column).
+        model_a_prompt_parameters: Model A prompt when its responses are generated: `{"prompt": {"column": "my_prompt"}}` or `{"prompt": {"template": "..."}}`.
+        model_b_prompt_parameters: Model B prompt, as `model_a_prompt_parameters`.
         response_column_a: Column of the evaluation dataset with model A's responses.
         response_column_b: Column of the evaluation dataset with model B's responses.
-        model_a_parameters: Parameters that govern model A's predictions, such as temperature.
-        model_b_parameters: Parameters that govern model B's predictions, such as temperature.
+        model_a_parameters: Parameters that govern model A's predictions: `temperature`, `maxOutputTokens`, `topP`, `seed` (strings such as "0.2" accepted), and `base_url`, `max_concurrency`, `requests_per_minute`.
+        model_b_parameters: Parameters that govern model B's predictions, as `model_a_parameters`.
         human_preference_column: Column with the human preference per example (A, B or TIE; model_a/model_b accepted). Adds alignment metrics (accuracy, precision, recall, F1, Cohen's kappa).
         project: Google Cloud project of Vertex AI model calls (default: the pipeline job's project).
         location: Google Cloud region of Vertex AI model calls (default: the pipeline job's region).
@@ -97,13 +99,25 @@ def autosxs_pipeline(  # noqa: B006
         human_preference_column=human_preference_column,
         model_a=model_a,
         model_b=model_b,
+        model_a_prompt_parameters=model_a_prompt_parameters,
+        model_b_prompt_parameters=model_b_prompt_parameters,
         autorater_model=autorater_model,
         autorater_parameters=autorater_parameters,
         judgments_format=judgments_format,
         experimental_args=experimental_args,
     ).set_display_name("Prepare examples")
-    judge = judge_pairwise_examples(
+    responses = generate_pairwise_responses(
         prepared_examples=prepare.outputs["prepared_examples"],
+        id_columns=id_columns,
+        model_a=model_a,
+        model_b=model_b,
+        model_a_parameters=model_a_parameters,
+        model_b_parameters=model_b_parameters,
+        project=project,
+        location=location,
+    ).set_display_name("Generate responses")
+    judge = judge_pairwise_examples(
+        prepared_examples=responses.outputs["examples_with_responses"],
         task=task,
         id_columns=id_columns,
         autorater_model=autorater_model,

@@ -65,6 +65,8 @@ def prepare_examples(
     human_preference_column: str = "",
     model_a: str = "",
     model_b: str = "",
+    model_a_prompt_parameters: Mapping[str, Mapping[str, str]] | None = None,
+    model_b_prompt_parameters: Mapping[str, Mapping[str, str]] | None = None,
     experimental_args: Mapping[str, Any] | None = None,
     output_path: str | None = None,
 ) -> list[dict[str, Any]]:
@@ -79,11 +81,15 @@ def prepare_examples(
         task: ``summarization@001``, ``question_answering@latest``, ``custom@…`` (see :mod:`tasks`).
         id_columns: Columns that identify an example; their values must be unique.
         autorater_prompt_parameters: ``{param: {"column": c} | {"template": "…{{ c }}…"}}``.
-        response_column_a: Column holding model A's responses.
-        response_column_b: Column holding model B's responses.
+        response_column_a: Column holding model A's responses. When it is empty or not a column of
+            the dataset and ``model_a`` is set, model A's responses are generated later (the
+            prepared example then holds ``model_a_prompt`` and ``response_a`` = None).
+        response_column_b: As ``response_column_a``, for model B.
         human_preference_column: Optional column of human labels (A/B/TIE, model_a/model_b).
-        model_a: Model A spec; generating responses is not supported yet, so a response column is required.
-        model_b: Model B spec; as ``model_a``.
+        model_a: Model A spec used to generate responses (see :mod:`autorater_pipelines.inference`).
+        model_b: Model B spec, as ``model_a``.
+        model_a_prompt_parameters: ``{"prompt": {"column": c} | {"template": …}}`` for model A.
+        model_b_prompt_parameters: As ``model_a_prompt_parameters``, for model B.
         experimental_args: May hold ``custom_task_definition``.
         output_path: Where to write the prepared examples as JSONL (atomically), or None.
 
@@ -95,12 +101,16 @@ def prepare_examples(
     """
     id_columns = _validate_id_columns(id_columns)
     task_def = tasks.get_task(task, dict(experimental_args or {}))
-    for side, column, model in (("a", response_column_a, model_a), ("b", response_column_b, model_b)):
-        if not column:
-            hint = f" (model_{side}={model!r} given: generating responses is not supported yet)" if model else ""
+    sides = {
+        "a": (response_column_a, model_a, model_a_prompt_parameters),
+        "b": (response_column_b, model_b, model_b_prompt_parameters),
+    }
+    for side, (column, model, _) in sides.items():
+        if not column and not model:
             raise InputError(
-                f"response_column_{side} is empty; name the dataset column holding model "
-                f"{side.upper()}'s responses{hint}",
+                f"response_column_{side} and model_{side} are both empty; name the dataset column holding "
+                f"model {side.upper()}'s responses, or set model_{side} and model_{side}_prompt_parameters "
+                "to generate them",
                 source=f"response_column_{side}",
             )
     if not isinstance(autorater_prompt_parameters, Mapping):
@@ -125,7 +135,11 @@ def prepare_examples(
         )
 
     dataset = io.read_dataset(evaluation_dataset)
-    columns = {"response_column_a": response_column_a, "response_column_b": response_column_b}
+    generate = {side: bool(model) and column not in dataset.columns for side, (column, model, _) in sides.items()}
+    model_prompts = {
+        side: _compile_model_prompt(sides[side][2], side, dataset.columns) for side in sides if generate[side]
+    }
+    columns = {f"response_column_{side}": sides[side][0] for side in sides if not generate[side]}
     if human_preference_column:
         columns["human_preference_column"] = human_preference_column
     io.require_columns(dataset, columns)
@@ -141,7 +155,11 @@ def prepare_examples(
         where = dataset.location(index)
         example: dict[str, Any] = {c: row[c] for c in id_columns}
         example.update(compiled.render(row, location=where))
-        for side, column in (("a", response_column_a), ("b", response_column_b)):
+        for side, prompt in model_prompts.items():
+            example[f"model_{side}_prompt"] = prompt.render(row, location=where)["prompt"]
+            example[f"response_{side}"] = None
+        for side in (s for s in sides if not generate[s]):
+            column = sides[side][0]
             value = row.get(column)
             if value is None or (isinstance(value, float) and value != value):
                 raise InputError(
@@ -159,6 +177,19 @@ def prepare_examples(
         io.write_jsonl(output_path, examples)
     logger.info("prepared %d examples from %s", len(examples), evaluation_dataset)
     return examples
+
+
+def _compile_model_prompt(
+    parameters: Mapping[str, Any] | None, side: str, columns: Sequence[str]
+) -> prompts.PromptParameters:
+    source = f"model_{side}_prompt_parameters"
+    if not isinstance(parameters, Mapping) or set(parameters) != {"prompt"}:
+        raise InputError(
+            f"to generate model {side.upper()}'s responses, set exactly one prompt parameter named 'prompt', "
+            f'e.g. {{"prompt": {{"column": "question"}}}}; got {parameters!r}',
+            source=source,
+        )
+    return prompts.compile_prompt_parameters(dict(parameters), available_columns=columns, source_name=source)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -269,6 +300,9 @@ def judge_examples(
     for example in examples:
         ids = {c: example[c] for c in id_columns}
         prompt = {k: v for k, v in example.items() if k in prompt_keys}
+        if example.get("response_a") is None or example.get("response_b") is None:
+            per_example.append((ids, len(all_requests), 0))  # generation failed: nothing to judge
+            continue
         requests = pairwise.build_requests(
             ids=ids,
             prompt=prompt,
@@ -283,11 +317,30 @@ def judge_examples(
     outputs = model.generate(all_requests, desc="judging")
 
     judgments, errors = [], []
-    for example, (ids, start, count) in zip(examples, per_example, strict=False):
+    for example, (ids, start, count) in zip(examples, per_example, strict=True):
         requests = all_requests[start : start + count]
         row_outputs = outputs[start : start + count]
-        samples = [pairwise.to_sample(r, o, settings) for r, o in zip(requests, row_outputs, strict=False)]
+        samples = [pairwise.to_sample(r, o, settings) for r, o in zip(requests, row_outputs, strict=True)]
         choice, confidence, explanation = pairwise.combine_samples(samples)
+        if not count:
+            reasons = {
+                s: example.get(f"inference_error_{s}") or "no response"
+                for s in ("a", "b")
+                if example.get(f"response_{s}") is None
+            }
+            explanation = "; ".join(f"model {s.upper()}: {r}" for s, r in reasons.items())
+            errors.extend(
+                {
+                    **ids,
+                    "stage": "inference",
+                    "model": s,
+                    "sample_index": None,
+                    "flipped": None,
+                    "error": r,
+                    "row_judged": False,
+                }
+                for s, r in reasons.items()
+            )
         usage = pairwise.total_usage(row_outputs)
         judgments.append(
             {

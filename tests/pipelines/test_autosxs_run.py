@@ -246,3 +246,34 @@ def test_the_template_itself_fails_fast_on_bad_rows(tmp_path):
         run_local(str(REPO / "compiled" / "autosxs.yaml"), params, str(root))
     assert not list(root.rglob("judgments")), "the judge step must not run after a failed prepare step"
     shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.pipeline
+def test_model_a_responses_are_generated_when_the_dataset_has_none(tmp_path):
+    """Compare-models mode: model A's answers come from a (replayed) model, then are judged."""
+    rows = _read_jsonl(QUICKSTART / "dataset.jsonl")
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "answer_model_a"}) + "\n" for r in rows))
+    answers = tmp_path / "model_a.jsonl"
+    answers.write_text(
+        "".join(json.dumps({"question_id": r["question_id"], "model": "a", "response": r["answer_model_a"]}) + "\n" for r in rows[:5])
+    )
+    params = {
+        **_quickstart_params(),
+        "evaluation_dataset": str(data),
+        "response_column_a": "",
+        "model_a": f"replay/{answers}",
+        "model_a_prompt_parameters": {"prompt": {"column": "question"}},
+    }
+    code, out = _run(params, tmp_path)
+    assert code == 0
+    judgments = {j["question_id"]: j for j in _read_jsonl(out / "judgments.jsonl")}
+    assert judgments["q1"]["response_a"] == rows[0]["answer_model_a"]
+    assert judgments["q1"]["choice"] == "A"
+    # q6 has no recorded model A answer: an ERROR judgment and an inference error, not a dropped row.
+    assert judgments["q6"]["choice"] == "ERROR" and judgments["q6"]["response_a"] is None
+    errors = _read_jsonl(out / "error_messages.jsonl")
+    assert [(e["question_id"], e["stage"], e["model"]) for e in errors] == [("q6", "inference", "a")]
+    assert "not_recorded" in errors[0]["error"]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["error_count"] == 1 and metrics["judged_count"] == 5

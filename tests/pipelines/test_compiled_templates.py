@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from autorater_pipelines.components import IMAGE
 from autorater_pipelines.pipelines import PIPELINE_NAMES, compile_pipelines
 

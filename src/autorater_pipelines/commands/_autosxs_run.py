@@ -28,6 +28,8 @@ def preflight(params: dict[str, Any]) -> None:
         human_preference_column=params.get("human_preference_column", ""),
         model_a=params.get("model_a", ""),
         model_b=params.get("model_b", ""),
+        model_a_prompt_parameters=params.get("model_a_prompt_parameters"),
+        model_b_prompt_parameters=params.get("model_b_prompt_parameters"),
         experimental_args=params.get("experimental_args"),
     )
 

@@ -1,0 +1,196 @@
+"""Generate model A / model B responses for AutoSxS when the dataset has no response column.
+
+GCPC's ``autosxs-template`` runs batch prediction for ``model_a`` / ``model_b`` with
+``model_*_prompt_parameters`` (``{"prompt": {"column": c} | {"template": …}}``) and
+``model_*_parameters`` (generation settings as strings, e.g. ``{"temperature": "0.2"}``). Here every
+call goes through the one model-call layer (:mod:`autorater_pipelines.models`): Vertex AI Gemini
+(publisher models, tuned endpoints), OpenAI-compatible servers (``openai/<model>``) and ``replay/``
+recordings (key: id columns + ``model`` = ``"a"`` or ``"b"``), with its cache, retries and rate limits.
+
+A row whose generation fails keeps ``response_<side>`` = None and gets ``inference_error_<side>`` =
+``"<kind>: <message>"``; the judge step then records it as an ``ERROR`` judgment and in
+``error_messages`` (stage ``inference``), so no row is lost.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import Any
+
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.models import GenerateConfig, ModelRequest, get_model
+
+__all__ = [
+    "GENERATION_PARAMETER_ALIASES",
+    "RESPONSE_COLUMN_CANDIDATES",
+    "fill_missing_responses",
+    "generate_responses",
+    "infer_response_column",
+    "model_config",
+]
+
+logger = logging.getLogger(__name__)
+
+RESPONSE_COLUMN_CANDIDATES = ("response", "responses", "prediction", "predictions", "content", "output", "text")
+"""Column names tried, in order, when a response column must be inferred from a model's output."""
+
+GENERATION_PARAMETER_ALIASES = {
+    "temperature": "temperature",
+    "max_output_tokens": "max_output_tokens",
+    "maxOutputTokens": "max_output_tokens",
+    "max_tokens": "max_output_tokens",
+    "top_p": "top_p",
+    "topP": "top_p",
+    "seed": "seed",
+}
+"""``model_*_parameters`` keys accepted (GCPC passes Vertex camelCase names) → GenerateConfig field."""
+
+_CONNECTION_KEYS = ("base_url", "max_concurrency", "requests_per_minute", "max_retries", "timeout_s", "cache_dir")
+
+
+def infer_response_column(columns: Sequence[str], *, side: str) -> str:
+    """Pick the response column of a model's output among :data:`RESPONSE_COLUMN_CANDIDATES`.
+
+    Args:
+        columns: Available column names.
+        side: ``"a"`` or ``"b"``, for the error message.
+
+    Raises:
+        InputError: none or several candidates are present (the message lists them and says to set
+            ``response_column_<side>``).
+    """
+    found = [c for c in RESPONSE_COLUMN_CANDIDATES if c in columns]
+    if len(found) != 1:
+        detail = f"found {found}" if found else f"none of {list(RESPONSE_COLUMN_CANDIDATES)} is a column"
+        raise InputError(
+            f"cannot infer the response column of model {side.upper()}: {detail}; set response_column_{side}",
+            source=f"response_column_{side}",
+        )
+    return found[0]
+
+
+def _number(name: str, value: Any, source: str) -> Any:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    try:
+        text = str(value).strip()
+        return int(text) if text.lstrip("-").isdigit() else float(text)
+    except ValueError:
+        raise InputError(f"{name} must be a number, got {value!r}", source=source) from None
+
+
+def model_config(
+    parameters: Mapping[str, Any] | None, *, side: str, project: str = "", location: str = ""
+) -> GenerateConfig:
+    """Translate ``model_<side>_parameters`` into a :class:`GenerateConfig`.
+
+    Generation keys (:data:`GENERATION_PARAMETER_ALIASES`; string values such as ``"0.2"`` are
+    converted) and connection keys (``base_url``, ``max_concurrency``, ``requests_per_minute``,
+    ``max_retries``, ``timeout_s``, ``cache_dir``) are accepted.
+
+    Raises:
+        InputError: an unknown key (listing the valid ones) or a non-numeric value.
+    """
+    source = f"model_{side}_parameters"
+    values: dict[str, Any] = {}
+    for key, value in (parameters or {}).items():
+        if key in GENERATION_PARAMETER_ALIASES:
+            values[GENERATION_PARAMETER_ALIASES[key]] = _number(key, value, source)
+        elif key in _CONNECTION_KEYS:
+            values[key] = value if key in ("base_url", "cache_dir") else _number(key, value, source)
+        else:
+            valid = sorted(set(GENERATION_PARAMETER_ALIASES) | set(_CONNECTION_KEYS))
+            raise InputError(f"unknown key {key!r}; valid keys: {valid}", source=source)
+    return GenerateConfig.from_params(values, source=source, project=project or None, location=location or None)
+
+
+def generate_responses(
+    examples: Sequence[MutableMapping[str, Any]],
+    *,
+    side: str,
+    model: str,
+    id_columns: Sequence[str],
+    parameters: Mapping[str, Any] | None = None,
+    project: str = "",
+    location: str = "",
+) -> int:
+    """Fill ``response_<side>`` of every example from its rendered ``model_<side>_prompt``.
+
+    Args:
+        examples: Prepared examples; each holds ``model_<side>_prompt`` (the rendered ``prompt``
+            prompt parameter). Modified in place.
+        side: ``"a"`` or ``"b"``.
+        model: Model spec (DESIGN.md "Model specs").
+        id_columns: Id columns (the replay key, with ``model`` = side).
+        parameters: ``model_<side>_parameters``.
+        project: Google Cloud project for Vertex AI models.
+        location: Google Cloud region for Vertex AI models.
+
+    Returns:
+        The number of examples whose generation failed (``inference_error_<side>`` set).
+
+    Raises:
+        InputError: bad parameters or model spec.
+        ModelCallError: the endpoint failed too many times in a row.
+    """
+    config = model_config(parameters, side=side, project=project, location=location)
+    backend = get_model(model, config)
+    prompt_key = f"model_{side}_prompt"
+    requests = [
+        ModelRequest(parts=(str(example[prompt_key]),), key={**{c: example[c] for c in id_columns}, "model": side})
+        for example in examples
+    ]
+    outputs = backend.generate(requests, desc=f"model {side.upper()} responses")
+    failures = 0
+    for example, output in zip(examples, outputs, strict=True):
+        if output.ok:
+            example[f"response_{side}"] = output.text
+            example.pop(f"inference_error_{side}", None)
+        else:
+            failures += 1
+            kind = output.error.kind.value if output.error else "blocked"
+            message = output.error.message if output.error else f"no text (finish reason {output.finish_reason})"
+            example[f"response_{side}"] = None
+            example[f"inference_error_{side}"] = f"{kind}: {message}"
+    logger.info("model %s (%s): %d responses, %d failed", side.upper(), model, len(examples), failures)
+    return failures
+
+
+def fill_missing_responses(
+    examples: Sequence[MutableMapping[str, Any]],
+    *,
+    id_columns: Sequence[str],
+    models: Mapping[str, str],
+    parameters: Mapping[str, Mapping[str, Any] | None],
+    project: str = "",
+    location: str = "",
+) -> dict[str, int]:
+    """Generate responses for every side whose examples carry ``model_<side>_prompt``.
+
+    Args:
+        examples: Prepared examples (see :func:`autorater_pipelines.autosxs.prepare_examples`); modified in place.
+        id_columns: Id columns.
+        models: ``{"a": model_a, "b": model_b}`` specs.
+        parameters: ``{"a": model_a_parameters, "b": model_b_parameters}``.
+        project: Google Cloud project for Vertex AI models.
+        location: Google Cloud region for Vertex AI models.
+
+    Returns:
+        ``{"generated_count": n, "failed_count": m}`` over both sides (0/0 when every response was given).
+    """
+    generated = failed = 0
+    for side in ("a", "b"):
+        if not any(f"model_{side}_prompt" in example for example in examples):
+            continue
+        failed += generate_responses(
+            examples,
+            side=side,
+            model=models[side],
+            id_columns=id_columns,
+            parameters=parameters.get(side),
+            project=project,
+            location=location,
+        )
+        generated += len(examples)
+    return {"generated_count": generated, "failed_count": failed}
