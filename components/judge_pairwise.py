@@ -18,10 +18,12 @@ def judge_pairwise_examples(
     project: str,
     location: str,
     experimental_args: dict,
+    shard_index: int,
+    shard_count: int,
     judgments: Output[Dataset],
     error_messages: Output[Dataset],
 ) -> NamedTuple("Outputs", evaluation_count=int, error_count=int):
-    """Judges each example with the autorater, in both presentation orders, and votes over samples.
+    """Judges one shard of the examples with the autorater, in both presentation orders, and votes over samples.
 
     Args:
         prepared_examples: JSONL of prepared examples from the prepare step.
@@ -32,17 +34,19 @@ def judge_pairwise_examples(
         project: Google Cloud project for Vertex AI models.
         location: Google Cloud region for Vertex AI models.
         experimental_args: Experimental arguments, e.g. `custom_task_definition`.
+        shard_index: Which shard of the examples this task judges (0-based): every `shard_count`-th example from `shard_index`.
+        shard_count: Number of shards the examples are split into.
 
     Returns:
         error_messages: JSONL of failed samples and rows: ids, `stage`, `sample_index`, `error`, `row_judged`.
-        judgments: JSONL, one judgment per example: ids, prompt parameters, `response_a`, `response_b`, `choice` (A, B, TIE or ERROR), `confidence`, `explanation`, `samples`, token counts.
-        evaluation_count: Number of judgments written.
-        error_count: Number of judgments whose choice is ERROR.
+        judgments: JSONL, one judgment per example of the shard: ids, prompt parameters, `response_a`, `response_b`, `choice` (A, B, TIE or ERROR), `confidence`, `explanation`, `samples`, token counts.
+        evaluation_count: Number of judgments written by this shard.
+        error_count: Number of this shard's judgments whose choice is ERROR.
     """
     from autorater_pipelines import autosxs, io
 
     _, _, summary = autosxs.judge_examples(
-        examples=io.read_jsonl(prepared_examples.path), task=task, id_columns=id_columns,
+        examples=autosxs.select_shard(io.read_jsonl(prepared_examples.path), shard_index, shard_count), task=task, id_columns=id_columns,
         autorater_model=autorater_model, autorater_parameters=autorater_parameters, project=project,
         location=location, experimental_args=experimental_args, judgments_path=judgments.path,
         error_messages_path=error_messages.path,

@@ -24,9 +24,10 @@ def prepare_pairwise_examples(
     autorater_model: str,
     autorater_parameters: dict,
     judgments_format: str,
+    bigquery_destination_prefix: str,
     experimental_args: dict,
     prepared_examples: Output[Dataset],
-) -> NamedTuple("Outputs", example_count=int):
+) -> NamedTuple("Outputs", example_count=int, shard_indices=list, shard_count=int):
     """Validates the evaluation dataset and renders the autorater prompt parameters of every row.
 
     Fails before any model call when a parameter or a row is bad (missing or duplicate ids, unknown
@@ -46,16 +47,19 @@ def prepare_pairwise_examples(
         model_b_prompt_parameters: Model B prompt, as model_a_prompt_parameters.
         autorater_model: Autorater model spec, validated here so a typo fails before judging.
         autorater_parameters: Autorater parameters, validated here.
-        judgments_format: Export format (`jsonl` or `json`), validated here.
+        judgments_format: Export format (`jsonl`, `json` or `bigquery`), validated here.
+        bigquery_destination_prefix: BigQuery destination for the `bigquery` format (`project.dataset[.table_prefix]`), validated here.
         experimental_args: Experimental arguments, e.g. `custom_task_definition`.
 
     Returns:
         prepared_examples: JSONL of prepared examples: id columns, rendered prompt parameters, `response_a`, `response_b`, human preference.
         example_count: Number of prepared examples (one per dataset row).
+        shard_indices: `[0, 1, ..., shards - 1]` from `autorater_parameters.shards` (default 1): one judging task per shard.
+        shard_count: Number of judging shards.
     """
     from autorater_pipelines import autosxs
 
-    autosxs.check_run_parameters(autorater_model, autorater_parameters, judgments_format)
+    autosxs.check_run_parameters(autorater_model, autorater_parameters, judgments_format, bigquery_destination_prefix)
     examples = autosxs.prepare_examples(
         evaluation_dataset=evaluation_dataset, task=task, id_columns=id_columns,
         autorater_prompt_parameters=autorater_prompt_parameters, response_column_a=response_column_a,
@@ -64,4 +68,5 @@ def prepare_pairwise_examples(
         model_b_prompt_parameters=model_b_prompt_parameters, experimental_args=experimental_args,
         output_path=prepared_examples.path,
     )
-    return (len(examples),)
+    shards = autosxs.shard_count(autorater_parameters)
+    return (len(examples), list(range(shards)), shards)

@@ -1,13 +1,14 @@
 """The ``autosxs`` pipeline: drop-in for GCPC's ``autosxs-template`` with an open autorater."""
 
-from typing import Any, NamedTuple
+from typing import Any, Dict, List, NamedTuple
 
 from kfp import dsl
-from kfp.dsl import Dataset, Metrics
+from kfp.dsl import Dataset, Input, Metrics
 
 from autorater_pipelines.components.export_judgments import export_pairwise_judgments
 from autorater_pipelines.components.generate_responses import generate_pairwise_responses
 from autorater_pipelines.components.judge_pairwise import judge_pairwise_examples
+from autorater_pipelines.components.merge_judgments import merge_judgment_shards
 from autorater_pipelines.components.pairwise_metrics import compute_pairwise_metrics
 from autorater_pipelines.components.prepare_pairwise import prepare_pairwise_examples
 
@@ -28,6 +29,65 @@ class PipelineOutput(NamedTuple):
     autosxs_metrics: Metrics
 
 
+class ShardOutputs(NamedTuple):
+    """Collected outputs of the judging shards."""
+
+    judgments: List[Dataset]
+    error_messages: List[Dataset]
+
+
+# Shards run as a nested pipeline: its ParallelFor iterates over a pipeline input. (The KFP local runner
+# cannot iterate over a task output directly, and mis-resolves task outputs used inside the loop.)
+@dsl.pipeline(name="judge-in-shards", description="Judges the examples in parallel shards.")
+def judge_in_shards(
+    examples: Input[Dataset],
+    shard_indices: List[int],
+    shard_count: int,
+    task: str,
+    id_columns: List[str],
+    autorater_model: str,
+    autorater_parameters: Dict[str, Any],
+    project: str,
+    location: str,
+    experimental_args: Dict[str, Any],
+) -> ShardOutputs:
+    """Judges every shard of the examples with the autorater; one task per shard.
+
+    Args:
+        examples: JSONL of examples with both responses.
+        shard_indices: `[0, ..., shard_count - 1]`.
+        shard_count: Number of shards.
+        task: Evaluation task `{task}@{version}`.
+        id_columns: Columns whose values identify each example.
+        autorater_model: Autorater model spec.
+        autorater_parameters: Autorater settings.
+        project: Google Cloud project for Vertex AI models.
+        location: Google Cloud region for Vertex AI models.
+        experimental_args: Experimental arguments.
+
+    Returns:
+        judgments: JSONL judgments of each shard.
+        error_messages: JSONL error messages of each shard.
+    """
+    with dsl.ParallelFor(items=shard_indices, name="judging-shards") as shard_index:
+        judge = judge_pairwise_examples(
+            prepared_examples=examples,
+            task=task,
+            id_columns=id_columns,
+            autorater_model=autorater_model,
+            autorater_parameters=autorater_parameters,
+            project=project,
+            location=location,
+            experimental_args=experimental_args,
+            shard_index=shard_index,
+            shard_count=shard_count,
+        ).set_display_name("Judge shard")
+    return ShardOutputs(
+        judgments=dsl.Collected(judge.outputs["judgments"]),
+        error_messages=dsl.Collected(judge.outputs["error_messages"]),
+    )
+
+
 # Mutable defaults mirror GCPC's signature; KFP copies them into the compiled spec.
 @dsl.pipeline(
     name="autosxs-template", description="Determines the SxS win rate between two models with an open autorater."
@@ -35,30 +95,30 @@ class PipelineOutput(NamedTuple):
 def autosxs_pipeline(  # noqa: B006
     evaluation_dataset: str,
     task: str,
-    id_columns: list[str],
-    autorater_prompt_parameters: dict[str, dict[str, str]],
+    id_columns: List[str],
+    autorater_prompt_parameters: Dict[str, Dict[str, str]],
     model_a: str = "",
     model_b: str = "",
-    model_a_prompt_parameters: dict[str, dict[str, str]] = {},
-    model_b_prompt_parameters: dict[str, dict[str, str]] = {},
+    model_a_prompt_parameters: Dict[str, Dict[str, str]] = {},
+    model_b_prompt_parameters: Dict[str, Dict[str, str]] = {},
     response_column_a: str = "",
     response_column_b: str = "",
-    model_a_parameters: dict[str, str] = {},
-    model_b_parameters: dict[str, str] = {},
+    model_a_parameters: Dict[str, str] = {},
+    model_b_parameters: Dict[str, str] = {},
     human_preference_column: str = "",
     project: str = PROJECT_ID_PLACEHOLDER,
     location: str = LOCATION_PLACEHOLDER,
     judgments_format: str = "jsonl",
     bigquery_destination_prefix: str = "",
-    experimental_args: dict[str, Any] = {},
+    experimental_args: Dict[str, Any] = {},
     encryption_spec_key_name: str = "",
     autorater_model: str = "gemini-2.5-flash",
-    autorater_parameters: dict[str, Any] = {},
+    autorater_parameters: Dict[str, Any] = {},
 ) -> PipelineOutput:
     """Evaluates two models side by side using an LLM autorater.
 
     Args:
-        evaluation_dataset: Comma-separated list of JSONL/JSON/CSV/Parquet files (local paths now; gs:// and BigQuery tables in a later release) containing the evaluation examples.
+        evaluation_dataset: Comma-separated list of JSONL/JSON/CSV/Parquet files (local paths or `gs://` URIs, wildcards allowed, e.g. `gs://bucket/data/*.jsonl`), or a BigQuery table `bq://project.dataset.table`, containing the evaluation examples.
         task: Evaluation task in the form `{task}@{version}`: `summarization` or `question_answering` with version `001` or `latest`, or `custom@...` with `experimental_args.custom_task_definition`.
         id_columns: The columns which distinguish unique evaluation examples.
         autorater_prompt_parameters: Map of autorater prompt parameters to columns or templates: `inference_instruction` (how to perform the task) and `inference_context` (content to reference). Example: `{"inference_context": {"column": "my_prompt"}}`; templates are Jinja2, e.g. `{"template": "{{ default_instruction }} {{ document }}"}`.
@@ -73,12 +133,12 @@ def autosxs_pipeline(  # noqa: B006
         human_preference_column: Column with the human preference per example (A, B or TIE; model_a/model_b accepted). Adds alignment metrics (accuracy, precision, recall, F1, Cohen's kappa).
         project: Google Cloud project of Vertex AI model calls (default: the pipeline job's project).
         location: Google Cloud region of Vertex AI model calls (default: the pipeline job's region).
-        judgments_format: Format of the exported judgments: `jsonl` or `json`.
-        bigquery_destination_prefix: BigQuery table prefix for the `bigquery` format (not available yet).
+        judgments_format: Format of the exported judgments: `jsonl`, `json`, or `bigquery` (a new table in `bigquery_destination_prefix`; `evaluation_dataset_path` is then `bq://project.dataset.table`).
+        bigquery_destination_prefix: `project.dataset` or `project.dataset.table_prefix` for the `bigquery` format: each run creates table `[<table_prefix>_]judgments_<YYYYMMDD_HHMMSS>_<6 hex>` (UTC) in that existing dataset, never appending to or overwriting a table.
         experimental_args: Experimentally released arguments, e.g. `custom_task_definition`.
         encryption_spec_key_name: Customer-managed encryption key (accepted for compatibility; no Google Cloud resources are created yet).
         autorater_model: Autorater model spec: a Gemini model on Vertex AI (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/P/locations/L/endpoints/E`), `openai/<model>` for OpenAI-compatible servers, or `replay/<jsonl>` for recorded outputs.
-        autorater_parameters: Autorater settings: `sampling_count` (default 2), `flip` (position swap, default true), `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`, `verdict_pattern` + `verdict_map` for free-text verdicts.
+        autorater_parameters: Autorater settings: `sampling_count` (default 2), `flip` (position swap, default true), `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`, `verdict_pattern` + `verdict_map` for free-text verdicts, `shards` (parallel judging tasks, default 1).
 
     Returns:
         model_a_evaluation_resource_name: ModelEvaluation resource of model A (empty: not created).
@@ -104,6 +164,7 @@ def autosxs_pipeline(  # noqa: B006
         autorater_model=autorater_model,
         autorater_parameters=autorater_parameters,
         judgments_format=judgments_format,
+        bigquery_destination_prefix=bigquery_destination_prefix,
         experimental_args=experimental_args,
     ).set_display_name("Prepare examples")
     responses = generate_pairwise_responses(
@@ -116,8 +177,10 @@ def autosxs_pipeline(  # noqa: B006
         project=project,
         location=location,
     ).set_display_name("Generate responses")
-    judge = judge_pairwise_examples(
-        prepared_examples=responses.outputs["examples_with_responses"],
+    shards = judge_in_shards(
+        examples=responses.outputs["examples_with_responses"],
+        shard_indices=prepare.outputs["shard_indices"],
+        shard_count=prepare.outputs["shard_count"],
         task=task,
         id_columns=id_columns,
         autorater_model=autorater_model,
@@ -126,6 +189,12 @@ def autosxs_pipeline(  # noqa: B006
         location=location,
         experimental_args=experimental_args,
     ).set_display_name("Autorater judgments")
+    judge = merge_judgment_shards(
+        examples=responses.outputs["examples_with_responses"],
+        id_columns=id_columns,
+        judgment_shards=shards.outputs["judgments"],
+        error_shards=shards.outputs["error_messages"],
+    ).set_display_name("Merge judgments")
     metrics = compute_pairwise_metrics(
         judgments=judge.outputs["judgments"],
         human_preference_column=human_preference_column,
@@ -134,6 +203,7 @@ def autosxs_pipeline(  # noqa: B006
         judgments=judge.outputs["judgments"],
         judgments_format=judgments_format,
         bigquery_destination_prefix=bigquery_destination_prefix,
+        project=project,
     ).set_display_name("Export judgments")
     return PipelineOutput(
         model_a_evaluation_resource_name=export.outputs["model_a_evaluation_resource_name"],

@@ -100,12 +100,22 @@ def test_gemini_autorater_through_the_emulator_survives_429s_and_caches(tmp_path
         assert metrics["model_call_attempt_count"] == 15 and metrics["cached_sample_count"] == 0
         assert metrics["input_token_count"] > 0
 
+        # Second run in 2 parallel shards: served from the cache, merged back into dataset order.
+        params["autorater_parameters"] = {**params["autorater_parameters"], "shards": 2}
         code, again = _run(params, tmp_path, "second")
         assert code == 0
         assert emulator.call_count == 15, "the second run must be served from the cache"
         second = json.loads((again / "metrics.json").read_text())
         assert second["cached_sample_count"] == 12 and second["model_call_attempt_count"] == 0
-        assert [j["choice"] for j in _read_jsonl(again / "judgments.jsonl")] == [j["choice"] for j in judgments]
+        assert _read_jsonl(again / "judgments.jsonl") == [
+            {
+                **j,
+                "samples": [{**s, "attempts": 0, "cached": True} for s in j["samples"]],
+                "input_token_count": 0,  # tokens spent by this run: none
+                "output_token_count": 0,
+            }
+            for j in judgments
+        ]
 
 
 @pytest.mark.pipeline

@@ -1,0 +1,44 @@
+"""Component: merge the judgments of all shards in dataset order."""
+
+from typing import NamedTuple
+
+from kfp import dsl
+from kfp.dsl import Dataset, Input, Output
+
+from autorater_pipelines.components import IMAGE
+
+
+@dsl.component(base_image=IMAGE, install_kfp_package=False)
+def merge_judgment_shards(
+    examples: Input[Dataset],
+    id_columns: list,
+    judgment_shards: Input[list[Dataset]],
+    error_shards: Input[list[Dataset]],
+    judgments: Output[Dataset],
+    error_messages: Output[Dataset],
+) -> NamedTuple("Outputs", evaluation_count=int, error_count=int):
+    """Merges the judgments and error messages of every shard back into the order of the dataset.
+
+    Fails if any example has no judgment or more than one, so no row is lost or doubled.
+
+    Args:
+        examples: JSONL of the examples that were judged (defines the order).
+        id_columns: Columns whose values identify each example.
+        judgment_shards: JSONL judgments of each shard.
+        error_shards: JSONL error messages of each shard.
+
+    Returns:
+        judgments: JSONL, one judgment per example, in dataset order: ids, prompt parameters, `response_a`, `response_b`, `choice` (A, B, TIE or ERROR), `confidence`, `explanation`, `samples`, token counts.
+        error_messages: JSONL of failed samples and rows in dataset order: ids, `stage`, `sample_index`, `error`, `row_judged`.
+        evaluation_count: Number of judgments.
+        error_count: Number of judgments whose choice is ERROR.
+    """
+    from autorater_pipelines import autosxs, io
+
+    merged, errors = autosxs.merge_shards(
+        io.read_jsonl(examples.path), id_columns,
+        [io.read_jsonl(s.path) for s in judgment_shards], [io.read_jsonl(s.path) for s in error_shards],
+    )
+    io.write_jsonl(judgments.path, merged)
+    io.write_jsonl(error_messages.path, errors)
+    return (len(merged), sum(j["choice"] == "ERROR" for j in merged))
