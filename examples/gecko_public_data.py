@@ -7,10 +7,11 @@ ratings. This script converts them — into a directory you choose, never into t
 - a validator replay JSONL keyed by the id columns and ``question_id`` (DESIGN.md replay format),
 
 then runs the core Gecko stages on them (``parse_supplied_rubrics`` → ``validate`` with
-``replay/…`` and ``questions_per_call=1`` → ``score``) and prints the numbers to compare with the
-published ones::
+``replay/…`` and ``questions_per_call=1`` → ``score``), prints the numbers to compare with the
+published ones, and writes ``tifa_params.json`` / ``dsg_params.json`` for the gecko pipeline::
 
     python examples/gecko_public_data.py --shared ../shared/data --out /tmp/gecko-public
+    autorater run gecko --params /tmp/gecko-public/tifa_params.json --output-dir /tmp/gecko-public/tifa
 
 TIFA sample (Hu et al., arXiv 2303.11897): per-image scores 1.0 and 0.625, mean 0.8125.
 DSG TIFA160 (Cho et al., arXiv 2310.18235): Spearman 0.463 / Kendall 0.380 against mean human
@@ -27,7 +28,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["PublicData", "convert_dsg_tifa160", "convert_tifa_sample", "main", "run"]
+__all__ = ["PublicData", "convert_dsg_tifa160", "convert_tifa_sample", "main", "pipeline_params", "run"]
 
 TIFA_ID_COLUMNS = ["id"]
 DSG_ID_COLUMNS = ["t2i_model", "item_id"]
@@ -159,6 +160,25 @@ def convert_dsg_tifa160(shared_data: str | Path, out_dir: str | Path) -> PublicD
     return data
 
 
+def pipeline_params(data: PublicData, **overrides: Any) -> dict[str, Any]:
+    """Parameters of the gecko pipeline (``autorater run gecko --params``) for a converted data set.
+
+    Supplied rubrics, the recorded answers replayed one question per call; ``overrides`` win
+    (e.g. ``scoring={"dependency_masking": True, "missing_answer_policy": "zero"}`` for DSG).
+    """
+    params: dict[str, Any] = {
+        "evaluation_dataset": str(data.dataset),
+        "id_columns": data.id_columns,
+        "media_column": data.media_column,
+        "media_type": "image",
+        "rubrics_column": data.rubrics_column,
+        "validator_model": f"replay/{data.replay}",
+        "validator_parameters": {"questions_per_call": 1, "sampling_count": 1, "progress": False},
+    }
+    params.update(overrides)
+    return params
+
+
 def run(data: PublicData, *, media_type: str = "image", scoring: dict[str, Any] | None = None):
     """Run supplied rubrics → replayed validation (one question per call) → scoring.
 
@@ -190,6 +210,11 @@ def run(data: PublicData, *, media_type: str = "image", scoring: dict[str, Any] 
     )
 
 
+def _write_params(path: Path, params: dict[str, Any]) -> None:
+    path.write_text(json.dumps(params, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Convert both data sets into ``--out`` and print the reproduced numbers."""
     from scipy import stats
@@ -204,6 +229,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     tifa = convert_tifa_sample(args.shared, args.out)
+    _write_params(Path(args.out) / "tifa_params.json", pipeline_params(tifa))
     _, _, result = run(tifa)
     print(
         "TIFA sample: final scores",
@@ -214,6 +240,8 @@ def main(argv: list[str] | None = None) -> None:
     print("  accuracy by type", result.metrics["accuracy_by_question_type"])
 
     dsg = convert_dsg_tifa160(args.shared, args.out)
+    dsg_scoring = {"dependency_masking": True, "missing_answer_policy": "zero"}
+    _write_params(Path(args.out) / "dsg_params.json", pipeline_params(dsg, scoring=dsg_scoring))
     for masking in (True, False):
         _, _, result = run(dsg, scoring={"dependency_masking": masking, "missing_answer_policy": "zero"})
         x = [r["final_score"] for r in result.results]

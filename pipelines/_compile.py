@@ -13,7 +13,7 @@ import yaml
 
 __all__ = ["PIPELINE_NAMES", "compile_pipelines", "load_pipeline_function", "set_image"]
 
-PIPELINE_NAMES = ("autosxs",)
+PIPELINE_NAMES = ("autosxs", "gecko")
 """Pipelines compiled by ``autorater compile``: ``<name>.yaml`` each."""
 
 

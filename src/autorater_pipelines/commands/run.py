@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from autorater_pipelines.commands import _autosxs_run, _common
+from autorater_pipelines.commands import _autosxs_run, _common, _gecko_run
 
 __all__ = ["RUNNABLE", "RunSpec", "register"]
 
@@ -52,6 +52,9 @@ RUNNABLE: dict[str, RunSpec] = {
             "metrics.json": "compute-pairwise-metrics/metrics_json",
         },
         print_summary=_autosxs_run.print_summary,
+    ),
+    "gecko": RunSpec(
+        preflight=_gecko_run.preflight, outputs=_gecko_run.OUTPUTS, print_summary=_gecko_run.print_summary
     ),
 }
 """Pipelines ``autorater run`` can run, by name."""

@@ -103,7 +103,7 @@ def generate_rubrics(
         model_params, source="rubric_generation_parameters", project=project, location=location
     )
     template = prompts.compile_template(
-        prompt_template or prompts.RUBRIC_TEMPLATES[media_type], source="rubric_generation_template"
+        prompt_template or prompts.RUBRIC_TEMPLATES[media_type], source="rubric_generation_prompt_template"
     )
     errors: list[dict[str, Any]] = []
     pending: list[Mapping[str, Any]] = []
@@ -123,7 +123,7 @@ def generate_rubrics(
             continue
         text = prompts.render(
             template,
-            source="rubric_generation_template",
+            source="rubric_generation_prompt_template",
             prompt=prompt,
             question_types=list(IMAGE_QUESTION_TYPES),
         )

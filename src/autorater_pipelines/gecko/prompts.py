@@ -199,7 +199,7 @@ def compile_template(text: str, *, source: str) -> jinja2.Template:
 
     Args:
         text: Jinja2 template text.
-        source: Parameter name for error messages, e.g. ``rubric_generation_template``.
+        source: Parameter name for error messages, e.g. ``rubric_generation_prompt_template``.
 
     Returns:
         The compiled template.

@@ -213,7 +213,7 @@ def validate(
     if config.logprobs and not one:
         logger.warning("validator_parameters.logprobs is only used with questions_per_call=1; ignored")
     default = prompts.VALIDATE_ONE_TEMPLATE if one else prompts.VALIDATE_ALL_TEMPLATE
-    template = prompts.compile_template(prompt_template or default, source="validator_template")
+    template = prompts.compile_template(prompt_template or default, source="validator_prompt_template")
 
     plan = _plan(
         rows,
@@ -295,13 +295,15 @@ def _plan(
         plan.choices.append({qa["question_id"]: list(qa.get("choices") or []) for qa in qas})
         if one:
             for view in views:
-                text = prompts.render(template, source="validator_template", media_type=media_type, question=view)
+                text = prompts.render(
+                    template, source="validator_prompt_template", media_type=media_type, question=view
+                )
                 key = {**ids, "question_id": view["question_id"]}
                 for s in range(count):
                     plan.requests.append(ModelRequest(parts=(*media, text), key=key, sample_index=s))
                     plan.slots.append((position, view["question_id"], s))
         else:
-            text = prompts.render(template, source="validator_template", media_type=media_type, questions=views)
+            text = prompts.render(template, source="validator_prompt_template", media_type=media_type, questions=views)
             for s in range(count):
                 plan.requests.append(
                     ModelRequest(

@@ -1,0 +1,35 @@
+"""Component: export Gecko results in the requested format."""
+
+from typing import NamedTuple
+
+from kfp import dsl
+from kfp.dsl import Dataset, Input, Output
+
+from autorater_pipelines.components import IMAGE
+
+
+@dsl.component(base_image=IMAGE, install_kfp_package=False)
+def export_gecko_results(
+    results: Input[Dataset],
+    output_format: str,
+    bigquery_destination_prefix: str,
+    evaluation_results: Output[Dataset],
+) -> NamedTuple("Outputs", evaluation_results_path=str):
+    """Writes the Gecko result rows in `output_format`.
+
+    Args:
+        results: JSONL of result rows from the scoring step.
+        output_format: `jsonl` (one object per line) or `json` (one array).
+        bigquery_destination_prefix: BigQuery table prefix for the `bigquery` format (not available yet).
+
+    Returns:
+        evaluation_results: The exported result rows.
+        evaluation_results_path: URI of the exported result rows.
+    """
+    from autorater_pipelines import gecko_steps
+
+    gecko_steps.export_results(
+        results_path=results.path, output_format=output_format, destination=evaluation_results.path,
+        bigquery_destination_prefix=bigquery_destination_prefix,
+    )
+    return (evaluation_results.uri,)

@@ -1,0 +1,76 @@
+"""Component: check the Gecko run parameters and dataset, then parse or generate a rubric per row."""
+
+from typing import NamedTuple
+
+from kfp import dsl
+from kfp.dsl import Dataset, Output
+
+from autorater_pipelines.components import IMAGE
+
+
+@dsl.component(base_image=IMAGE, install_kfp_package=False)
+def prepare_gecko_rubrics(
+    evaluation_dataset: str,
+    id_columns: list,
+    prompt_column: str,
+    media_column: str,
+    media_type: str,
+    rubrics_column: str,
+    rubric_generation_model: str,
+    rubric_generation_parameters: dict,
+    rubric_generation_prompt_template: str,
+    validator_model: str,
+    validator_parameters: dict,
+    validator_prompt_template: str,
+    scoring: dict,
+    output_format: str,
+    project: str,
+    location: str,
+    rubrics: Output[Dataset],
+    rubric_errors: Output[Dataset],
+) -> NamedTuple("Outputs", evaluation_count=int, rubric_count=int):
+    """Checks every run parameter and the dataset, then gives each row a rubric: parsed from `rubrics_column` when it is set, else generated from `prompt_column`.
+
+    Fails before any model call on bad parameters (unknown keys, malformed model specs, templates that do not render) or bad data (missing columns, missing or duplicate ids). Rows whose rubric is missing, not JSON or could not be generated become error rows.
+
+    Args:
+        evaluation_dataset: Comma-separated JSONL/JSON/CSV/Parquet files.
+        id_columns: Columns whose values identify each row uniquely.
+        prompt_column: Column with the text-to-image/video prompt (needed when rubrics are generated).
+        media_column: Column with the image/video: gs:// URI, http(s) URL, local path, or Vertex `contents` JSON.
+        media_type: `image` (yes/no questions) or `video` (multiple choice a-d).
+        rubrics_column: Column with supplied rubrics (`{"keywords", "qas": [...]}` or a list of questions); empty = generate rubrics.
+        rubric_generation_model: Rubric generator model spec; empty = the default Gemini Flash model.
+        rubric_generation_parameters: Rubric generator settings: `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`.
+        rubric_generation_prompt_template: Jinja2 override of the rubric generation prompt (variables `prompt`, `question_types`); empty = built-in.
+        validator_model: Validator model spec, checked here so a typo fails before any model call.
+        validator_parameters: Validator settings, checked here.
+        validator_prompt_template: Validator prompt override, checked here.
+        scoring: Scoring options, checked here.
+        output_format: Export format (`jsonl` or `json`), checked here.
+        project: Google Cloud project for Vertex AI models.
+        location: Google Cloud region for Vertex AI models.
+
+    Returns:
+        rubrics: JSONL, one row per dataset row with a usable rubric: the dataset columns plus `keywords`, `qas` (question_id, question, question_type, choices, answer, justification, dependencies, keyword_id) and `rubric_warnings`.
+        rubric_errors: JSONL of rows without a usable rubric: ids, `stage`, `error_kind`, `error_message`, `raw`.
+        evaluation_count: Number of rows in the evaluation dataset.
+        rubric_count: Number of rows with a usable rubric.
+    """
+    from autorater_pipelines import gecko_steps
+
+    gecko_steps.check_run_parameters(
+        id_columns=id_columns, media_column=media_column, media_type=media_type, prompt_column=prompt_column,
+        rubrics_column=rubrics_column, rubric_generation_model=rubric_generation_model, validator_model=validator_model,
+        rubric_generation_parameters=rubric_generation_parameters, validator_parameters=validator_parameters,
+        rubric_generation_prompt_template=rubric_generation_prompt_template,
+        validator_prompt_template=validator_prompt_template, scoring=scoring, output_format=output_format,
+    )
+    summary = gecko_steps.prepare_rubrics(
+        evaluation_dataset=evaluation_dataset, id_columns=id_columns, media_column=media_column, media_type=media_type,
+        prompt_column=prompt_column, rubrics_column=rubrics_column, rubric_generation_model=rubric_generation_model,
+        rubric_generation_parameters=rubric_generation_parameters,
+        rubric_generation_prompt_template=rubric_generation_prompt_template, project=project, location=location,
+        rubrics_path=rubrics.path, errors_path=rubric_errors.path,
+    )
+    return (summary.evaluation_count, summary.rubric_count)

@@ -1,0 +1,49 @@
+"""Component: Gecko scores per question and row, all error rows, and dataset metrics."""
+
+from typing import NamedTuple
+
+from kfp import dsl
+from kfp.dsl import Artifact, Dataset, Input, Metrics, Output
+
+from autorater_pipelines.components import IMAGE
+
+
+@dsl.component(base_image=IMAGE, install_kfp_package=False)
+def score_gecko_validations(
+    validations: Input[Dataset],
+    rubric_errors: Input[Dataset],
+    validation_errors: Input[Dataset],
+    id_columns: list,
+    scoring: dict,
+    results: Output[Dataset],
+    error_messages: Output[Dataset],
+    gecko_metrics: Output[Metrics],
+    metrics_json: Output[Artifact],
+) -> NamedTuple("Outputs", evaluation_count=int, rows_scored=int):
+    """Scores every question by normalized exact match of the voted verdict with the expected answer, each row by the mean question score, and aggregates.
+
+    Args:
+        validations: JSONL of validation rows from the validator step.
+        rubric_errors: JSONL of error rows from the rubric step.
+        validation_errors: JSONL of error rows from the validator step.
+        id_columns: Columns whose values identify each row.
+        scoring: `dependency_masking` (score 0 when a parent question is wrong, DSG), `logprob_weighting` (score = probability of the expected answer), `missing_answer_policy` (`error`, `zero` or `skip`).
+
+    Returns:
+        results: JSONL, one row per scored dataset row: dataset columns, `keywords`, `qa_results` (question_id, question, question_type, expected, verdict, score, status, raw, votes), `final_score`, `keyword_coverage`, `questions_scored`, `parse_failures`.
+        error_messages: JSONL of every row that failed at any stage (ids, `stage`, `error_kind`, `error_message`), and rows scored under a lenient missing_answer_policy (`handled_as`).
+        gecko_metrics: Numeric metrics shown in the Vertex AI console: `mean_final_score`, `stdev_final_score`, `rows_scored`, `rows_unscored`, `parse_failures`, `questions_scored`, `accuracy_<question type>`.
+        metrics_json: All metrics as one JSON object, including `accuracy_by_question_type`, `questions_by_question_type`, `unscored_rows_by_stage` and the scoring options.
+        evaluation_count: Number of dataset rows (scored or not).
+        rows_scored: Number of rows with a final_score.
+    """
+    from autorater_pipelines import gecko_steps
+
+    metrics = gecko_steps.score_validations(
+        validations_path=validations.path, id_columns=id_columns, scoring=scoring,
+        earlier_error_paths=[rubric_errors.path, validation_errors.path], results_path=results.path,
+        error_messages_path=error_messages.path, metrics_path=metrics_json.path,
+    )
+    for name, value in gecko_steps.console_metrics(metrics).items():
+        gecko_metrics.log_metric(name, value)
+    return (metrics["evaluation_count"], metrics["rows_scored"])

@@ -1,0 +1,51 @@
+"""Component: the validator answers every rubric question looking at the row's image or video."""
+
+from typing import NamedTuple
+
+from kfp import dsl
+from kfp.dsl import Dataset, Input, Output
+
+from autorater_pipelines.components import IMAGE
+
+
+@dsl.component(base_image=IMAGE, install_kfp_package=False)
+def validate_gecko_media(
+    rubrics: Input[Dataset],
+    id_columns: list,
+    media_column: str,
+    media_type: str,
+    validator_model: str,
+    validator_parameters: dict,
+    validator_prompt_template: str,
+    project: str,
+    location: str,
+    validations: Output[Dataset],
+    validation_errors: Output[Dataset],
+) -> NamedTuple("Outputs", validated_count=int):
+    """Asks the multimodal validator every rubric question about each row's media and keeps every answer.
+
+    Args:
+        rubrics: JSONL of rubric rows from the rubric step.
+        id_columns: Columns whose values identify each row (and key replay recordings).
+        media_column: Column with the image/video: gs:// URI, http(s) URL, local path, or Vertex `contents` JSON.
+        media_type: `image` or `video`; every media file must be of this kind.
+        validator_model: Validator model spec: a Gemini model (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/.../endpoints/...`), `openai/<model>`, or `replay/<jsonl path>`; empty = the default Gemini Flash model.
+        validator_parameters: `questions_per_call` (0 = all questions of a row in one call, 1 = one per call), `sampling_count`, `logprobs`, `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`.
+        validator_prompt_template: Jinja2 override of the validator prompt (variables `media_type` and `questions`, or `question` with questions_per_call=1); empty = built-in.
+        project: Google Cloud project for Vertex AI models.
+        location: Google Cloud region for Vertex AI models.
+
+    Returns:
+        validations: JSONL of validation rows: rubric row plus `answers` (every validator sample per question_id: verdict, raw, error, choice_probs), `raw_responses`, `validator`; enough to re-score without model calls.
+        validation_errors: JSONL of rows whose media cannot be used (missing, unreadable, unknown or wrong media type): ids, `stage`, `error_kind`, `error_message`.
+        validated_count: Number of rows sent to the validator.
+    """
+    from autorater_pipelines import gecko_steps
+
+    count = gecko_steps.validate_media(
+        rubrics_path=rubrics.path, id_columns=id_columns, media_column=media_column, media_type=media_type,
+        validator_model=validator_model, validator_parameters=validator_parameters,
+        validator_prompt_template=validator_prompt_template, project=project, location=location,
+        validations_path=validations.path, errors_path=validation_errors.path,
+    )
+    return (count,)

@@ -1,0 +1,132 @@
+"""The ``gecko`` pipeline: rubric-based evaluation of generated images and videos (Gecko, arXiv 2404.16820)."""
+
+from typing import Any, NamedTuple
+
+from kfp import dsl
+from kfp.dsl import Dataset, Metrics
+
+from autorater_pipelines.components.gecko_export import export_gecko_results
+from autorater_pipelines.components.gecko_rubrics import prepare_gecko_rubrics
+from autorater_pipelines.components.gecko_score import score_gecko_validations
+from autorater_pipelines.components.gecko_validate import validate_gecko_media
+
+# Resolved by Vertex AI Pipelines to the job's project and region (same strings as GCPC's placeholders).
+PROJECT_ID_PLACEHOLDER = "{{$.pipeline_google_cloud_project_id}}"
+LOCATION_PLACEHOLDER = "{{$.pipeline_google_cloud_location}}"
+
+
+class PipelineOutput(NamedTuple):
+    """Outputs of the gecko pipeline (described in its docstring)."""
+
+    evaluation_count: int
+    evaluation_results_path: str
+    rubrics: Dataset
+    validations: Dataset
+    results: Dataset
+    error_messages: Dataset
+    gecko_metrics: Metrics
+
+
+@dsl.pipeline(
+    name="gecko-template",
+    description="Rubric-based evaluation of generated images and videos (Gecko) with open rubric generator and validator models.",
+)
+def gecko_pipeline(  # noqa: B006
+    evaluation_dataset: str,
+    id_columns: list[str],
+    media_column: str,
+    prompt_column: str = "",
+    media_type: str = "image",
+    rubrics_column: str = "",
+    rubric_generation_model: str = "gemini-2.5-flash",
+    validator_model: str = "gemini-2.5-flash",
+    rubric_generation_parameters: dict[str, Any] = {},
+    validator_parameters: dict[str, Any] = {},
+    rubric_generation_prompt_template: str = "",
+    validator_prompt_template: str = "",
+    scoring: dict[str, Any] = {},
+    project: str = PROJECT_ID_PLACEHOLDER,
+    location: str = LOCATION_PLACEHOLDER,
+    output_format: str = "jsonl",
+    bigquery_destination_prefix: str = "",
+) -> PipelineOutput:
+    """Evaluates generated images or videos against their prompts with question-answer rubrics.
+
+    Args:
+        evaluation_dataset: Comma-separated list of JSONL/JSON/CSV/Parquet files (local paths now; gs:// and BigQuery tables in a later release) with one row per generated image or video.
+        id_columns: The columns which distinguish unique evaluation rows (also the replay keys).
+        media_column: Column with the image or video: a gs:// URI, an http(s) URL, a local path (relative to its dataset file), or the Vertex `{"contents":[{"parts":[{"file_data":...}]}]}` JSON string.
+        prompt_column: Column with the text-to-image/video prompt; rubrics are generated from it when `rubrics_column` is empty.
+        media_type: `image` (generated yes/no questions with a question type) or `video` (generated multiple-choice questions a-d).
+        rubrics_column: Column with supplied rubrics (`{"keywords": ..., "qas": [{"question_id", "question", "question_type", "choices", "answer", "dependencies"}]}` or a list of questions); when set, rubric generation is skipped.
+        rubric_generation_model: Rubric generator model spec: a Gemini model on Vertex AI (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/P/locations/L/endpoints/E`), `openai/<model>`, or `replay/<jsonl>` keyed by the id columns.
+        validator_model: Multimodal validator model spec (as rubric_generation_model); replay files are keyed by the id columns (all questions in one call) or the id columns and `question_id` (one question per call).
+        rubric_generation_parameters: Rubric generator settings: `temperature`, `max_output_tokens`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`.
+        validator_parameters: Validator settings: `questions_per_call` (absent or 0 = all questions of a row in one call, 1 = one question per call), `sampling_count` (answers per question, voted), `logprobs`, `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`.
+        rubric_generation_prompt_template: Jinja2 override of the rubric generation prompt (variables `prompt`, `question_types`); empty = built-in.
+        validator_prompt_template: Jinja2 override of the validator prompt (variables `media_type` and `questions`, or `question` with questions_per_call=1); empty = built-in.
+        scoring: Scoring options: `dependency_masking` (bool, a question scores 0 when a parent question is wrong, DSG), `logprob_weighting` (bool, score = probability of the expected answer; needs questions_per_call=1 and logprobs), `missing_answer_policy` (`error`, `zero` or `skip`).
+        project: Google Cloud project of Vertex AI model calls (default: the pipeline job's project).
+        location: Google Cloud region of Vertex AI model calls (default: the pipeline job's region).
+        output_format: Format of the exported results: `jsonl` or `json`.
+        bigquery_destination_prefix: BigQuery table prefix for the `bigquery` format (not available yet).
+
+    Returns:
+        evaluation_count: The number of dataset rows evaluated (scored or listed in error_messages).
+        evaluation_results_path: The path to the exported results in output_format.
+        rubrics: JSONL of rubric rows: dataset columns, `keywords`, `qas`, `rubric_warnings`.
+        validations: JSONL of validation rows with every validator answer (re-scoring needs no model calls).
+        results: JSONL of result rows: dataset columns, `keywords`, `qa_results`, `final_score`.
+        error_messages: JSONL of rows that failed at any stage, with the stage and the reason.
+        gecko_metrics: Mean final score, accuracy per question type, parse failures and row counts.
+    """
+    rubrics = prepare_gecko_rubrics(
+        evaluation_dataset=evaluation_dataset,
+        id_columns=id_columns,
+        prompt_column=prompt_column,
+        media_column=media_column,
+        media_type=media_type,
+        rubrics_column=rubrics_column,
+        rubric_generation_model=rubric_generation_model,
+        rubric_generation_parameters=rubric_generation_parameters,
+        rubric_generation_prompt_template=rubric_generation_prompt_template,
+        validator_model=validator_model,
+        validator_parameters=validator_parameters,
+        validator_prompt_template=validator_prompt_template,
+        scoring=scoring,
+        output_format=output_format,
+        project=project,
+        location=location,
+    ).set_display_name("Rubrics (parse or generate)")
+    validate = validate_gecko_media(
+        rubrics=rubrics.outputs["rubrics"],
+        id_columns=id_columns,
+        media_column=media_column,
+        media_type=media_type,
+        validator_model=validator_model,
+        validator_parameters=validator_parameters,
+        validator_prompt_template=validator_prompt_template,
+        project=project,
+        location=location,
+    ).set_display_name("Validator answers")
+    score = score_gecko_validations(
+        validations=validate.outputs["validations"],
+        rubric_errors=rubrics.outputs["rubric_errors"],
+        validation_errors=validate.outputs["validation_errors"],
+        id_columns=id_columns,
+        scoring=scoring,
+    ).set_display_name("Gecko scores and metrics")
+    export = export_gecko_results(
+        results=score.outputs["results"],
+        output_format=output_format,
+        bigquery_destination_prefix=bigquery_destination_prefix,
+    ).set_display_name("Export results")
+    return PipelineOutput(
+        evaluation_count=score.outputs["evaluation_count"],
+        evaluation_results_path=export.outputs["evaluation_results_path"],
+        rubrics=rubrics.outputs["rubrics"],
+        validations=validate.outputs["validations"],
+        results=score.outputs["results"],
+        error_messages=score.outputs["error_messages"],
+        gecko_metrics=score.outputs["gecko_metrics"],
+    )

@@ -1,0 +1,86 @@
+"""What ``autorater run gecko`` checks before the run and prints after it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["OUTPUTS", "preflight", "print_summary"]
+
+OUTPUTS = {
+    "rubrics.jsonl": "rubrics",
+    "validations.jsonl": "validations",
+    "results.jsonl": "results",
+    "error_messages.jsonl": "error_messages",
+    "metrics.json": "score-gecko-validations/metrics_json",
+}
+"""Output file in ``--output-dir`` → pipeline output artifact (or ``task/output`` under the pipeline root)."""
+
+# Parameters of the gecko template that check_run_parameters takes, with the template's defaults.
+_CHECKED: dict[str, Any] = {
+    "media_type": "image",
+    "prompt_column": "",
+    "rubrics_column": "",
+    "rubric_generation_model": "",
+    "validator_model": "",
+    "rubric_generation_parameters": None,
+    "validator_parameters": None,
+    "rubric_generation_prompt_template": "",
+    "validator_prompt_template": "",
+    "scoring": None,
+    "output_format": "jsonl",
+}
+
+
+def preflight(params: dict[str, Any]) -> None:
+    """Validate parameters and the dataset in-process before the pipeline starts (fast, clean errors).
+
+    Media files and rubrics are not checked here: a row whose media cannot be read or whose rubric is
+    not valid becomes an error row of the run, and the other rows are still scored.
+
+    Raises:
+        InputError: the same errors the pipeline's rubric step would raise before any model call.
+    """
+    from autorater_pipelines import gecko, gecko_steps
+
+    gecko_steps.check_run_parameters(
+        id_columns=params["id_columns"],
+        media_column=params["media_column"],
+        **{name: params.get(name, default) for name, default in _CHECKED.items()},
+    )
+    gecko.load_dataset(
+        params["evaluation_dataset"],
+        id_columns=params["id_columns"],
+        media_column=params["media_column"],
+        prompt_column=params.get("prompt_column") or None,
+        rubrics_column=params.get("rubrics_column") or None,
+    )
+
+
+def _fmt(value: Any, spec: str = ".4f") -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def print_summary(metrics: dict[str, Any]) -> None:
+    """Print row counts, the mean final score, per-question-type accuracy and unscored rows by stage."""
+    print(
+        f"\nGecko: {metrics['evaluation_count']} rows, {metrics['rows_scored']} scored, "
+        f"{metrics['rows_unscored']} unscored"
+    )
+    print(
+        f"  mean final_score   {_fmt(metrics['mean_final_score'])}"
+        + (f"  (stdev {metrics['stdev_final_score']:.4f})" if metrics.get("stdev_final_score") is not None else "")
+    )
+    print(
+        f"  questions scored   {metrics['questions_scored']} of {metrics['questions_total']}, "
+        f"parse failures {metrics['parse_failures']}, masked {metrics['masked_questions']}"
+    )
+    counts = metrics.get("questions_by_question_type") or {}
+    by_type = metrics.get("accuracy_by_question_type") or {}
+    if by_type:
+        print("  accuracy by question type:")
+    for qtype, accuracy in by_type.items():
+        n = counts.get(qtype, 0)
+        print(f"    {qtype:<18} {accuracy:.3f}  ({n} question{'' if n == 1 else 's'})")
+    if metrics.get("unscored_rows_by_stage"):
+        stages = ", ".join(f"{stage} {n}" for stage, n in metrics["unscored_rows_by_stage"].items())
+        print(f"  unscored rows by stage: {stages} (reasons in error_messages.jsonl)")

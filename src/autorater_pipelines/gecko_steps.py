@@ -1,0 +1,428 @@
+"""Gecko pipeline steps: rubrics, validation, scoring with metrics, export — JSONL files in, JSONL files out.
+
+Each function is the single entry point of one KFP component (``components/gecko_*.py``) and can also be
+called directly. The stages themselves live in :mod:`autorater_pipelines.gecko`; this module reads and
+writes the artifacts between them, checks the run parameters once, and undoes what KFP does to ``dict``
+parameters (integers arrive as floats: ``{"sampling_count": 2}`` becomes ``2.0``).
+
+Files (one JSON object per line):
+
+- rubrics: the dataset row (without ``rubrics_column``) + ``keywords``, ``qas``, ``rubric_warnings``;
+- validations: rubric row + ``answers`` (every validator sample per question), ``validator``,
+  ``raw_responses`` — all a later re-scoring needs, without model calls;
+- results: validation row without ``qas``/``answers`` + ``qa_results``, ``final_score`` …
+  (:func:`autorater_pipelines.gecko.scoring.score_row`);
+- error messages: id columns, ``stage``, ``error_kind``, ``error_message`` (+ ``raw``, ``question_ids``,
+  ``handled_as`` where they apply). Every dataset row ends in results or in error messages.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from autorater_pipelines import gecko, io
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.gecko import prompts
+from autorater_pipelines.gecko._common import check_media_type, split_parameters
+from autorater_pipelines.gecko.validation import validator_settings
+from autorater_pipelines.models import GenerateConfig, get_model, parse_model_spec
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "OUTPUT_FORMATS",
+    "RubricSummary",
+    "check_run_parameters",
+    "console_metrics",
+    "export_results",
+    "from_struct",
+    "prepare_rubrics",
+    "score_validations",
+    "validate_media",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "gemini-2.5-flash"
+"""Rubric generator and validator used when the model parameter is empty (Vertex AI)."""
+
+OUTPUT_FORMATS = ("jsonl", "json")
+
+
+def from_struct(value: Any) -> Any:
+    """Undo KFP's struct encoding of ``dict`` parameters: integral floats become ints (``2.0`` → ``2``).
+
+    Applied recursively to dicts and lists; booleans, strings and non-integral floats are kept.
+    """
+    if isinstance(value, Mapping):
+        return {k: from_struct(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_struct(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _check_id_columns(id_columns: Any) -> list[str]:
+    if isinstance(id_columns, str) or not isinstance(id_columns, Sequence) or not id_columns:
+        raise InputError(
+            f"id_columns must be a non-empty list of column names, got {id_columns!r}", source="id_columns"
+        )
+    bad = [c for c in id_columns if not isinstance(c, str) or not c]
+    if bad:
+        raise InputError(f"id_columns entries must be column names, got {bad!r}", source="id_columns")
+    return list(id_columns)
+
+
+def _check_model(spec: str, source: str) -> None:
+    """Check a model spec; a ``replay/`` spec's file is read too, so a wrong path fails before any call."""
+    try:
+        prefix, _ = parse_model_spec(spec or DEFAULT_MODEL)
+        if prefix == "replay":
+            get_model(spec)
+    except InputError as exc:
+        raise InputError(str(exc), source=source) from None
+
+
+def _check_template(text: str, source: str, **variables: Any) -> None:
+    """Compile a template override and render it once with example values, so typos fail before any call."""
+    if text:
+        prompts.render(prompts.compile_template(text, source=source), source=source, **variables)
+
+
+_EXAMPLE_QUESTION = {
+    "question_id": "q1",
+    "question": "Is there a dog?",
+    "options": [{"label": "yes", "text": "yes"}, {"label": "no", "text": "no"}],
+    "yes_no": True,
+}
+
+
+def _check_format(output_format: str) -> str:
+    fmt = (output_format or "jsonl").lower()
+    if fmt not in OUTPUT_FORMATS:
+        raise InputError(
+            f"unsupported output_format {output_format!r}; valid: {list(OUTPUT_FORMATS)}"
+            + (" (bigquery export is not available yet)" if fmt == "bigquery" else ""),
+            source="output_format",
+        )
+    return fmt
+
+
+def check_run_parameters(
+    *,
+    id_columns: Sequence[str],
+    media_column: str,
+    media_type: str = "image",
+    prompt_column: str = "",
+    rubrics_column: str = "",
+    rubric_generation_model: str = "",
+    validator_model: str = "",
+    rubric_generation_parameters: Mapping[str, Any] | None = None,
+    validator_parameters: Mapping[str, Any] | None = None,
+    rubric_generation_prompt_template: str = "",
+    validator_prompt_template: str = "",
+    scoring: Mapping[str, Any] | None = None,
+    output_format: str = "jsonl",
+) -> None:
+    """Check every run parameter before the dataset is read or any model is called.
+
+    Used by the first pipeline step and by ``autorater run gecko`` (in-process, before the run). The
+    dataset itself (columns, ids) is checked by :func:`autorater_pipelines.gecko.load_dataset`.
+
+    Raises:
+        InputError: naming the parameter — empty or malformed ``id_columns``, no ``media_column``, a
+            ``media_type`` other than ``image``/``video``, neither ``prompt_column`` nor ``rubrics_column``,
+            a malformed model spec, an unknown or invalid key of ``rubric_generation_parameters``,
+            ``validator_parameters`` or ``scoring``, a prompt template that does not compile or render
+            with the documented variables, an unsupported ``output_format``.
+    """
+    _check_id_columns(id_columns)
+    if not media_column:
+        raise InputError(
+            f"media_column is required (the column with the image/video), got {media_column!r}",
+            source="media_column",
+        )
+    media_type = check_media_type(media_type)
+    if not rubrics_column and not prompt_column:
+        raise InputError(
+            "set prompt_column (rubrics are generated from the prompts) or rubrics_column (rubrics given in "
+            f"the data), got prompt_column={prompt_column!r}, rubrics_column={rubrics_column!r}",
+            source="prompt_column",
+        )
+    _check_model(rubric_generation_model, "rubric_generation_model")
+    _check_model(validator_model, "validator_model")
+    _, generation_config = split_parameters(
+        from_struct(rubric_generation_parameters), own={}, source="rubric_generation_parameters"
+    )
+    GenerateConfig.from_params(generation_config, source="rubric_generation_parameters")
+    settings, validator_config = validator_settings(from_struct(validator_parameters))
+    config = GenerateConfig.from_params(validator_config, source="validator_parameters")
+    _check_template(
+        rubric_generation_prompt_template,
+        "rubric_generation_prompt_template",
+        prompt="Two brown dogs on a blue sofa",
+        question_types=list(gecko.IMAGE_QUESTION_TYPES),
+    )
+    if settings["questions_per_call"] == 1:
+        _check_template(
+            validator_prompt_template, "validator_prompt_template", media_type=media_type, question=_EXAMPLE_QUESTION
+        )
+    else:
+        _check_template(
+            validator_prompt_template, "validator_prompt_template", media_type=media_type, questions=[_EXAMPLE_QUESTION]
+        )
+    options = gecko.ScoringOptions.from_params(from_struct(scoring))
+    if options.logprob_weighting and not (settings["questions_per_call"] == 1 and config.logprobs):
+        logger.warning(
+            "scoring.logprob_weighting needs validator_parameters questions_per_call=1 and logprobs > 0; "
+            "questions without choice probabilities are scored by exact match"
+        )
+    _check_format(output_format)
+
+
+class RubricSummary(NamedTuple):
+    """Counts from :func:`prepare_rubrics`."""
+
+    evaluation_count: int
+    """Rows in the evaluation dataset."""
+    rubric_count: int
+    """Rows with a usable rubric."""
+    error_count: int
+    """Rows whose rubric is missing, invalid or could not be generated."""
+
+
+def prepare_rubrics(
+    *,
+    evaluation_dataset: str,
+    id_columns: Sequence[str],
+    media_column: str,
+    media_type: str = "image",
+    prompt_column: str = "",
+    rubrics_column: str = "",
+    rubric_generation_model: str = "",
+    rubric_generation_parameters: Mapping[str, Any] | None = None,
+    rubric_generation_prompt_template: str = "",
+    project: str = "",
+    location: str = "",
+    rubrics_path: str | None = None,
+    errors_path: str | None = None,
+) -> RubricSummary:
+    """Load the dataset and give every row a rubric: parsed from ``rubrics_column`` when it is set, else generated.
+
+    Args:
+        evaluation_dataset: Comma-separated JSONL/JSON/CSV/Parquet files.
+        id_columns: Columns whose values identify a row (unique).
+        media_column: Column with each row's image/video.
+        media_type: ``image`` or ``video`` (the kind of generated questions).
+        prompt_column: Column with the generation prompt (needed when rubrics are generated).
+        rubrics_column: Column with supplied rubrics; empty = generate them with ``rubric_generation_model``.
+        rubric_generation_model: Model spec of the rubric generator; empty = :data:`DEFAULT_MODEL`.
+        rubric_generation_parameters: :class:`GenerateConfig` fields (``temperature``, ``base_url`` …).
+        rubric_generation_prompt_template: Jinja2 override of the generator prompt; empty = built-in.
+        project: Google Cloud project for Vertex AI.
+        location: Google Cloud region for Vertex AI.
+        rubrics_path: Where to write the rubric rows (JSONL), or None.
+        errors_path: Where to write the error rows of this stage (JSONL), or None.
+
+    Returns:
+        Row counts.
+
+    Raises:
+        InputError: unreadable data, a missing column, missing or duplicate ids, bad parameters.
+        ModelCallError: rubric generation stopped after too many consecutive failed calls.
+    """
+    rows = gecko.load_dataset(
+        evaluation_dataset,
+        id_columns=id_columns,
+        media_column=media_column,
+        prompt_column=prompt_column or None,
+        rubrics_column=rubrics_column or None,
+    )
+    if rubrics_column:
+        result = gecko.parse_supplied_rubrics(rows, id_columns=id_columns, rubrics_column=rubrics_column)
+    else:
+        result = gecko.generate_rubrics(
+            rows,
+            id_columns=id_columns,
+            prompt_column=prompt_column,
+            media_type=media_type,
+            model_spec=rubric_generation_model or DEFAULT_MODEL,
+            parameters=from_struct(rubric_generation_parameters),
+            project=project or None,
+            location=location or None,
+            prompt_template=rubric_generation_prompt_template or None,
+        )
+    if rubrics_path:
+        io.write_jsonl(rubrics_path, result.rows)
+    if errors_path:
+        io.write_jsonl(errors_path, result.errors)
+    how = f"parsed from column {rubrics_column!r}" if rubrics_column else "generated"
+    logger.info("%d of %d rubrics %s, %d error rows", len(result.rows), len(rows), how, len(result.errors))
+    return RubricSummary(len(rows), len(result.rows), len(result.errors))
+
+
+def validate_media(
+    *,
+    rubrics_path: str,
+    id_columns: Sequence[str],
+    media_column: str,
+    media_type: str = "image",
+    validator_model: str = "",
+    validator_parameters: Mapping[str, Any] | None = None,
+    validator_prompt_template: str = "",
+    project: str = "",
+    location: str = "",
+    validations_path: str | None = None,
+    errors_path: str | None = None,
+) -> int:
+    """Have the validator answer every rubric question about each row's media (:func:`gecko.validate`).
+
+    Args:
+        rubrics_path: Rubric rows from :func:`prepare_rubrics`.
+        id_columns: Columns that identify a row (and key replay recordings).
+        media_column: Column with the image/video.
+        media_type: ``image`` or ``video``.
+        validator_model: Validator model spec; empty = :data:`DEFAULT_MODEL`.
+        validator_parameters: ``questions_per_call`` (0 or 1), ``sampling_count`` and
+            :class:`GenerateConfig` fields.
+        validator_prompt_template: Jinja2 override of the validator prompt; empty = built-in.
+        project: Google Cloud project for Vertex AI.
+        location: Google Cloud region for Vertex AI.
+        validations_path: Where to write the validation rows (JSONL), or None.
+        errors_path: Where to write the error rows of this stage (rows whose media cannot be read), or None.
+
+    Returns:
+        The number of validation rows written.
+
+    Raises:
+        InputError: bad parameters or template.
+        ModelCallError: validation stopped after too many consecutive failed calls.
+    """
+    rows = io.read_jsonl(rubrics_path)
+    result = gecko.StageResult([], [])
+    if rows:
+        result = gecko.validate(
+            rows,
+            id_columns=id_columns,
+            media_column=media_column,
+            media_type=media_type,
+            model_spec=validator_model or DEFAULT_MODEL,
+            parameters=from_struct(validator_parameters),
+            project=project or None,
+            location=location or None,
+            prompt_template=validator_prompt_template or None,
+        )
+    if validations_path:
+        io.write_jsonl(validations_path, result.rows)
+    if errors_path:
+        io.write_jsonl(errors_path, result.errors)
+    logger.info("validated %d of %d rows, %d error rows", len(result.rows), len(rows), len(result.errors))
+    return len(result.rows)
+
+
+def score_validations(
+    *,
+    validations_path: str,
+    id_columns: Sequence[str],
+    scoring: Mapping[str, Any] | None = None,
+    earlier_error_paths: Sequence[str] = (),
+    results_path: str | None = None,
+    error_messages_path: str | None = None,
+    metrics_path: str | None = None,
+) -> dict[str, Any]:
+    """Score validation rows, gather every stage's error rows and compute the dataset metrics.
+
+    Args:
+        validations_path: Validation rows from :func:`validate_media`.
+        id_columns: Columns that identify a row.
+        scoring: ``dependency_masking``, ``logprob_weighting``, ``missing_answer_policy``
+            (:class:`autorater_pipelines.gecko.ScoringOptions`).
+        earlier_error_paths: Error rows of the rubric and validation steps (one per row they dropped).
+        results_path: Where to write the result rows (JSONL), or None.
+        error_messages_path: Where to write all error rows (earlier stages first), or None.
+        metrics_path: Where to write the metrics (JSON), or None.
+
+    Returns:
+        The metrics of :func:`autorater_pipelines.gecko.summarize` (``mean_final_score``,
+        ``accuracy_by_question_type``, ``parse_failures``, ``rows_scored`` …) and ``scoring_options``, with
+        ``evaluation_count`` (dataset rows), ``rows_unscored`` (dataset rows without a result, any stage),
+        ``unscored_rows_by_stage`` and ``error_count`` (rows in error messages, including rows scored
+        under a lenient ``missing_answer_policy``).
+
+    Raises:
+        InputError: invalid scoring options.
+    """
+    rows = io.read_jsonl(validations_path)
+    earlier = [e for path in earlier_error_paths for e in io.read_jsonl(path)]
+    result = gecko.score(rows, id_columns=id_columns, options=from_struct(scoring))
+    errors = earlier + result.errors
+    unscored = Counter(e.get("stage", "unknown") for e in errors if "handled_as" not in e)
+    metrics = dict(result.metrics)
+    metrics.update(
+        evaluation_count=len(earlier) + len(rows),
+        rows_unscored=sum(unscored.values()),
+        unscored_rows_by_stage=dict(sorted(unscored.items())),
+        error_count=len(errors),
+    )
+    if results_path:
+        io.write_jsonl(results_path, result.results)
+    if error_messages_path:
+        io.write_jsonl(error_messages_path, errors)
+    if metrics_path:
+        io.write_json(metrics_path, metrics)
+    logger.info(
+        "scored %d of %d rows, mean final_score %s",
+        metrics["rows_scored"],
+        metrics["evaluation_count"],
+        metrics["mean_final_score"],
+    )
+    return metrics
+
+
+def console_metrics(metrics: Mapping[str, Any]) -> dict[str, float]:
+    """Flatten metrics to the numbers a KFP ``Metrics`` artifact shows.
+
+    Numeric top-level values are kept (booleans and None are dropped); ``accuracy_by_question_type``
+    becomes ``accuracy_<type>`` with non-alphanumeric characters replaced by ``_``
+    (``animal/human`` → ``accuracy_animal_human``).
+    """
+    flat: dict[str, float] = {}
+    for name, value in metrics.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            flat[name] = float(value)
+    for qtype, value in (metrics.get("accuracy_by_question_type") or {}).items():
+        flat["accuracy_" + re.sub(r"[^0-9A-Za-z]+", "_", str(qtype)).strip("_").lower()] = float(value)
+    return flat
+
+
+def export_results(
+    *,
+    results_path: str,
+    output_format: str,
+    destination: str,
+    bigquery_destination_prefix: str = "",
+) -> str:
+    """Write the result rows in ``output_format`` (``jsonl``: one object per line; ``json``: one array).
+
+    Args:
+        results_path: Result rows from :func:`score_validations`.
+        output_format: ``jsonl`` or ``json``.
+        destination: File path for the export.
+        bigquery_destination_prefix: Reserved for ``bigquery`` export (not available yet).
+
+    Returns:
+        ``destination``.
+
+    Raises:
+        InputError: an unsupported format.
+    """
+    rows = io.read_jsonl(results_path)
+    if _check_format(output_format) == "jsonl":
+        io.write_jsonl(destination, rows)
+    else:
+        io.write_json(destination, rows)
+    return destination
