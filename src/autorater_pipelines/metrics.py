@@ -32,7 +32,7 @@ def wilson_interval(successes: int, trials: int, confidence: float = _CONFIDENCE
     return float(ci.low), float(ci.high)
 
 
-def _rate(count: int, total: int) -> float | None:
+def _rate(count: float, total: int) -> float | None:
     return count / total if total else None
 
 
@@ -134,6 +134,7 @@ def pairwise_metrics(
     judgments: Iterable[Mapping[str, Any]],
     *,
     human_preference_column: str | None = None,
+    ties_as_half: bool = False,
 ) -> dict[str, Any]:
     """Aggregate judgment rows into AutoSxS metrics.
 
@@ -142,6 +143,11 @@ def pairwise_metrics(
             ``A``/``B``/``TIE``/``ERROR``, ``samples`` list, token counts, and — when
             ``human_preference_column`` is given — that column holding ``A``/``B``/``TIE``.
         human_preference_column: Column of normalized human labels, or None/empty.
+        ties_as_half: Count a tie as half a win for each model. ``autorater_model_a_win_rate`` and
+            ``autorater_model_b_win_rate`` become mean scores over judged rows (own win = 1, TIE = 0.5,
+            other win = 0) with Student-t intervals instead of Wilson intervals, human preference win
+            rates count a human TIE as 0.5, and ``ties_as_half`` (True) is added. Every other key keeps
+            its value. Default False: the keys mean what Vertex AI AutoSxS means by them.
 
     Returns:
         A flat dict of JSON-compatible values (None where a rate has no denominator):
@@ -186,4 +192,18 @@ def pairwise_metrics(
         human = [r.get(human_preference_column) for r in rows]
         out.update(_alignment(choices, [str(h) for h in human]))
     out.update(_order_stats(rows, human))
+    if ties_as_half:
+        _count_ties_as_half(out, judged, [str(h) for h in human] if human_preference_column else None)
     return out
+
+
+def _count_ties_as_half(out: dict[str, Any], judged: list[str], human: list[str] | None) -> None:
+    """Replace the win rates in ``out`` by their ties-as-half versions (see :func:`pairwise_metrics`)."""
+    for label, key in (("A", "autorater_model_a_win_rate"), ("B", "autorater_model_b_win_rate")):
+        scores = np.array([1.0 if c == label else 0.5 if c == "TIE" else 0.0 for c in judged])
+        out[key], out[f"{key}_ci_lower"], out[f"{key}_ci_upper"] = _mean_interval(scores)
+    if human is not None:
+        ties = 0.5 * human.count("TIE")
+        for label, key in (("A", "model_a"), ("B", "model_b")):
+            out[f"human_preference_{key}_win_rate"] = _rate(human.count(label) + ties, len(human))
+    out["ties_as_half"] = True

@@ -1,0 +1,47 @@
+"""``autorater report OUT``: one self-contained HTML report of a finished run (no model calls)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    """Add the ``report`` subcommand."""
+    p = sub.add_parser(
+        "report",
+        help="write a self-contained HTML report of a finished run's outputs (no model calls)",
+        description="Turn a finished run's outputs (AutoSxS judgments.jsonl or Gecko results.jsonl, with "
+        "metrics.json and error_messages.jsonl; detected from the files present) into one HTML file with "
+        "figures, metrics and a browsable table of every row. The file needs no network to open.",
+    )
+    p.add_argument("out", metavar="OUT", help="output directory of a finished run (`autorater run --output-dir`)")
+    p.add_argument("--output", default=None, help="where to write the HTML (default: OUT/report.html)")
+    p.add_argument("--max-rows", type=int, default=2000, help="most rows in the browsable table (default: %(default)s)")
+    p.add_argument(
+        "--id-columns", default=None, help="Gecko: comma-separated id columns (default: from error_messages.jsonl)"
+    )
+    p.add_argument("--prompt-column", default=None, help="Gecko: column of the generation prompt (default: detected)")
+    p.add_argument("--media-column", default=None, help="Gecko: column of the image or video (default: detected)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the report and print where it is."""
+    from autorater_pipelines.errors import InputError
+    from autorater_pipelines.report import detect_kind, write_report
+
+    if args.max_rows < 1:
+        raise InputError(f"must be at least 1, got {args.max_rows}", source="--max-rows")
+    kind = detect_kind(args.out)
+    path = write_report(
+        args.out,
+        args.output,
+        max_rows=args.max_rows,
+        id_columns=[c.strip() for c in args.id_columns.split(",") if c.strip()] if args.id_columns else None,
+        prompt_column=args.prompt_column,
+        media_column=args.media_column,
+    )
+    print(f"{'AutoSxS' if kind == 'autosxs' else 'Gecko'} report: {os.path.abspath(path)}")
+    return 0

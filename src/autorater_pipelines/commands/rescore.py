@@ -1,0 +1,81 @@
+"""``autorater rescore OUT --params JSON``: recompute metrics from existing judgments or results, no model calls.
+
+By default the re-scored files replace those in OUT, each old file kept as ``<name>.previous.<ext>``
+(``metrics.previous.json`` …), and an existing ``report.html`` is rebuilt; with ``--output-dir DIR``
+OUT is left untouched and DIR receives a complete output directory. Options are documented in
+:mod:`autorater_pipelines.report._rescore`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+_HELP_PARAMS = (
+    "JSON file, or an inline JSON object, of re-scoring options; options left out keep the run's values. "
+    'AutoSxS: ties_as_half (true/false), human_preference_column ("" = none), evaluation_dataset and '
+    "id_columns (to read another label column from the original dataset). "
+    'Gecko: scoring ({"dependency_masking": true, "logprob_weighting": false, "missing_answer_policy": '
+    '"error"|"zero"|"skip"}), id_columns'
+)
+
+
+def register(sub: Any) -> None:
+    """Add the ``rescore`` subcommand."""
+    p = sub.add_parser(
+        "rescore",
+        help="recompute metrics from existing judgments or results with other options (no model calls)",
+        description="Recompute a finished run's metrics.json (and the rows that change with it) from its "
+        "judgments or results, without any model call, and print which figures changed.",
+    )
+    p.add_argument("out", metavar="OUT", help="output directory of a finished run (`autorater run --output-dir`)")
+    p.add_argument("--params", required=True, help=_HELP_PARAMS)
+    p.add_argument(
+        "--output-dir",
+        default=None,
+        help="write the re-scored outputs here and leave OUT untouched (default: replace the files in OUT, "
+        "keeping each replaced file as <name>.previous.<ext>)",
+    )
+    p.set_defaults(func=run)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return json.dumps(value) if value is not None else "—"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Re-score, write the files, print what changed."""
+    from autorater_pipelines.commands._common import load_params
+    from autorater_pipelines.errors import InputError
+    from autorater_pipelines.report import REPORT_FILE, changes, rescore, write_report, write_rescore
+
+    if args.params.lstrip().startswith("{"):
+        try:
+            params = json.loads(args.params)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON: {exc.msg} at column {exc.colno}", source="--params") from None
+        if not isinstance(params, dict):
+            raise InputError(f"must be a JSON object, got {type(params).__name__}", source="--params")
+    else:
+        params = load_params(args.params)
+    result = rescore(args.out, params)
+    target = args.output_dir or args.out
+    written = write_rescore(result, args.out, args.output_dir)
+    diff = [c for c in changes(result.previous, result.metrics) if not c[0].startswith("rescore_options.")]
+    print(f"Re-scored {result.kind} outputs in {os.path.abspath(args.out)} with no model calls.")
+    print("options: " + json.dumps(result.metrics.get("rescore_options")))
+    if diff:
+        width = max(len(k) for k, _, _ in diff)
+        print(f"{len(diff)} figure(s) changed:")
+        for key, old, new in diff:
+            print(f"  {key:<{width}}  {_show(old)} → {_show(new)}")
+    else:
+        print("no figure changed")
+    if os.path.isfile(os.path.join(args.out, REPORT_FILE)):
+        written.append(write_report(target))
+    print(f"wrote in {os.path.abspath(target)}: " + ", ".join(os.path.basename(p) for p in written))
+    return 0

@@ -1,0 +1,376 @@
+"""The AutoSxS report: win rates, confidence, position and length bias, human alignment, judgments.
+
+Headline numbers come from ``metrics.json`` (:func:`autorater_pipelines.metrics.pairwise_metrics`);
+figures and the judgments table are drawn from ``judgments.jsonl`` (rows documented in
+:mod:`autorater_pipelines.pairwise`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from matplotlib.ticker import PercentFormatter
+
+from autorater_pipelines.metrics import wilson_interval
+from autorater_pipelines.report._figures import COLORS, FigureHTML, bar_with_intervals, heatmap, histogram, new_figure
+from autorater_pipelines.report._outputs import (
+    PROMPT_PARAMETER_KEYS,
+    RunOutputs,
+    human_preference_column,
+    judgment_id_columns,
+)
+from autorater_pipelines.report._stats import Stat, fmt, metric
+
+__all__ = ["LENGTH_BINS", "autosxs_context", "confusion_matrix", "length_bias"]
+
+VERDICTS = ("A", "B", "TIE")
+
+LENGTH_BINS: tuple[tuple[float, float, str], ...] = (
+    (0.0, 0.5, "< 0.5"),
+    (0.5, 1 / 1.2, "0.5–0.83"),
+    (1 / 1.2, 1.2, "0.83–1.2"),
+    (1.2, 2.0, "1.2–2"),
+    (2.0, math.inf, "> 2"),
+)
+"""Bins of len(response_a) / len(response_b) in characters: ``[low, high)``, the middle one closed."""
+
+
+def confusion_matrix(
+    rows: Sequence[Mapping[str, Any]], human_column: str, categories: Sequence[str] = VERDICTS
+) -> list[list[int]]:
+    """Counts of (human label, autorater choice) over ``categories``: rows = human, columns = autorater.
+
+    Rows whose human label or choice is outside ``categories`` (e.g. ``ERROR``) are not counted. With
+    the default categories, the ``A``/``B`` block equals the ``true_positive_count`` …
+    ``true_negative_count`` of :func:`~autorater_pipelines.metrics.pairwise_metrics` (A positive).
+    """
+    index = {c: i for i, c in enumerate(categories)}
+    matrix = [[0] * len(categories) for _ in categories]
+    for row in rows:
+        human, choice = str(row.get(human_column)), str(row.get("choice"))
+        if human in index and choice in index:
+            matrix[index[human]][index[choice]] += 1
+    return matrix
+
+
+def _bin_of(ratio: float) -> int:
+    for i, (low, high, _) in enumerate(LENGTH_BINS):
+        if low <= ratio < high or (i == 2 and ratio == high):
+            return i
+    return len(LENGTH_BINS) - 1
+
+
+def length_bias(rows: Sequence[Mapping[str, Any]], human_column: str | None) -> dict[str, Any]:
+    """Win rate of model A by relative response length, and how often the longer response wins.
+
+    Returns:
+        ``bins``: per :data:`LENGTH_BINS` bin, ``label``, ``judged`` (rows with choice A/B/TIE),
+        ``a``, ``b``, ``tie``, ``a_share`` (A / (A + B), None without decisions) with a Wilson
+        ``interval``, and ``human_a_share`` (same over human labels, None without). ``longer_chosen``
+        / ``longer_chosen_n``: share of A-or-B choices on rows of unequal length that chose the
+        longer response; ``human_longer_chosen`` / ``human_longer_chosen_n`` the same for humans.
+    """
+    bins: list[dict[str, Any]] = [
+        {"label": label, "judged": 0, "a": 0, "b": 0, "tie": 0, "human_a": 0, "human_b": 0} for *_, label in LENGTH_BINS
+    ]
+    longer = Counter[str]()
+    for row in rows:
+        len_a, len_b = len(str(row.get("response_a") or "")), len(str(row.get("response_b") or ""))
+        ratio = len_a / len_b if len_b else math.inf
+        b = bins[_bin_of(ratio)]
+        choice = row.get("choice")
+        human = row.get(human_column) if human_column else None
+        if choice in VERDICTS:
+            b["judged"] += 1
+            b[{"A": "a", "B": "b", "TIE": "tie"}[choice]] += 1
+        if human in ("A", "B"):
+            b["human_a" if human == "A" else "human_b"] += 1
+        for who, verdict in (("autorater", choice), ("human", human)):
+            if verdict in ("A", "B") and len_a != len_b:
+                longer[f"{who}_n"] += 1
+                longer[who] += (verdict == "A") == (len_a > len_b)
+    for b in bins:
+        decided, human_decided = b["a"] + b["b"], b["human_a"] + b["human_b"]
+        b["a_share"] = b["a"] / decided if decided else None
+        b["interval"] = wilson_interval(b["a"], decided)
+        b["human_a_share"] = b["human_a"] / human_decided if human_decided else None
+    return {
+        "bins": bins,
+        "longer_chosen": longer["autorater"] / longer["autorater_n"] if longer["autorater_n"] else None,
+        "longer_chosen_n": longer["autorater_n"],
+        "human_longer_chosen": longer["human"] / longer["human_n"] if longer["human_n"] else None,
+        "human_longer_chosen_n": longer["human_n"],
+    }
+
+
+def _order_verdicts(row: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Majority verdict (model terms) of the original-order and of the swapped-order samples."""
+    verdicts = []
+    for flipped in (False, True):
+        votes = Counter(
+            s["choice"]
+            for s in row.get("samples") or []
+            if bool(s.get("flipped")) == flipped and s.get("choice") in VERDICTS
+        ).most_common()
+        if not votes:
+            return None
+        verdicts.append("TIE" if len(votes) > 1 and votes[0][1] == votes[1][1] else votes[0][0])
+    return verdicts[0], verdicts[1]
+
+
+def _first_shown_rate(rows: Sequence[Mapping[str, Any]]) -> tuple[float | None, int]:
+    """Share of decisive samples (A or B) that chose the response shown first."""
+    decisive = [s for r in rows for s in r.get("samples") or [] if s.get("choice") in ("A", "B")]
+    first = sum((s["choice"] == "A") != bool(s.get("flipped")) for s in decisive)
+    return (first / len(decisive) if decisive else None), len(decisive)
+
+
+def _figures(
+    rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any], human: str | None, lb: Mapping[str, Any]
+) -> list[FigureHTML]:
+    figures: list[FigureHTML] = []
+    keys = ["autorater_model_a_win_rate", "autorater_model_b_win_rate", "autorater_tie_rate"]
+    labels = ["model A wins", "model B wins", "tie"]
+    colors = [COLORS["A"], COLORS["B"], COLORS["TIE"]]
+    if not m.get("ties_as_half"):
+        keys.append("autorater_model_a_win_rate_ties_as_half")
+        labels.append("model A, ties as ½")
+        colors.append("#8ab4f8")
+    caption = f"Share of the {m.get('judged_count')} judged rows (errors excluded); whiskers: 95 % intervals " + (
+        "(Student-t: ties count ½ for each model)." if m.get("ties_as_half") else "(Wilson; ties as ½: Student-t)."
+    )
+    with new_figure("fig-win-rates", "Win rates", caption, size=(6.4, 0.55 * len(keys) + 0.9), out=figures) as fig:
+        ax = fig.subplots()
+        bar_with_intervals(
+            ax,
+            labels,
+            [m.get(k) for k in keys],
+            [(m.get(f"{k}_ci_lower"), m.get(f"{k}_ci_upper")) for k in keys],
+            colors,
+        )
+        ax.axvline(0.5, color="#dadce0", lw=1, zorder=0)
+        ax.set_xlabel("share of judged rows")
+
+    caption = "Autorater confidence per judged row (vote share, or verdict probability with logprobs), by choice."
+    with new_figure("fig-confidence", "Confidence", caption, out=figures) as fig:
+        ax = fig.subplots()
+        stacks = [
+            (
+                c,
+                [float(r["confidence"]) for r in rows if r.get("choice") == c and r.get("confidence") is not None],
+                COLORS[c],
+            )
+            for c in VERDICTS
+        ]
+        histogram(ax, stacks, np.linspace(0, 1, 11), "confidence")
+
+    pairs = [p for p in (_order_verdicts(r) for r in rows) if p]
+    order_labels: tuple[str, ...] = VERDICTS if any("TIE" in p for p in pairs) else ("A", "B")
+    matrix = np.zeros((len(order_labels), len(order_labels)), dtype=int)
+    for original, swapped in pairs:
+        matrix[order_labels.index(original), order_labels.index(swapped)] += 1
+    caption = (
+        f"Verdict (in model terms) when model A was shown first vs. when model B was shown first, over the "
+        f"{len(pairs)} rows judged in both orders; the diagonal is consistent "
+        f"(position consistency {fmt(m.get('position_consistency'))})."
+    )
+    with new_figure(
+        "fig-position", "Position consistency", caption, size=(4.2, 0.8 * len(order_labels) + 1.0), out=figures
+    ) as fig:
+        heatmap(fig.subplots(), matrix, order_labels, order_labels, "A shown first", "B shown first")
+
+    caption = (
+        "Model A's share of A-or-B choices per bin of relative length (characters of A ÷ characters of B), "
+        "with 95 % Wilson intervals; n = judged rows per bin. A flat line means no length bias."
+    )
+    with new_figure("fig-length-bias", "Length bias", caption, out=figures) as fig:
+        ax = fig.subplots()
+        x = np.arange(len(lb["bins"]))
+        shares = [b["a_share"] if b["a_share"] is not None else np.nan for b in lb["bins"]]
+        low = [b["a_share"] - b["interval"][0] if b["interval"] else 0 for b in lb["bins"]]
+        high = [b["interval"][1] - b["a_share"] if b["interval"] else 0 for b in lb["bins"]]
+        ax.errorbar(x, shares, yerr=[low, high], fmt="o-", color=COLORS["A"], capsize=4, label="autorater")
+        if human:
+            human_shares = [b["human_a_share"] if b["human_a_share"] is not None else np.nan for b in lb["bins"]]
+            ax.plot(x, human_shares, "s--", color=COLORS["human"], label="human labels")
+            ax.legend(frameon=False, loc="upper left")
+        ax.axhline(0.5, color="#dadce0", lw=1, zorder=0)
+        ax.set_xticks(x, [f"{b['label']}\nn={b['judged']}" for b in lb["bins"]])
+        ax.set_ylim(0, 1)
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.set_xlabel("length of response A ÷ length of response B")
+        ax.set_ylabel("model A chosen")
+
+    if human:
+        cols = [*VERDICTS, "ERROR"] if m.get("error_count") else list(VERDICTS)
+        human_rows = list(VERDICTS) if m.get("human_tie_count") else ["A", "B"]
+        full = np.array(confusion_matrix(rows, human, cols))
+        sub = full[[cols.index(h) for h in human_rows]]
+        caption = (
+            "Human label (rows) against autorater choice (columns). The A/B block gives the alignment "
+            "metrics (model A positive); ties and errors are shown but not scored."
+        )
+        with new_figure("fig-confusion", "Confusion matrix", caption, size=(4.6, 3.0), out=figures) as fig:
+            heatmap(fig.subplots(), sub, human_rows, cols, "human label", "autorater choice")
+    return figures
+
+
+def _judgment_view(row: Mapping[str, Any], ids: Sequence[str], human: str | None) -> dict[str, Any]:
+    choice = str(row.get("choice"))
+    label = row.get(human) if human else None
+    samples = row.get("samples") or []
+    flags = []
+    if label in VERDICTS and choice in ("A", "B") and label != choice:
+        flags.append("disagree")  # the autorater chose a model the human did not (its ties are "tie")
+    if choice == "ERROR" or any(s.get("error") for s in samples):
+        flags.append("error")
+    if choice == "TIE":
+        flags.append("tie")
+    return {
+        "ids": ", ".join(str(row.get(c)) for c in ids) or "—",
+        "choice": choice,
+        "human": label,
+        "confidence": fmt(row.get("confidence"), "float"),
+        "explanation": str(row.get("explanation") or ""),
+        "prompt": [(k, str(row[k])) for k in PROMPT_PARAMETER_KEYS if row.get(k) is not None],
+        "response_a": str(row.get("response_a") or ""),
+        "response_b": str(row.get("response_b") or ""),
+        "samples": [
+            {
+                "index": s.get("sample_index"),
+                "order": "B shown first" if s.get("flipped") else "A shown first",
+                "choice": s.get("choice"),
+                "explanation": s.get("explanation") or "",
+                "raw": s.get("raw_response") or "",
+                "error": s.get("error") or "",
+            }
+            for s in samples
+        ],
+        "flags": " ".join(flags),
+    }
+
+
+def _select_rows(views: list[dict[str, Any]], max_rows: int) -> list[dict[str, Any]]:
+    """All rows, or — past ``max_rows`` — every flagged row first, then unflagged ones in order."""
+    if len(views) <= max_rows:
+        return views
+    flagged = [i for i, v in enumerate(views) if v["flags"]][:max_rows]
+    rest = [i for i, v in enumerate(views) if not v["flags"]][: max_rows - len(flagged)]
+    return [views[i] for i in sorted(flagged + rest)]
+
+
+def autosxs_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, Any]:
+    """Template context of the AutoSxS report (see ``templates/autosxs.html.j2``)."""
+    rows, m = outputs.rows, outputs.metrics
+    human = human_preference_column(rows, m)
+    ids = judgment_id_columns(rows[0]) if rows else []
+    lb = length_bias(rows, human)
+    first_rate, first_n = _first_shown_rate(rows)
+    views = [_judgment_view(r, ids, human) for r in rows]
+    shown = _select_rows(views, max_rows)
+    headline = [
+        metric(m, "evaluation_count", "Rows", "count"),
+        metric(m, "judged_count", "Judged", "count"),
+        metric(m, "error_count", "Errors", "count"),
+        metric(m, "autorater_model_a_win_rate", "Model A win rate"),
+        metric(m, "autorater_model_b_win_rate", "Model B win rate"),
+        metric(m, "autorater_tie_rate", "Tie rate"),
+        metric(m, "position_consistency", "Position consistency"),
+    ]
+    if human and m.get("alignment_count") is not None:
+        headline += [metric(m, "accuracy", "Accuracy vs. humans"), metric(m, "cohens_kappa", "Cohen's kappa", "float")]
+    rates = [
+        metric(m, "autorater_model_a_win_rate", "Model A win rate"),
+        metric(m, "autorater_model_b_win_rate", "Model B win rate"),
+        metric(m, "autorater_tie_rate", "Tie rate"),
+        metric(m, "autorater_model_a_win_rate_ties_as_half", "Model A win rate, ties as ½"),
+    ]
+    confidences = [float(r["confidence"]) for r in rows if r.get("confidence") is not None]
+    confidence = [
+        metric(m, "mean_confidence", "Mean confidence", "float"),
+        Stat("Rows with confidence 1", fmt(sum(c >= 1 for c in confidences), "count"), note=f"of {len(confidences)}"),
+        Stat("Rows with confidence < 0.75", fmt(sum(c < 0.75 for c in confidences), "count")),
+    ]
+    position = [
+        metric(
+            m,
+            "position_consistency",
+            "Position consistency",
+            note=f"{m.get('position_consistency_count')} of {m.get('both_orders_judged_count')} rows judged in both "
+            "orders",
+        ),
+        Stat(
+            "First-shown response chosen", fmt(first_rate), note=f"of {first_n} A-or-B samples (50% = no position bias)"
+        ),
+    ]
+    length = [
+        Stat(
+            "Longer response chosen (autorater)",
+            fmt(lb["longer_chosen"]),
+            note=f"of {lb['longer_chosen_n']} A-or-B choices",
+        ),
+    ]
+    alignment: list[Stat] = []
+    if human:
+        length.append(
+            Stat(
+                "Longer response chosen (humans)",
+                fmt(lb["human_longer_chosen"]),
+                note=f"of {lb['human_longer_chosen_n']} A-or-B labels",
+            )
+        )
+        position += [
+            metric(
+                m,
+                "original_order_accuracy",
+                "Accuracy, A shown first",
+                note=f"{m.get('original_order_correct_count')} of {m.get('original_order_sample_count')} samples",
+            ),
+            metric(
+                m,
+                "swapped_order_accuracy",
+                "Accuracy, B shown first",
+                note=f"{m.get('swapped_order_correct_count')} of {m.get('swapped_order_sample_count')} samples",
+            ),
+            metric(m, "both_orders_correct_count", "Correct in both orders", "count"),
+        ]
+        alignment = [
+            metric(m, "alignment_count", "Rows scored (human and autorater chose A or B)", "count"),
+            metric(m, "accuracy", "Accuracy"),
+            metric(m, "precision", "Precision (model A positive)"),
+            metric(m, "recall", "Recall"),
+            metric(m, "f1_score", "F1 score", "float"),
+            metric(m, "cohens_kappa", "Cohen's kappa", "float"),
+            metric(m, "true_positive_count", "True positives (both A)", "count"),
+            metric(m, "false_positive_count", "False positives (autorater A, human B)", "count"),
+            metric(m, "true_negative_count", "True negatives (both B)", "count"),
+            metric(m, "false_negative_count", "False negatives (autorater B, human A)", "count"),
+            metric(m, "human_preference_model_a_win_rate", "Human preference: model A"),
+            metric(m, "human_preference_model_b_win_rate", "Human preference: model B"),
+            metric(m, "human_preference_tie_rate", "Human preference: tie"),
+            metric(m, "autorater_tie_on_human_labeled_count", "Autorater ties on human-labelled rows", "count"),
+            metric(m, "autorater_error_on_human_labeled_count", "Autorater errors on human-labelled rows", "count"),
+        ]
+    counts = Counter(flag for v in views for flag in v["flags"].split())
+    return {
+        "kind": "autosxs",
+        "title": "AutoSxS report",
+        "headline": headline,
+        "rates": rates,
+        "confidence": confidence,
+        "position": position,
+        "length": length,
+        "length_bins": lb["bins"],
+        "alignment": alignment,
+        "figures": {f.id: f for f in _figures(rows, m, human, lb)},
+        "human_column": human,
+        "judgments": shown,
+        "judgment_count": len(views),
+        "flag_counts": {"all": len(views), **{k: counts.get(k, 0) for k in ("disagree", "error", "tie")}},
+        "errors": outputs.errors,
+        "ties_as_half": bool(m.get("ties_as_half")),
+    }

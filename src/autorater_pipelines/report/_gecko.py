@@ -1,0 +1,270 @@
+"""The Gecko report: final_score distribution, accuracy per question type, per-row drill-down, errors.
+
+Headline numbers come from ``metrics.json`` (:func:`autorater_pipelines.gecko.summarize`); the
+drill-down shows each result row (:func:`autorater_pipelines.gecko.scoring.score_row`) with its
+media: local images (and inline ``inline_data``) are embedded as JPEG thumbnails, anything else —
+videos, ``gs://`` and ``http(s)`` media — is a link, so the page never fetches anything.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from markupsafe import Markup, escape
+
+from autorater_pipelines.gecko.media import MediaError, mime_type_for, resolve_media
+from autorater_pipelines.gecko.rubrics import _KEYWORD  # the {n}[...] keyword markup
+from autorater_pipelines.report._figures import COLORS, FigureHTML, bar_with_intervals, histogram, new_figure
+from autorater_pipelines.report._outputs import RunOutputs, gecko_id_columns
+from autorater_pipelines.report._stats import Stat, fmt, metric
+
+__all__ = ["PROMPT_COLUMNS", "gecko_context", "keywords_html", "media_view"]
+
+PROMPT_COLUMNS = ("prompt", "caption", "text", "description")
+"""Columns tried, in order, for the generation prompt when ``prompt_column`` is not given."""
+
+THUMBNAIL_PIXELS = 320
+"""Longest side of embedded thumbnails, in pixels."""
+
+_RESULT_FIELDS = {
+    "qa_results",
+    "final_score",
+    "keyword_coverage",
+    "questions_scored",
+    "parse_failures",
+    "missing_answers",
+    "keywords",
+    "rubric_warnings",
+    "validator",
+}
+
+
+def keywords_html(markup: str | None) -> Markup:
+    """``{1}[a red] {2}[bicycle]`` as HTML: each keyword a ``<mark>`` tagged with its id (text escaped)."""
+    if not isinstance(markup, str):
+        return Markup("")
+    parts, last = [], 0
+    for m in _KEYWORD.finditer(markup):
+        parts.append(escape(markup[last : m.start()]))
+        parts.append(
+            Markup('<mark class="kw" title="keyword {0}"><sup>{0}</sup>{1}</mark>').format(m.group(1), m.group(2))
+        )
+        last = m.end()
+    parts.append(escape(markup[last:]))
+    return Markup("").join(parts)
+
+
+def _thumbnail(data: bytes) -> str | None:
+    """A JPEG ``data:`` URI of at most :data:`THUMBNAIL_PIXELS` per side, or None if Pillow cannot read it."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.thumbnail((THUMBNAIL_PIXELS, THUMBNAIL_PIXELS))
+            buffer = io.BytesIO()
+            image.convert("RGB").save(buffer, format="JPEG", quality=82)
+    except (UnidentifiedImageError, OSError, ValueError):
+        return None
+    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _link(uri: str) -> str:
+    """A browser link for a media URI: ``gs://b/o`` → the Cloud Console's authenticated URL."""
+    if uri.startswith("gs://"):
+        return "https://storage.cloud.google.com/" + uri[len("gs://") :]
+    return uri
+
+
+def media_view(value: Any, *, base_dirs: Sequence[str]) -> dict[str, Any]:
+    """How to show one media cell: ``{"thumbnail": data URI | None, "href": link | None, "text", "note"}``.
+
+    Local paths are tried as given, then relative to each of ``base_dirs``.
+    """
+    if value is None or value == "":
+        return {"thumbnail": None, "href": None, "text": "", "note": "no media"}
+    text = value if isinstance(value, str) else str(value)
+    media_type = "video" if (mime_type_for(text.split("?")[0]) or "").startswith("video/") else "image"
+    last_error = ""
+    for base in [None, *base_dirs]:
+        try:
+            part = resolve_media(value, media_type=media_type, base_dir=base)[0]
+        except MediaError as exc:
+            last_error = str(exc)
+            if exc.kind != "unreadable_media":
+                break
+            continue
+        if part.uri:
+            return {"thumbnail": None, "href": _link(part.uri), "text": part.uri, "note": part.mime_type}
+        thumb = _thumbnail(part.data or b"") if part.mime_type.startswith("image/") else None
+        local = os.path.abspath(os.path.join(base or "", text)) if not text.lstrip().startswith("{") else None
+        href = "file://" + local if local and os.path.exists(local) else None
+        note = "" if thumb else f"{part.mime_type}, not embedded"
+        return {"thumbnail": thumb, "href": href, "text": text if local else "inline media", "note": note}
+    return {"thumbnail": None, "href": None, "text": text[:200], "note": last_error}
+
+
+def _media_column(rows: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> str | None:
+    for key, value in rows[0].items() if rows else ():
+        if key in ids or key in _RESULT_FIELDS:
+            continue
+        if isinstance(value, Mapping) and "contents" in value:
+            return key
+        if isinstance(value, str) and (mime_type_for(value.split("?")[0]) or value.lstrip().startswith('{"contents"')):
+            return key
+    return None
+
+
+def _row_view(
+    row: Mapping[str, Any], ids: Sequence[str], prompt: str | None, media: str | None, base_dirs: Sequence[str]
+) -> dict[str, Any]:
+    qas = row.get("qa_results") or []
+    flags = set()
+    for qa in qas:
+        if qa.get("score") is not None and qa["score"] < 1:
+            flags.add("wrong")
+        if qa.get("status") in ("unparseable", "missing"):
+            flags.add("failed")
+    return {
+        "ids": ", ".join(str(row.get(c)) for c in ids) or "—",
+        "prompt": str(row.get(prompt)) if prompt and row.get(prompt) is not None else "",
+        "keywords": keywords_html(row.get("keywords")),
+        "media": media_view(row.get(media), base_dirs=base_dirs) if media else None,
+        "final_score": row.get("final_score"),
+        "final_score_text": fmt(row.get("final_score"), "score"),
+        "questions": [
+            {
+                "id": qa.get("question_id"),
+                "question": qa.get("question") or "",
+                "type": qa.get("question_type") or "",
+                "choices": ", ".join(str(c) for c in qa.get("choices") or []),
+                "expected": qa.get("expected"),
+                "verdict": qa.get("verdict"),
+                "score": f"{qa['score']:.3g}" if qa.get("score") is not None else "—",
+                "wrong": qa.get("score") is not None and qa["score"] < 1,
+                "status": qa.get("status") or "",
+                "raw": "" if qa.get("raw") is None else str(qa.get("raw")),
+                "note": (qa.get("error") or {}).get("message")
+                or (f"masked by {', '.join(map(str, qa['masked_by']))}" if qa.get("masked_by") else ""),
+                "dependencies": ", ".join(str(d) for d in qa.get("dependencies") or []),
+            }
+            for qa in qas
+        ],
+        "flags": " ".join(sorted(flags)),
+    }
+
+
+def _figures(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any]) -> list[FigureHTML]:
+    figures: list[FigureHTML] = []
+    scores = [float(r["final_score"]) for r in rows if r.get("final_score") is not None]
+    caption = (
+        f"final_score (mean question score) of the {len(scores)} scored rows; "
+        f"the line marks the mean, {fmt(m.get('mean_final_score'), 'score')}."
+    )
+    with new_figure("fig-final-score", "final_score distribution", caption, out=figures) as fig:
+        ax = fig.subplots()
+        histogram(ax, [("rows", scores, COLORS["A"])], np.linspace(0, 1, 11), "final_score")
+        if m.get("mean_final_score") is not None:
+            ax.axvline(m["mean_final_score"], color="#202124", ls="--", lw=1)
+    by_type = m.get("accuracy_by_question_type") or {}
+    counts = m.get("questions_by_question_type") or {}
+    types = sorted(by_type, key=lambda t: (-counts.get(t, 0), t))
+    caption = "Mean question score per question type over scored questions (n = questions of that type)."
+    size = (6.4, 0.4 * max(1, len(types)) + 0.9)
+    with new_figure("fig-question-types", "Accuracy per question type", caption, size=size, out=figures) as fig:
+        ax = fig.subplots()
+        labels = [f"{t} (n={counts.get(t, '?')})" for t in types]
+        bar_with_intervals(
+            ax, labels, [by_type[t] for t in types], [(None, None)] * len(types), [COLORS["A"]] * len(types)
+        )
+        ax.set_xlabel("mean question score")
+    return figures
+
+
+def gecko_context(
+    outputs: RunOutputs,
+    *,
+    max_rows: int = 2000,
+    id_columns: Sequence[str] | None = None,
+    prompt_column: str | None = None,
+    media_column: str | None = None,
+) -> dict[str, Any]:
+    """Template context of the Gecko report (see ``templates/gecko.html.j2``).
+
+    Args:
+        outputs: The run's outputs.
+        max_rows: Most result rows in the drill-down (flagged rows first when there are more).
+        id_columns: Columns identifying a row (default: from ``error_messages``, else the first column).
+        prompt_column: Column of the generation prompt (default: the first of :data:`PROMPT_COLUMNS` present).
+        media_column: Column of the media (default: the first column holding a media path, URI or JSON).
+    """
+    rows, m = outputs.rows, outputs.metrics
+    ids = gecko_id_columns(outputs.rows, outputs.errors, id_columns)
+    prompt = prompt_column or next((c for c in PROMPT_COLUMNS if rows and c in rows[0]), None)
+    media = media_column or _media_column(rows, ids)
+    base_dirs = [outputs.directory, os.getcwd()]
+    views = [_row_view(r, ids, prompt, media, base_dirs) for r in rows[:max_rows]]
+    flagged_beyond = [r for r in rows[max_rows:] if any((qa.get("score") or 0) < 1 for qa in r.get("qa_results") or [])]
+    failures = [
+        {
+            "ids": ", ".join(str(r.get(c)) for c in ids),
+            "question_id": qa.get("question_id"),
+            "question": qa.get("question"),
+            "status": qa.get("status"),
+            "raw": qa.get("raw"),
+            "message": (qa.get("error") or {}).get("message") or "",
+        }
+        for r in rows
+        for qa in r.get("qa_results") or []
+        if qa.get("status") in ("unparseable", "missing")
+    ]
+    headline = [
+        metric(m, "mean_final_score", "Mean final_score", "score"),
+        metric(m, "stdev_final_score", "Std. dev. of final_score", "score"),
+        metric(m, "rows_scored", "Rows scored", "count"),
+        metric(m, "rows_unscored", "Rows not scored", "count"),
+        metric(m, "questions_scored", "Questions scored", "count", note=f"of {fmt(m.get('questions_total'), 'count')}"),
+        metric(m, "parse_failures", "Parse failures", "count"),
+        metric(m, "missing_answers", "Missing answers", "count"),
+        metric(m, "masked_questions", "Masked questions", "count"),
+    ]
+    if m.get("keyword_coverage") is not None:
+        headline.append(metric(m, "keyword_coverage", "Keyword coverage"))
+    by_type = m.get("accuracy_by_question_type") or {}
+    counts = m.get("questions_by_question_type") or {}
+    type_stats = [
+        Stat(
+            t,
+            fmt(by_type[t]),
+            key=f"accuracy_by_question_type.{t}",
+            value=by_type[t],
+            note=f"{counts.get(t)} questions",
+        )
+        for t in sorted(by_type)
+    ]
+    flag_counts = Counter(f for v in views for f in v["flags"].split())
+    return {
+        "kind": "gecko",
+        "title": "Gecko report",
+        "headline": headline,
+        "type_stats": type_stats,
+        "scoring_options": m.get("scoring_options") or {},
+        "figures": {f.id: f for f in _figures(rows, m)},
+        "rows": views,
+        "row_count": len(rows),
+        "rows_not_shown": max(0, len(rows) - max_rows),
+        "flagged_not_shown": len(flagged_beyond),
+        "flag_counts": {
+            "all": len(views),
+            "wrong": flag_counts.get("wrong", 0),
+            "failed": flag_counts.get("failed", 0),
+        },
+        "columns": {"id": ids, "prompt": prompt, "media": media},
+        "failures": failures,
+        "errors": outputs.errors,
+    }

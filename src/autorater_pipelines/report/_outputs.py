@@ -1,0 +1,158 @@
+"""A finished run's output directory (the ``autorater run`` layout): which pipeline, its rows and metrics.
+
+AutoSxS: ``judgments.jsonl`` (required), ``metrics.json``, ``error_messages.jsonl``.
+Gecko: ``results.jsonl`` (required), ``metrics.json``, ``error_messages.jsonl``, ``rubrics.jsonl``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from autorater_pipelines import io
+from autorater_pipelines.errors import InputError
+
+__all__ = [
+    "PROMPT_PARAMETER_KEYS",
+    "RunOutputs",
+    "detect_kind",
+    "gecko_id_columns",
+    "human_preference_column",
+    "judgment_id_columns",
+    "load_outputs",
+]
+
+Kind = Literal["autosxs", "gecko"]
+
+ROW_FILES: dict[str, str] = {"autosxs": "judgments.jsonl", "gecko": "results.jsonl"}
+"""The file that identifies each pipeline's output directory and holds its rows."""
+METRICS_FILE = "metrics.json"
+ERRORS_FILE = "error_messages.jsonl"
+
+PROMPT_PARAMETER_KEYS = ("inference_instruction", "inference_context")
+"""Autorater prompt parameters of the built-in tasks: the judgment columns after the id columns."""
+
+
+@dataclasses.dataclass
+class RunOutputs:
+    """The outputs of one finished run.
+
+    Attributes:
+        kind: ``autosxs`` or ``gecko``.
+        directory: The output directory.
+        rows: Judgment rows (AutoSxS) or result rows (Gecko), in file order.
+        metrics: ``metrics.json``; computed from ``rows`` when the file is absent.
+        errors: ``error_messages.jsonl`` rows ([] when the file is absent).
+        metrics_computed: True when ``metrics.json`` was absent and ``metrics`` was computed here.
+    """
+
+    kind: Kind
+    directory: str
+    rows: list[dict[str, Any]]
+    metrics: dict[str, Any]
+    errors: list[dict[str, Any]]
+    metrics_computed: bool = False
+
+
+def detect_kind(directory: str) -> Kind:
+    """Tell which pipeline wrote ``directory`` from the files present.
+
+    Raises:
+        InputError: the directory does not exist, or holds neither or both of ``judgments.jsonl``
+            and ``results.jsonl``.
+    """
+    if not os.path.isdir(directory):
+        raise InputError("no such directory; give the --output-dir of a finished run", source=directory)
+    found = [kind for kind, name in ROW_FILES.items() if os.path.isfile(os.path.join(directory, name))]
+    if len(found) != 1:
+        present = sorted(os.listdir(directory))[:20]
+        what = "both" if found else "neither"
+        raise InputError(
+            f"holds {what} of judgments.jsonl (AutoSxS) and results.jsonl (Gecko); files present: {present}",
+            source=directory,
+        )
+    return found[0]  # type: ignore[return-value]
+
+
+def _read_json(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            value = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg} at line {exc.lineno}", source=path) from None
+    if not isinstance(value, dict):
+        raise InputError(f"must be a JSON object, got {type(value).__name__}", source=path)
+    return value
+
+
+def load_outputs(directory: str) -> RunOutputs:
+    """Read a run's output directory (see the module docstring for the files).
+
+    Raises:
+        InputError: not a run's output directory, or a file that cannot be parsed.
+    """
+    kind = detect_kind(directory)
+    rows = io.read_jsonl(os.path.join(directory, ROW_FILES[kind]))
+    errors_path = os.path.join(directory, ERRORS_FILE)
+    errors = io.read_jsonl(errors_path) if os.path.isfile(errors_path) else []
+    metrics_path = os.path.join(directory, METRICS_FILE)
+    if os.path.isfile(metrics_path):
+        return RunOutputs(kind, directory, rows, _read_json(metrics_path), errors)
+    if kind == "autosxs":
+        from autorater_pipelines.metrics import pairwise_metrics
+
+        metrics = pairwise_metrics(rows, human_preference_column=human_preference_column(rows, {}))
+    else:
+        from autorater_pipelines import gecko
+
+        metrics = gecko.summarize(rows, unscored_rows=sum(1 for e in errors if "handled_as" not in e))
+    return RunOutputs(kind, directory, rows, metrics, errors, metrics_computed=True)
+
+
+def human_preference_column(rows: Sequence[Mapping[str, Any]], metrics: Mapping[str, Any]) -> str | None:
+    """The judgment column holding normalized human labels, or None when the run had none.
+
+    ``autorater rescore`` records the column it used in ``metrics["rescore_options"]``; otherwise
+    the column is found by position: the pipeline writes it right after ``response_b`` and before
+    ``choice`` (see :func:`autorater_pipelines.autosxs.prepare_examples`).
+    """
+    options = metrics.get("rescore_options")
+    if isinstance(options, Mapping) and "human_preference_column" in options:
+        return options["human_preference_column"] or None
+    if not rows:
+        return None
+    keys = list(rows[0])
+    if "response_b" not in keys or "choice" not in keys:
+        return None
+    between = keys[keys.index("response_b") + 1 : keys.index("choice")]
+    return between[0] if len(between) == 1 else None
+
+
+def judgment_id_columns(row: Mapping[str, Any]) -> list[str]:
+    """The id columns of a judgment row: the keys before its prompt parameters and responses."""
+    ids = []
+    for key in row:
+        if key in PROMPT_PARAMETER_KEYS or key == "response_a":
+            break
+        ids.append(key)
+    return ids
+
+
+def gecko_id_columns(
+    rows: Sequence[Mapping[str, Any]], errors: Sequence[Mapping[str, Any]], given: Sequence[str] | None = None
+) -> list[str]:
+    """The id columns of Gecko rows: ``given``, else the keys before ``stage`` in an error row, else the first key.
+
+    Gecko result rows do not name their id columns; error rows start with them (see
+    :func:`autorater_pipelines.gecko._common.error_row`).
+    """
+    if given:
+        return list(given)
+    for error in errors:
+        keys = list(error)
+        if "stage" in keys and keys.index("stage") > 0:
+            return keys[: keys.index("stage")]
+    return list(rows[0])[:1] if rows else []

@@ -1,0 +1,109 @@
+"""Render a run's outputs into one self-contained HTML page.
+
+The page inlines its CSS, its script and its figures (SVG) and embeds local images as ``data:``
+URIs, so it opens offline and can be mailed or attached as a KFP ``HTML`` artifact. Templates are
+Jinja2 in a sandbox with autoescaping on: every value from the data (responses, explanations,
+prompts) is escaped; only the figures' SVG and the keyword markup, built here, are marked safe.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import SandboxedEnvironment
+
+from autorater_pipelines import __version__
+from autorater_pipelines.report._autosxs import autosxs_context
+from autorater_pipelines.report._gecko import gecko_context
+from autorater_pipelines.report._outputs import RunOutputs, load_outputs
+
+__all__ = ["REPORT_FILE", "render_report", "write_report"]
+
+REPORT_FILE = "report.html"
+"""Default file name of the report inside the run's output directory."""
+
+_ENV = SandboxedEnvironment(
+    loader=jinja2.FileSystemLoader(str(Path(__file__).with_name("templates"))),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def _columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Union of the rows' keys, in first-seen order."""
+    return list(dict.fromkeys(k for row in rows for k in row))
+
+
+def _notes(outputs: RunOutputs) -> list[str]:
+    notes = []
+    if outputs.metrics_computed:
+        notes.append("metrics.json was not found: the figures were computed from the rows by this report.")
+    options = outputs.metrics.get("rescore_options")
+    if isinstance(options, Mapping):
+        shown = ", ".join(f"{k} = {v!r}" for k, v in options.items())
+        notes.append(f"Metrics re-scored by `autorater rescore` without model calls: {shown}.")
+    return notes
+
+
+def render_report(
+    outputs: RunOutputs,
+    *,
+    max_rows: int = 2000,
+    id_columns: Sequence[str] | None = None,
+    prompt_column: str | None = None,
+    media_column: str | None = None,
+) -> str:
+    """The report of ``outputs`` as one HTML document.
+
+    Args:
+        outputs: A run's outputs (:func:`load_outputs`).
+        max_rows: Most judgments / result rows shown in the browsable table.
+        id_columns: Gecko only: columns identifying a row (default: detected).
+        prompt_column: Gecko only: column of the generation prompt (default: detected).
+        media_column: Gecko only: column of the image or video (default: detected).
+    """
+    if outputs.kind == "autosxs":
+        context = autosxs_context(outputs, max_rows=max_rows)
+    else:
+        context = gecko_context(
+            outputs, max_rows=max_rows, id_columns=id_columns, prompt_column=prompt_column, media_column=media_column
+        )
+    context.update(
+        source=os.path.abspath(outputs.directory),
+        version=__version__,
+        generated="",
+        notes=_notes(outputs),
+        error_columns=_columns(outputs.errors),
+    )
+    return _ENV.get_template(f"{outputs.kind}.html.j2").render(context)
+
+
+def write_report(directory: str, output_path: str | None = None, **options: Any) -> str:
+    """Build the report of the run in ``directory`` and write it atomically.
+
+    Args:
+        directory: A finished run's output directory (``judgments.jsonl`` or ``results.jsonl``, …).
+        output_path: Where to write the HTML (default: ``directory/report.html``).
+        **options: Passed to :func:`render_report` (``max_rows``, ``id_columns``, …).
+
+    Returns:
+        The path written.
+
+    Raises:
+        InputError: ``directory`` is not a run's output directory or a file in it cannot be read.
+    """
+    html = render_report(load_outputs(directory), **options)
+    path = output_path or os.path.join(directory, REPORT_FILE)
+    parent = os.path.dirname(os.path.abspath(path))
+    os.makedirs(parent, exist_ok=True)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(html)
+    os.replace(tmp, path)
+    return path

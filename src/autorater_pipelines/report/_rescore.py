@@ -1,0 +1,346 @@
+"""Re-score a finished run from its judgments or results with other options — no model call.
+
+Options (the ``--params`` JSON of ``autorater rescore``); an option left out keeps the value the run's
+metrics were computed with:
+
+AutoSxS
+    ``ties_as_half`` (bool): count a tie as half a win for each model. The headline
+    ``autorater_model_a_win_rate`` / ``_model_b_`` become mean scores (win 1, tie 0.5, loss 0) with
+    Student-t intervals, human preference win rates count human ties as 0.5, and metrics.json gets
+    ``"ties_as_half": true``; every other key keeps its value
+    (:func:`autorater_pipelines.metrics.pairwise_metrics`).
+    ``human_preference_column`` (str, ``""`` = none): the human labels to align with. Judgments carry
+    only the column given at run time, so another column is read from ``evaluation_dataset`` (the
+    original dataset, joined on ``id_columns``, default: the judgments' id columns) and normalized as
+    the pipeline does (``A``/``B``/``TIE``, ``model_a``/``model_b``); the new labels replace the old
+    column in ``judgments.jsonl``.
+Gecko
+    ``scoring`` (dict): ``dependency_masking``, ``logprob_weighting``, ``missing_answer_policy``
+    (:class:`autorater_pipelines.gecko.ScoringOptions`), merged over the run's ``scoring_options``.
+    Rows are re-scored from ``validations.jsonl`` (every validator sample) when the run kept it;
+    otherwise from ``results.jsonl``, whose per-question votes re-create the answers exactly except
+    choice probabilities (``logprob_weighting`` can then be turned off, not on). Rows the run could
+    not score stay in ``error_messages.jsonl`` as they were.
+    ``id_columns`` (list): the row id columns (default: from ``error_messages.jsonl``).
+
+Every re-scored metrics.json holds ``rescore_options``: the options used and where labels came from.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import pydantic
+
+from autorater_pipelines import gecko, io, pairwise
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.metrics import pairwise_metrics
+from autorater_pipelines.report._outputs import (
+    RunOutputs,
+    gecko_id_columns,
+    human_preference_column,
+    judgment_id_columns,
+    load_outputs,
+)
+
+__all__ = ["ABSENT", "RescoreResult", "changes", "rescore", "validation_rows_from_results", "write_rescore"]
+
+VALIDATIONS_FILE = "validations.jsonl"
+ABSENT = "(absent)"
+"""Stands for a missing key in :func:`changes`."""
+_SCORED_FIELDS = (
+    "qa_results",
+    "final_score",
+    "keyword_coverage",
+    "questions_scored",
+    "parse_failures",
+    "missing_answers",
+)
+
+
+class _AutosxsOptions(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid")
+    ties_as_half: bool | None = None
+    human_preference_column: str | None = None
+    evaluation_dataset: str | None = None
+    id_columns: list[str] | None = None
+
+
+class _GeckoOptions(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid")
+    scoring: dict[str, Any] | None = None
+    id_columns: list[str] | None = None
+
+
+class RescoreResult(NamedTuple):
+    """Output of :func:`rescore`.
+
+    Attributes:
+        kind: ``autosxs`` or ``gecko``.
+        metrics: The new metrics (with ``rescore_options``).
+        previous: The run's metrics before re-scoring.
+        files: Output file name → new content (a dict for ``metrics.json``, rows for ``*.jsonl``).
+    """
+
+    kind: str
+    metrics: dict[str, Any]
+    previous: dict[str, Any]
+    files: dict[str, Any]
+
+
+def _parse(model: type[pydantic.BaseModel], params: Mapping[str, Any], kind: str) -> Any:
+    try:
+        return model(**dict(params))
+    except pydantic.ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}={e.get('input')!r}: {e['msg']}" for e in exc.errors())
+        raise InputError(
+            f"invalid re-scoring options for a {kind} run: {problems}; valid keys: {sorted(model.model_fields)}",
+            source="--params",
+        ) from None
+
+
+def _labels_from_dataset(
+    rows: list[dict[str, Any]], column: str, dataset_uri: str, id_columns: Sequence[str], old: str | None
+) -> list[dict[str, Any]]:
+    """Judgments with ``column``'s normalized labels from the dataset in place of the ``old`` column."""
+    dataset = io.read_dataset(dataset_uri)
+    io.require_columns(dataset, {"human_preference_column": column})
+    keys = io.check_unique_ids(dataset, id_columns)
+    index = dict(zip(keys, range(len(keys)), strict=True))
+    out = []
+    for row in rows:
+        key = io.id_key(row, id_columns)
+        if key not in index:
+            raise InputError(
+                f"judgment {dict(zip(id_columns, key, strict=True))!r} has no row in this dataset; give the run's "
+                "evaluation_dataset and id_columns",
+                source=dataset_uri,
+            )
+        i = index[key]
+        label = pairwise.normalize_preference(dataset.rows[i].get(column), column=column, location=dataset.location(i))
+        new: dict[str, Any] = {}
+        for k, v in row.items():
+            if k == old:
+                continue
+            if k == "choice" and column not in new:
+                new[column] = label  # right after response_b, where the pipeline writes the human column
+            new[k] = v
+        new.setdefault(column, label)
+        out.append(new)
+    return out
+
+
+def _rescore_autosxs(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreResult:
+    opts: _AutosxsOptions = _parse(_AutosxsOptions, params, "autosxs")
+    rows, previous = outputs.rows, outputs.metrics
+    old = human_preference_column(rows, previous)
+    ties = bool(previous.get("ties_as_half")) if opts.ties_as_half is None else opts.ties_as_half
+    column = old if opts.human_preference_column is None else (opts.human_preference_column or None)
+    files: dict[str, Any] = {}
+    source = "judgments.jsonl"
+    if column and opts.evaluation_dataset:
+        ids = opts.id_columns or (judgment_id_columns(rows[0]) if rows else [])
+        rows = _labels_from_dataset(rows, column, opts.evaluation_dataset, ids, old)
+        files["judgments.jsonl"] = rows
+        source = opts.evaluation_dataset
+    elif column and column != old:
+        if not rows or column not in rows[0]:
+            raise InputError(
+                f"human_preference_column {column!r} is not in judgments.jsonl (its human labels are in {old!r}); "
+                "add evaluation_dataset (and id_columns) to read that column from the original dataset",
+                source="--params",
+            )
+        rows = [
+            {
+                **r,
+                column: pairwise.normalize_preference(
+                    r.get(column), column=column, location=f"judgments.jsonl line {i}"
+                ),
+            }
+            for i, r in enumerate(rows, start=1)
+        ]
+    metrics = pairwise_metrics(rows, human_preference_column=column, ties_as_half=ties)
+    metrics["rescore_options"] = {
+        "ties_as_half": ties,
+        "human_preference_column": column or "",
+        "human_labels_from": source if column else "",
+    }
+    files["metrics.json"] = metrics
+    return RescoreResult("autosxs", metrics, previous, files)
+
+
+def validation_rows_from_results(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Re-create validation rows (rubric + ``answers``) from result rows, for :func:`gecko.score`.
+
+    Each question's ``votes`` become that many answered samples in vote order (so the vote, ties
+    included, comes out the same), its ``unparseable_samples`` unanswerable ones, a missing answer one
+    failed sample with the recorded error, and a ``probability`` one sample's choice probability.
+    """
+    out = []
+    for result in results:
+        row = {k: v for k, v in result.items() if k not in _SCORED_FIELDS}
+        qas, answers = [], {}
+        for qa in result.get("qa_results") or []:
+            qas.append(
+                {
+                    "question_id": qa["question_id"],
+                    "question": qa.get("question"),
+                    "question_type": qa.get("question_type"),
+                    "choices": qa.get("choices") or [],
+                    "answer": qa.get("expected"),
+                    "dependencies": qa.get("dependencies") or [],
+                    "keyword_id": qa.get("keyword_id"),
+                }
+            )
+            samples: list[dict[str, Any]] = [
+                {"verdict": verdict, "error": None} for verdict, n in (qa.get("votes") or {}).items() for _ in range(n)
+            ]
+            unparsed = qa.get("raw") if qa.get("status") == "unparseable" and qa.get("raw") is not None else ""
+            samples += [{"verdict": unparsed, "error": None} for _ in range(qa.get("unparseable_samples") or 0)]
+            if qa.get("status") == "missing" or (not samples and qa.get("error")):
+                samples = [{"verdict": None, "error": qa.get("error")}]
+            if qa.get("probability") is not None and samples:
+                samples[0]["choice_probs"] = {qa.get("expected"): qa["probability"]}
+            answers[qa["question_id"]] = samples
+        row.update(qas=qas, answers=answers)
+        out.append(row)
+    return out
+
+
+def _rescore_gecko(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreResult:
+    opts: _GeckoOptions = _parse(_GeckoOptions, params, "gecko")
+    previous = outputs.metrics
+    ids = gecko_id_columns(outputs.rows, outputs.errors, opts.id_columns)
+    merged = {**(previous.get("scoring_options") or {}), **(opts.scoring or {})}
+    options = gecko.ScoringOptions.from_params(merged, source="--params scoring")
+    validations_path = os.path.join(outputs.directory, VALIDATIONS_FILE)
+    if os.path.isfile(validations_path):
+        rows, source = io.read_jsonl(validations_path), VALIDATIONS_FILE
+    else:
+        if options.logprob_weighting and not any(
+            qa.get("probability") is not None for r in outputs.rows for qa in r.get("qa_results") or []
+        ):
+            raise InputError(
+                "logprob_weighting needs the validator's choice probabilities, which results.jsonl does not hold "
+                f"and {VALIDATIONS_FILE} is absent; re-run validation with logprobs and questions_per_call=1",
+                source="--params scoring",
+            )
+        rows, source = validation_rows_from_results(outputs.rows), "results.jsonl"
+    scored = gecko.score(rows, id_columns=ids, options=options)
+    if source == "results.jsonl":  # the re-created samples carry answers, not the raw replies
+        raw = {(io.id_key(r, ids), qa["question_id"]): qa.get("raw") for r in outputs.rows for qa in r["qa_results"]}
+        for r in scored.results:
+            for qa in r["qa_results"]:
+                qa["raw"] = raw.get((io.id_key(r, ids), qa["question_id"]), qa["raw"])
+    rescored = {io.id_key(r, ids) for r in rows}
+    carried = [e for e in outputs.errors if io.id_key(e, ids) not in rescored]
+    errors = carried + scored.errors
+    metrics = {**previous, **scored.metrics}
+    unscored = Counter(e.get("stage", "unknown") for e in errors if "handled_as" not in e)
+    metrics["rows_unscored"] = sum(unscored.values())
+    if "unscored_rows_by_stage" in previous:
+        metrics["unscored_rows_by_stage"] = dict(sorted(unscored.items()))
+    if "error_count" in previous:
+        metrics["error_count"] = len(errors)
+    metrics["rescore_options"] = {"scoring": options.model_dump(), "rows_from": source, "id_columns": ids}
+    files = {"results.jsonl": scored.results, "error_messages.jsonl": errors, "metrics.json": metrics}
+    return RescoreResult("gecko", metrics, previous, files)
+
+
+def rescore(directory: str, params: Mapping[str, Any]) -> RescoreResult:
+    """Recompute a finished run's metrics (and, where they change, its rows) with other options.
+
+    Args:
+        directory: A finished run's output directory (``judgments.jsonl`` or ``results.jsonl`` …).
+        params: Re-scoring options (module docstring); empty = recompute with the run's options.
+
+    Returns:
+        The new metrics and files; nothing is written (see :func:`write_rescore`).
+
+    Raises:
+        InputError: not a run's output directory, an unknown or invalid option, a label column that
+            cannot be found or holds invalid labels.
+    """
+    outputs = load_outputs(directory)
+    if outputs.kind == "autosxs":
+        return _rescore_autosxs(outputs, params)
+    return _rescore_gecko(outputs, params)
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: value}
+
+
+def changes(previous: Mapping[str, Any], new: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+    """``(key, old, new)`` for every metric that differs; nested keys are dotted (``accuracy_by_question_type.color``).
+
+    A key present on one side only has :data:`ABSENT` on the other.
+    """
+    old_flat, new_flat = _flatten(previous), _flatten(new)
+    keys = list(dict.fromkeys([*old_flat, *new_flat]))
+    return [
+        (k, old_flat.get(k, ABSENT), new_flat.get(k, ABSENT))
+        for k in keys
+        if old_flat.get(k, ABSENT) != new_flat.get(k, ABSENT)
+    ]
+
+
+def _previous_name(name: str) -> str:
+    stem, ext = os.path.splitext(name)
+    return f"{stem}.previous{ext}"
+
+
+def write_rescore(result: RescoreResult, directory: str, output_dir: str | None = None) -> list[str]:
+    """Write a re-scoring's files, each atomically.
+
+    Args:
+        result: From :func:`rescore`.
+        directory: The run's output directory that was re-scored.
+        output_dir: Where to write. None: replace the files in ``directory``, first copying each
+            replaced file to ``<name>.previous.<ext>`` (e.g. ``metrics.previous.json``; an older copy
+            is overwritten). A directory: write the new files there together with copies of the
+            run's other output files, so it is a complete output directory for ``autorater report``;
+            ``directory`` is left untouched.
+
+    Returns:
+        The paths written (new files and ``.previous`` copies).
+    """
+    written = []
+    target = output_dir or directory
+    os.makedirs(target, exist_ok=True)
+    if output_dir and os.path.abspath(output_dir) != os.path.abspath(directory):
+        for name in sorted(os.listdir(directory)):
+            src = os.path.join(directory, name)
+            if (
+                name not in result.files
+                and name.endswith((".jsonl", ".json"))
+                and ".previous." not in name
+                and os.path.isfile(src)
+            ):
+                shutil.copyfile(src, os.path.join(target, name))
+                written.append(os.path.join(target, name))
+    else:
+        for name in result.files:
+            path = os.path.join(directory, name)
+            if os.path.isfile(path):
+                backup = os.path.join(directory, _previous_name(name))
+                shutil.copyfile(path, backup + ".tmp")
+                os.replace(backup + ".tmp", backup)
+                written.append(backup)
+    for name, content in result.files.items():
+        path = os.path.join(target, name)
+        if name.endswith(".jsonl"):
+            io.write_jsonl(path, content)
+        else:
+            io.write_json(path, content)
+        written.append(path)
+    return written
