@@ -6,6 +6,8 @@ GCPC's ``autosxs-template`` runs batch prediction for ``model_a`` / ``model_b`` 
 call goes through the one model-call layer (:mod:`autorater_pipelines.models`): Vertex AI Gemini
 (publisher models, tuned endpoints), OpenAI-compatible servers (``openai/<model>``) and ``replay/``
 recordings (key: id columns + ``model`` = ``"a"`` or ``"b"``), with its cache, retries and rate limits.
+``model_*_parameters={"mode": "batch", "batch_staging_uri": "gs://..."}`` runs one Vertex AI batch
+prediction job per side instead of online calls (:mod:`autorater_pipelines.models._batch`).
 
 A row whose generation fails keeps ``response_<side>`` = None and gets ``inference_error_<side>`` =
 ``"<kind>: <message>"``; the judge step then records it as an ``ERROR`` judgment and in
@@ -46,7 +48,19 @@ GENERATION_PARAMETER_ALIASES = {
 }
 """``model_*_parameters`` keys accepted (GCPC passes Vertex camelCase names) → GenerateConfig field."""
 
-_CONNECTION_KEYS = ("base_url", "max_concurrency", "requests_per_minute", "max_retries", "timeout_s", "cache_dir")
+_CONNECTION_KEYS = (
+    "base_url",
+    "max_concurrency",
+    "requests_per_minute",
+    "max_retries",
+    "timeout_s",
+    "cache_dir",
+    "mode",
+    "batch_staging_uri",
+    "batch_poll_interval_s",
+    "batch_timeout_s",
+)
+_STRING_KEYS = ("base_url", "cache_dir", "mode", "batch_staging_uri")
 
 
 def infer_response_column(columns: Sequence[str], *, side: str) -> str:
@@ -87,7 +101,8 @@ def model_config(
 
     Generation keys (:data:`GENERATION_PARAMETER_ALIASES`; string values such as ``"0.2"`` are
     converted) and connection keys (``base_url``, ``max_concurrency``, ``requests_per_minute``,
-    ``max_retries``, ``timeout_s``, ``cache_dir``) are accepted.
+    ``max_retries``, ``timeout_s``, ``cache_dir``; ``mode`` = ``"batch"`` with ``batch_staging_uri``,
+    ``batch_poll_interval_s``, ``batch_timeout_s`` for Vertex AI batch prediction) are accepted.
 
     Raises:
         InputError: an unknown key (listing the valid ones) or a non-numeric value.
@@ -98,7 +113,7 @@ def model_config(
         if key in GENERATION_PARAMETER_ALIASES:
             values[GENERATION_PARAMETER_ALIASES[key]] = _number(key, value, source)
         elif key in _CONNECTION_KEYS:
-            values[key] = value if key in ("base_url", "cache_dir") else _number(key, value, source)
+            values[key] = value if key in _STRING_KEYS else _number(key, value, source)
         else:
             valid = sorted(set(GENERATION_PARAMETER_ALIASES) | set(_CONNECTION_KEYS))
             raise InputError(f"unknown key {key!r}; valid keys: {valid}", source=source)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pydantic
 
@@ -63,6 +63,25 @@ class GenerateConfig(pydantic.BaseModel):
     the string ``"off"`` disables the cache."""
     progress: bool = True
     """Show a progress bar (tqdm) while calls run."""
+
+    # --- batch prediction (models/_batch.py) -----------------------------------------------
+    mode: Literal["online", "batch"] = "online"
+    """``"online"``: one ``generateContent`` call per request. ``"batch"``: each ``Model.generate`` run
+    becomes one Vertex AI batch prediction job (Vertex AI Gemini models only; cache hits are served first)."""
+    batch_staging_uri: str | None = None
+    """``gs://bucket/prefix`` where batch jobs' input and output files go (required with ``mode="batch"``;
+    the Vertex AI service agent needs read and write access)."""
+    batch_poll_interval_s: float = pydantic.Field(default=30.0, gt=0)
+    """Seconds between two status checks of a running batch job."""
+    batch_timeout_s: float = pydantic.Field(default=86400.0, gt=0)
+    """Seconds to wait for a batch job to end; then it is cancelled and its unanswered requests are errors."""
+
+    @pydantic.field_validator("batch_staging_uri")
+    @classmethod
+    def _check_staging_uri(cls, value: str | None) -> str | None:
+        if value is not None and (not value.startswith("gs://") or not value[len("gs://") :].strip("/")):
+            raise ValueError("must be a Cloud Storage prefix such as 'gs://my-bucket/autorater-batch'")
+        return value
 
     @classmethod
     def from_params(
