@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from tqdm.auto import tqdm
 
 from autorater_pipelines.errors import ModelCallError
+from autorater_pipelines.models._batch import check_batch_support, generate_batch
 from autorater_pipelines.models._cache import ResponseCache, cache_key, resolve_cache_dir
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._provider import Provider, ProviderError
@@ -109,6 +110,8 @@ class Model:
         directory = resolve_cache_dir(config.cache_dir) if backend.uses_network else None
         self._cache = ResponseCache(directory) if directory is not None else None
         self._identity = backend.cache_identity()
+        if config.mode == "batch":
+            check_batch_support(spec, backend, config)
         self._rate = RateLimiter(config.requests_per_minute)
         self._slots = ConcurrencyLimiter(config.max_concurrency, adaptive=config.adaptive_concurrency)
         self._random = random.Random()
@@ -164,6 +167,17 @@ class Model:
         requests = list(requests)
         if not requests:
             return []
+        if self.config.mode == "batch":  # one Vertex AI batch prediction job (models/_batch.py)
+            return generate_batch(
+                self._backend,
+                requests,
+                spec=self.spec,
+                config=self.config,
+                identity=self._identity,
+                cache=self._cache,
+                stats=self.stats,
+                desc=desc,
+            )
         return _run_sync(self._generate_all(requests, desc))
 
     async def aclose(self) -> None:

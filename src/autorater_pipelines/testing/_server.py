@@ -14,6 +14,9 @@ Routes (``POST``):
   ``.../models/M`` and ``.../endpoints/E``) → protocol ``vertex``
 - ``/{v1,v1beta,v1alpha}/models/M:generateContent`` → protocol ``gemini_api``
 - ``/v1/chat/completions`` (or ``/chat/completions``) → protocol ``openai``
+- ``/{v1,v1beta1}/projects/P/locations/L/batchPredictionJobs[/ID[:cancel]]`` (``POST``/``GET``) → Vertex AI
+  batch prediction jobs whose lines are answered like ``vertex`` calls (:attr:`ModelEmulator.batch`,
+  :mod:`autorater_pipelines.testing._batch`)
 
 Failure simulation, in this order per request: injected failures (:meth:`ModelEmulator.inject_failures`),
 the quota (``requests_per_minute`` over a sliding 60 s window of answered requests → 429 with
@@ -38,6 +41,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from autorater_pipelines.testing._batch import BatchJobs, is_batch_path
 from autorater_pipelines.testing._protocols import (
     EmulatedRequest,
     Responder,
@@ -114,6 +118,8 @@ class _Handler(BaseHTTPRequestHandler):
         """Answer health checks on ``/`` and ``/health``."""
         if self.path in ("/", "/health"):
             self._send(200, {"status": "ok"})
+        elif is_batch_path(self.path):
+            self._send(*self.server.emulator.batch.handle("GET", self.path, {}))
         else:
             self._send(404, error_body("vertex", 404, f"no GET route {self.path!r}"))
 
@@ -121,6 +127,14 @@ class _Handler(BaseHTTPRequestHandler):
         """Answer one model call."""
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if is_batch_path(self.path):
+            try:
+                job_body = json.loads(raw or b"{}")
+            except ValueError:
+                job_body = None  # the job handler answers 400 for a missing model/input/output
+            job_body = job_body if isinstance(job_body, dict) else {}
+            self._send(*self.server.emulator.batch.handle("POST", self.path, job_body))
+            return
         route = _route(self.path)
         if route is None:
             self._send(404, error_body("vertex", 404, f"the emulator has no route {self.path!r}"))
@@ -184,6 +198,7 @@ class ModelEmulator:
         self._max_in_flight = 0
         self._connections: set[socket.socket] = set()
         self._server: _Server | None = None
+        self.batch = BatchJobs(self, seed=seed)  # Vertex AI batch prediction jobs (testing/_batch.py)
         self._thread: threading.Thread | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
