@@ -17,6 +17,10 @@ the first call.
 Usage: ``input_tokens`` = ``promptTokenCount``; ``output_tokens`` = ``candidatesTokenCount`` +
 ``thoughtsTokenCount`` (thinking tokens are billed as output).
 
+Batch prediction (``GenerateConfig.mode = "batch"``, Vertex AI only): :meth:`GeminiProvider.batch_request`
+builds the input lines, ``client.batches`` submits and polls the job, and output lines are parsed by the
+same :func:`_output` as online answers; orchestration lives in :mod:`autorater_pipelines.models._batch`.
+
 The SDK's own retries are switched off explicitly (``HttpRetryOptions(attempts=1)``), which also
 disables google-genai's hidden one-off retry of aiohttp connection errors; retries live in the model
 wrapper only.
@@ -36,6 +40,7 @@ from google.genai import errors as genai_errors
 from google.genai import types
 
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.models._batch import BatchJob
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._provider import (
     Provider,
@@ -60,6 +65,16 @@ DEFAULT_LOCATION = "us-central1"
 EMULATOR_PROJECT = "local"
 _RESOURCE = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/")
 _PUBLISHER_PREFIX = "publishers/google/models/"
+_GENERATION_FIELDS = (
+    "temperature",
+    "max_output_tokens",
+    "top_p",
+    "seed",
+    "response_mime_type",
+    "response_json_schema",
+    "response_logprobs",
+    "logprobs",
+)
 
 
 class GeminiProvider(Provider):
@@ -158,6 +173,44 @@ class GeminiProvider(Provider):
             values["logprobs"] = config.logprobs
         return types.GenerateContentConfig(**{k: v for k, v in values.items() if v is not None})
 
+    # --- batch prediction (orchestrated by autorater_pipelines.models._batch) --------------------
+    def batch_request(self, request: ModelRequest, labels: dict[str, str]) -> dict[str, Any]:
+        """One batch input line's ``request``: the online ``generateContent`` body plus ``labels``.
+
+        ``labels`` is the ``GenerateContentRequest`` user-metadata map; Vertex AI echoes the request,
+        labels included, in the output line that answers it.
+        """
+        config = self._generation_config(request)
+        body: dict[str, Any] = {
+            "contents": [_json(types.Content(role="user", parts=[_part(p) for p in request.parts]))],
+            "labels": dict(labels),
+        }
+        if request.system_instruction is not None:
+            system = types.Content(role="user", parts=[types.Part.from_text(text=request.system_instruction)])
+            body["systemInstruction"] = _json(system)
+        generation = {k: getattr(config, k) for k in _GENERATION_FIELDS if getattr(config, k) is not None}
+        if generation:
+            body["generationConfig"] = _json(types.GenerationConfig(**generation))
+        return body
+
+    def batch_output(self, response: dict[str, Any]) -> ModelOutput:
+        """Parse a batch output line's ``response`` exactly as an online answer."""
+        # _from_response drops fields this SDK version does not know, as the online path does
+        return _output(types.GenerateContentResponse._from_response(response=response, kwargs={}))
+
+    def create_batch_job(self, *, src: str, dest: str, display_name: str) -> BatchJob:
+        """Submit a batch prediction job for this model (``POST .../batchPredictionJobs``)."""
+        config = types.CreateBatchJobConfig(dest=dest, display_name=display_name)
+        return _batch_job(self._client.batches.create(model=self.name, src=src, config=config))
+
+    def get_batch_job(self, name: str) -> BatchJob:
+        """Read a batch job's state (``GET .../batchPredictionJobs/ID``)."""
+        return _batch_job(self._client.batches.get(name=name))
+
+    def cancel_batch_job(self, name: str) -> None:
+        """Ask Vertex AI to cancel a batch job (``POST .../batchPredictionJobs/ID:cancel``)."""
+        self._client.batches.cancel(name=name)
+
     def classify_error(self, exc: BaseException) -> ModelError:
         """Classify by exception type and HTTP status code (see :meth:`Provider.classify_error`)."""
         if isinstance(exc, genai_errors.APIError):
@@ -183,6 +236,28 @@ def _emulator_credentials() -> Any:
     import google.oauth2.credentials
 
     return google.oauth2.credentials.Credentials(token="emulator")  # type: ignore[no-untyped-call]
+
+
+def _json(value: Any) -> Any:
+    """REST JSON of an SDK object: camelCase keys, bytes as base64, unset fields left out."""
+    return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _batch_job(job: types.BatchJob) -> BatchJob:
+    state = job.state.value if isinstance(job.state, types.JobState) else str(job.state or "JOB_STATE_UNSPECIFIED")
+    info = getattr(job, "output_info", None)
+    stats = job.completion_stats
+    error = None
+    if job.error is not None:
+        error = f"{job.error.message or 'no message'} (code {job.error.code})"
+    return BatchJob(
+        name=job.name or "",
+        state=state,
+        output_directory=info.gcs_output_directory if info is not None else None,
+        error=error,
+        successful_count=stats.successful_count if stats is not None else None,
+        failed_count=stats.failed_count if stats is not None else None,
+    )
 
 
 def _part(part: str | MediaPart) -> types.Part:
