@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
 VERDICT_PATTERN = r"(?:^|\n) ?Output \((a|b)\)"
 
@@ -65,7 +64,22 @@ def convert(source_dir: str, out_dir: str) -> str:
     return params_path
 
 
+def main() -> None:
+    """Command line: ``python examples/llmbar_mtbench.py SOURCE_DIR OUT_DIR``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "source_dir", help="folder with LLMBar's gpt4_vanilla_result.json (e.g. ../shared/data/llmbar-mtbench)"
+    )
+    parser.add_argument("out_dir", help="where to write dataset.jsonl, replay.jsonl and params.json")
+    args = parser.parse_args()
+    if not os.path.isfile(os.path.join(args.source_dir, "gpt4_vanilla_result.json")):
+        parser.error(
+            f"{args.source_dir!r} holds no gpt4_vanilla_result.json (LLMBar MT-Bench, see this file's docstring)"
+        )
+    print(convert(args.source_dir, args.out_dir))
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: python examples/llmbar_mtbench.py SOURCE_DIR OUT_DIR")
-    print(convert(sys.argv[1], sys.argv[2]))
+    main()

@@ -274,9 +274,11 @@ def test_model_a_responses_are_generated_when_the_dataset_has_none(tmp_path):
         "response_column_a": "",
         "model_a": f"replay/{answers}",
         "model_a_prompt_parameters": {"prompt": {"column": "question"}},
+        "judgments_format": "json",
     }
     code, out = _run(params, tmp_path)
     assert code == 0
+    assert json.loads((out / "judgments.json").read_text()) == _read_jsonl(out / "judgments.jsonl")
     judgments = {j["question_id"]: j for j in _read_jsonl(out / "judgments.jsonl")}
     assert judgments["q1"]["response_a"] == rows[0]["answer_model_a"]
     assert judgments["q1"]["choice"] == "A"
@@ -287,3 +289,16 @@ def test_model_a_responses_are_generated_when_the_dataset_has_none(tmp_path):
     assert "not_recorded" in errors[0]["error"]
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["error_count"] == 1 and metrics["judged_count"] == 5
+
+
+@pytest.mark.pipeline
+def test_a_run_where_no_row_could_be_judged_exits_1_and_says_why(tmp_path, capsys):
+    replay = tmp_path / "other.jsonl"
+    replay.write_text(json.dumps({"question_id": "zz", "flipped": False, "response": "{}"}) + "\n")
+    code, out = _run({**_quickstart_params(), "autorater_model": f"replay/{replay}"}, tmp_path)
+    assert code == 1
+    captured = capsys.readouterr()
+    assert "error: no row could be evaluated; see error_messages.jsonl" in captured.err
+    assert "12 error message(s) in error_messages.jsonl; most common:" in captured.out
+    assert "not_recorded" in captured.out
+    assert len(_read_jsonl(out / "judgments.jsonl")) == 6  # every row kept, as ERROR

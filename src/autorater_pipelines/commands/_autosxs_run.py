@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["preflight", "print_summary"]
+__all__ = ["extra_outputs", "preflight", "print_summary"]
+
+
+def extra_outputs(params: dict[str, Any]) -> dict[str, str]:
+    """``judgments.json`` (one JSON array) when ``judgments_format`` is ``json``."""
+    if str(params.get("judgments_format", "jsonl")).lower() == "json":
+        return {"judgments.json": "export-pairwise-judgments/evaluation_dataset"}
+    return {}
 
 
 def preflight(params: dict[str, Any]) -> None:
@@ -16,7 +23,10 @@ def preflight(params: dict[str, Any]) -> None:
     from autorater_pipelines import autosxs
 
     autosxs.check_run_parameters(
-        params.get("autorater_model", ""), params.get("autorater_parameters"), params.get("judgments_format", "jsonl")
+        params.get("autorater_model", ""),
+        params.get("autorater_parameters"),
+        params.get("judgments_format", "jsonl"),
+        params.get("bigquery_destination_prefix", ""),
     )
     autosxs.prepare_examples(
         evaluation_dataset=params["evaluation_dataset"],
@@ -47,7 +57,7 @@ def print_summary(metrics: dict[str, Any]) -> None:
     """Print win rates with confidence intervals and, with human labels, alignment."""
     print(
         f"\nAutoSxS: {metrics['evaluation_count']} examples, {metrics['judged_count']} judged, "
-        f"{metrics['error_count']} errors"
+        f"{metrics['error_count']} with errors"
     )
     print(f"  model A win rate   {_rate(metrics, 'autorater_model_a_win_rate')}")
     print(f"  model B win rate   {_rate(metrics, 'autorater_model_b_win_rate')}")
@@ -57,9 +67,19 @@ def print_summary(metrics: dict[str, Any]) -> None:
             f"  position consistency {metrics['position_consistency']:.1%} "
             f"({metrics['position_consistency_count']}/{metrics['both_orders_judged_count']} examples)"
         )
+    if metrics.get("original_order_accuracy") is not None:
+        print(
+            f"  per-order accuracy original {metrics['original_order_accuracy']:.1%} "
+            f"({metrics['original_order_correct_count']}/{metrics['original_order_sample_count']}), swapped "
+            f"{metrics['swapped_order_accuracy']:.1%} "
+            f"({metrics['swapped_order_correct_count']}/{metrics['swapped_order_sample_count']})"
+            if metrics.get("swapped_order_accuracy") is not None
+            else f"  original-order accuracy {metrics['original_order_accuracy']:.1%}"
+        )
     if metrics.get("alignment_count"):
         print(
-            f"  human alignment on {metrics['alignment_count']} examples: accuracy {metrics['accuracy']:.1%}, "
+            f"  human alignment on {metrics['alignment_count']} examples where both chose A or B: "
+            f"accuracy {metrics['accuracy']:.1%}, "
             f"F1 {metrics['f1_score']:.3f}, Cohen's kappa {metrics['cohens_kappa']:.3f}"
         )
     print(

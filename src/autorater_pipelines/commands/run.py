@@ -9,12 +9,14 @@ about a second with one clear line.
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import dataclasses
 import io
 import json
 import logging
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -26,6 +28,8 @@ from autorater_pipelines.commands import _autosxs_run, _common, _gecko_run
 
 __all__ = ["RUNNABLE", "RunSpec", "register"]
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
 
 @dataclasses.dataclass(frozen=True)
 class RunSpec:
@@ -36,11 +40,15 @@ class RunSpec:
         outputs: Output file name in ``--output-dir`` → name of the pipeline output artifact, or of a
             component output artifact found under the pipeline root (``task/output`` form).
         print_summary: Prints the run summary from ``metrics.json``'s dict.
+        extra_outputs: Further output files that depend on the parameters (same form as ``outputs``).
+        nothing_evaluated: True when the metrics show that no row could be evaluated (exit status 1).
     """
 
     preflight: Callable[[dict[str, Any]], None]
     outputs: dict[str, str]
     print_summary: Callable[[dict[str, Any]], None]
+    extra_outputs: Callable[[dict[str, Any]], dict[str, str]] = lambda params: {}
+    nothing_evaluated: Callable[[dict[str, Any]], bool] = lambda metrics: False
 
 
 RUNNABLE: dict[str, RunSpec] = {
@@ -52,9 +60,14 @@ RUNNABLE: dict[str, RunSpec] = {
             "metrics.json": "compute-pairwise-metrics/metrics_json",
         },
         print_summary=_autosxs_run.print_summary,
+        extra_outputs=_autosxs_run.extra_outputs,
+        nothing_evaluated=lambda m: m.get("evaluation_count", 0) > 0 and m.get("judged_count") == 0,
     ),
     "gecko": RunSpec(
-        preflight=_gecko_run.preflight, outputs=_gecko_run.OUTPUTS, print_summary=_gecko_run.print_summary
+        preflight=_gecko_run.preflight,
+        outputs=_gecko_run.OUTPUTS,
+        print_summary=_gecko_run.print_summary,
+        nothing_evaluated=lambda m: m.get("rows_scored") == 0,
     ),
 }
 """Pipelines ``autorater run`` can run, by name."""
@@ -124,21 +137,48 @@ def run(args: argparse.Namespace) -> int:
     pipeline_root = os.path.join(staging, "pipeline_root")
     try:
         outputs = _run_quietly(args.quiet, run_local, template, params, pipeline_root)
-        sources = {name: _locate(outputs, artifact, pipeline_root) for name, artifact in spec.outputs.items()}
+        wanted = {**spec.outputs, **spec.extra_outputs(params)}
+        sources = {name: _locate(outputs, artifact, pipeline_root) for name, artifact in wanted.items()}
         for name, src in sources.items():
             shutil.copyfile(src, os.path.join(staging, name))
         os.makedirs(out_dir, exist_ok=True)
         for name in sources:
             os.replace(os.path.join(staging, name), os.path.join(out_dir, name))
+        if args.keep_pipeline_root:
+            kept = os.path.join(out_dir, "pipeline_root")
+            shutil.rmtree(kept, ignore_errors=True)
+            os.replace(pipeline_root, kept)
+            print(f"pipeline root kept in {kept}")
     except PipelineRunError as exc:
-        print(f"error: pipeline run failed: {exc}", file=sys.stderr)
+        print(f"error: pipeline run failed: {_ANSI.sub('', str(exc))}", file=sys.stderr)
+        if args.keep_pipeline_root:
+            print(f"pipeline root kept in {pipeline_root}", file=sys.stderr)
         return 1
     finally:
-        if args.keep_pipeline_root:
-            print(f"pipeline root kept in {pipeline_root}")
-        else:
+        if not args.keep_pipeline_root or not os.path.exists(pipeline_root):
             shutil.rmtree(staging, ignore_errors=True)
     with open(os.path.join(out_dir, "metrics.json"), encoding="utf-8") as fh:
-        spec.print_summary(json.load(fh))
-    print(f"Outputs in {out_dir}: {', '.join(spec.outputs)}")
+        metrics = json.load(fh)
+    spec.print_summary(metrics)
+    _print_error_reasons(os.path.join(out_dir, "error_messages.jsonl"))
+    print(f"Outputs in {out_dir}: {', '.join(sources)}")
+    if spec.nothing_evaluated(metrics):
+        print("error: no row could be evaluated; see error_messages.jsonl", file=sys.stderr)
+        return 1
     return 0
+
+
+def _print_error_reasons(path: str, limit: int = 3) -> None:
+    """Print how many error messages a run wrote and its most common reasons."""
+    if not os.path.exists(path):
+        return
+    with open(path, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    if not rows:
+        return
+    reasons = collections.Counter(
+        str(r.get("error") or r.get("error_message") or r.get("message") or "unknown")[:200] for r in rows
+    )
+    print(f"{len(rows)} error message(s) in error_messages.jsonl; most common:")
+    for reason, count in reasons.most_common(limit):
+        print(f"  {count} × {reason}")
