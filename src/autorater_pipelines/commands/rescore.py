@@ -42,6 +42,10 @@ def register(sub: Any) -> None:
 
 
 def _show(value: Any) -> str:
+    from autorater_pipelines.report import ABSENT
+
+    if value is ABSENT:
+        return ABSENT
     if isinstance(value, float):
         return f"{value:.6g}"
     return json.dumps(value) if value is not None else "—"

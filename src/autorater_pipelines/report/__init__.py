@@ -8,10 +8,23 @@
 This package imports no kfp; the pipelines' report components call it.
 """
 
-from autorater_pipelines.report._autosxs import confusion_matrix, length_bias
-from autorater_pipelines.report._outputs import RunOutputs, detect_kind, human_preference_column, load_outputs
-from autorater_pipelines.report._render import REPORT_FILE, render_report, write_report
+from autorater_pipelines.report._autosxs import VERDICTS, confusion_matrix, length_bias
+from autorater_pipelines.report._outputs import (
+    RunOutputs,
+    detect_kind,
+    human_preference_column,
+    load_files,
+    load_outputs,
+)
+from autorater_pipelines.report._render import (
+    REPORT_FILE,
+    ArtifactReport,
+    render_report,
+    write_artifact_report,
+    write_report,
+)
 from autorater_pipelines.report._rescore import (
+    ABSENT,
     RescoreResult,
     changes,
     rescore,
@@ -20,7 +33,10 @@ from autorater_pipelines.report._rescore import (
 )
 
 __all__ = [
+    "ABSENT",
     "REPORT_FILE",
+    "VERDICTS",
+    "ArtifactReport",
     "RescoreResult",
     "RunOutputs",
     "changes",
@@ -28,10 +44,12 @@ __all__ = [
     "detect_kind",
     "human_preference_column",
     "length_bias",
+    "load_files",
     "load_outputs",
     "render_report",
     "rescore",
     "validation_rows_from_results",
+    "write_artifact_report",
     "write_report",
     "write_rescore",
 ]

@@ -25,7 +25,7 @@ from autorater_pipelines.report._outputs import (
 )
 from autorater_pipelines.report._stats import Stat, fmt, metric
 
-__all__ = ["LENGTH_BINS", "autosxs_context", "confusion_matrix", "length_bias"]
+__all__ = ["LENGTH_BINS", "VERDICTS", "autosxs_context", "confusion_matrix", "length_bias"]
 
 VERDICTS = ("A", "B", "TIE")
 

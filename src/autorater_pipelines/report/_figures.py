@@ -87,29 +87,14 @@ def bar_with_intervals(
     intervals: Sequence[tuple[float | None, float | None]],
     colors: Sequence[str],
 ) -> None:
-    """Horizontal bars (fractions, shown as %) with 95 % interval whiskers and value labels."""
+    """Horizontal bars of fractions with 95 % interval whiskers; each value is written in its bar's label."""
     y = np.arange(len(labels))[::-1]
-    shown = [v if v is not None else 0.0 for v in values]
-    ax.barh(y, shown, color=colors, height=0.6)
+    ax.barh(y, [v if v is not None else 0.0 for v in values], color=colors, height=0.6)
     for yi, value, (low, high) in zip(y, values, intervals, strict=True):
-        if value is None:
-            ax.text(0.01, yi, "n/a", va="center")
-            continue
-        if low is not None and high is not None:
+        if value is not None and low is not None and high is not None:
             ax.errorbar(value, yi, xerr=[[value - low], [high - value]], fmt="none", ecolor="#202124", capsize=4)
-        right = high if high is not None else value
-        if right > 0.88:  # no room on the right: write the value inside the bar's end
-            ax.text(
-                min(value, low if low is not None else value) - 0.015,
-                yi,
-                f"{value:.1%}",
-                va="center",
-                ha="right",
-                color="white",
-            )
-        else:
-            ax.text(right + 0.015, yi, f"{value:.1%}", va="center", ha="left")
-    ax.set_yticks(y, labels)
+    shown = ["n/a" if v is None else f"{v:.1%}" for v in values]
+    ax.set_yticks(y, [f"{label}  {text}" for label, text in zip(labels, shown, strict=True)])
     ax.set_xlim(0, 1)
     ax.xaxis.set_major_formatter(PercentFormatter(1.0))
 

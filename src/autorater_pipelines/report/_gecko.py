@@ -243,7 +243,7 @@ def gecko_context(
             fmt(by_type[t]),
             key=f"accuracy_by_question_type.{t}",
             value=by_type[t],
-            note=f"{counts.get(t)} questions",
+            note=f"{counts.get(t)} question{'' if counts.get(t) == 1 else 's'}",
         )
         for t in sorted(by_type)
     ]

@@ -22,6 +22,7 @@ __all__ = [
     "gecko_id_columns",
     "human_preference_column",
     "judgment_id_columns",
+    "load_files",
     "load_outputs",
 ]
 
@@ -95,11 +96,41 @@ def load_outputs(directory: str) -> RunOutputs:
         InputError: not a run's output directory, or a file that cannot be parsed.
     """
     kind = detect_kind(directory)
-    rows = io.read_jsonl(os.path.join(directory, ROW_FILES[kind]))
+    path = os.path.join(directory, METRICS_FILE)
     errors_path = os.path.join(directory, ERRORS_FILE)
-    errors = io.read_jsonl(errors_path) if os.path.isfile(errors_path) else []
-    metrics_path = os.path.join(directory, METRICS_FILE)
-    if os.path.isfile(metrics_path):
+    return load_files(
+        kind,
+        rows_path=os.path.join(directory, ROW_FILES[kind]),
+        metrics_path=path if os.path.isfile(path) else None,
+        errors_path=errors_path if os.path.isfile(errors_path) else None,
+        directory=directory,
+    )
+
+
+def load_files(
+    kind: Kind,
+    *,
+    rows_path: str,
+    metrics_path: str | None = None,
+    errors_path: str | None = None,
+    directory: str | None = None,
+) -> RunOutputs:
+    """Read a run's outputs from explicit paths (e.g. KFP artifact paths).
+
+    Args:
+        kind: ``autosxs`` or ``gecko``.
+        rows_path: Judgments (AutoSxS) or results (Gecko) JSONL.
+        metrics_path: ``metrics.json``; None = compute the metrics from the rows.
+        errors_path: Error messages JSONL, or None.
+        directory: Directory the outputs belong to (default: the one holding ``rows_path``).
+
+    Raises:
+        InputError: a file that cannot be parsed.
+    """
+    rows = io.read_jsonl(rows_path)
+    errors = io.read_jsonl(errors_path) if errors_path else []
+    directory = directory or os.path.dirname(os.path.abspath(rows_path))
+    if metrics_path:
         return RunOutputs(kind, directory, rows, _read_json(metrics_path), errors)
     if kind == "autosxs":
         from autorater_pipelines.metrics import pairwise_metrics

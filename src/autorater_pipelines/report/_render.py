@@ -8,20 +8,21 @@ prompts) is escaped; only the figures' SVG and the keyword markup, built here, a
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
 from autorater_pipelines import __version__
-from autorater_pipelines.report._autosxs import autosxs_context
+from autorater_pipelines.report._autosxs import VERDICTS, autosxs_context, confusion_matrix
 from autorater_pipelines.report._gecko import gecko_context
-from autorater_pipelines.report._outputs import RunOutputs, load_outputs
+from autorater_pipelines.report._outputs import Kind, RunOutputs, human_preference_column, load_files, load_outputs
 
-__all__ = ["REPORT_FILE", "render_report", "write_report"]
+__all__ = ["REPORT_FILE", "ArtifactReport", "render_report", "write_artifact_report", "write_report"]
 
 REPORT_FILE = "report.html"
 """Default file name of the report inside the run's output directory."""
@@ -33,6 +34,10 @@ _ENV = SandboxedEnvironment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+_ENV.filters["cell"] = lambda value: (
+    "" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+)
+"""Table cell text: strings as they are, other values as JSON (``["2"]``, ``false``), None empty."""
 
 
 def _columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -84,6 +89,14 @@ def render_report(
     return _ENV.get_template(f"{outputs.kind}.html.j2").render(context)
 
 
+def _write_atomic(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
 def write_report(directory: str, output_path: str | None = None, **options: Any) -> str:
     """Build the report of the run in ``directory`` and write it atomically.
 
@@ -98,12 +111,50 @@ def write_report(directory: str, output_path: str | None = None, **options: Any)
     Raises:
         InputError: ``directory`` is not a run's output directory or a file in it cannot be read.
     """
-    html = render_report(load_outputs(directory), **options)
     path = output_path or os.path.join(directory, REPORT_FILE)
-    parent = os.path.dirname(os.path.abspath(path))
-    os.makedirs(parent, exist_ok=True)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(html)
-    os.replace(tmp, path)
+    _write_atomic(path, render_report(load_outputs(directory), **options))
     return path
+
+
+class ArtifactReport(NamedTuple):
+    """What a pipeline's report step writes and logs.
+
+    Attributes:
+        outputs: The outputs the report was built from.
+        categories: Confusion-matrix labels (``A``, ``B``, ``TIE``), or () without human labels.
+        matrix: Human label (rows) × autorater choice (columns) counts over ``categories``.
+    """
+
+    outputs: RunOutputs
+    categories: tuple[str, ...]
+    matrix: list[list[int]]
+
+
+def write_artifact_report(
+    kind: Kind,
+    *,
+    rows_path: str,
+    output_path: str,
+    metrics_path: str | None = None,
+    errors_path: str | None = None,
+    **options: Any,
+) -> ArtifactReport:
+    """Build the report from a pipeline's artifact files (the entry point of the report components).
+
+    Args:
+        kind: ``autosxs`` or ``gecko``.
+        rows_path: Judgments (AutoSxS) or results (Gecko) JSONL.
+        output_path: Where to write the HTML.
+        metrics_path: The metrics JSON (None: computed from the rows).
+        errors_path: The error messages JSONL, or None.
+        **options: Passed to :func:`render_report`.
+
+    Returns:
+        The outputs read and, for AutoSxS with human labels, the confusion matrix to log.
+    """
+    outputs = load_files(kind, rows_path=rows_path, metrics_path=metrics_path, errors_path=errors_path)
+    _write_atomic(output_path, render_report(outputs, **options))
+    human = human_preference_column(outputs.rows, outputs.metrics) if kind == "autosxs" else None
+    if not human:
+        return ArtifactReport(outputs, (), [])
+    return ArtifactReport(outputs, VERDICTS, confusion_matrix(outputs.rows, human))

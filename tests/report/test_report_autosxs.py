@@ -1,0 +1,209 @@
+"""AutoSxS report content: the numbers on the page are metrics.json's, figures present, data escaped, offline."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from report_helpers import autosxs_run, metric_value, parse_numbers, quickstart_params
+
+from autorater_pipelines import io
+from autorater_pipelines.report import (
+    confusion_matrix,
+    length_bias,
+    load_outputs,
+    render_report,
+    write_artifact_report,
+    write_report,
+)
+
+FIGURES = ("fig-win-rates", "fig-confidence", "fig-position", "fig-length-bias")
+HEADLINE_KEYS = {
+    "evaluation_count",
+    "judged_count",
+    "error_count",
+    "autorater_model_a_win_rate",
+    "autorater_model_b_win_rate",
+    "autorater_tie_rate",
+    "autorater_model_a_win_rate_ties_as_half",
+    "mean_confidence",
+    "position_consistency",
+}
+HUMAN_KEYS = {
+    "accuracy",
+    "precision",
+    "recall",
+    "f1_score",
+    "cohens_kappa",
+    "alignment_count",
+    "true_positive_count",
+    "false_positive_count",
+    "true_negative_count",
+    "false_negative_count",
+    "human_preference_model_a_win_rate",
+    "human_preference_model_b_win_rate",
+    "original_order_accuracy",
+    "swapped_order_accuracy",
+    "both_orders_correct_count",
+}
+
+
+def _check_numbers(page: str, metrics: dict, required: set[str]) -> dict:
+    numbers = parse_numbers(page).numbers
+    assert required <= set(numbers), f"missing from the page: {sorted(required - set(numbers))}"
+    for key, shown in numbers.items():
+        for value, text in shown:
+            assert value == metric_value(metrics, key), key
+            if isinstance(value, float) and text.endswith("%"):
+                assert text == f"{value:.1%}", key
+    return numbers
+
+
+def _figure_svgs(page: str) -> dict[str, str]:
+    return dict(re.findall(r'<figure id="([\w-]+)">.*?(<svg .*?</svg>)', page, flags=re.S))
+
+
+def test_quickstart_report_shows_metrics_json(quickstart_out):
+    write_report(str(quickstart_out))
+    page = (quickstart_out / "report.html").read_text()
+    metrics = json.loads((quickstart_out / "metrics.json").read_text())
+    numbers = _check_numbers(page, metrics, HEADLINE_KEYS | HUMAN_KEYS)
+    assert numbers["error_count"][0] == (1, "1")
+    assert numbers["autorater_model_a_win_rate"][0] == (0.4, "40.0%")
+    assert set(_figure_svgs(page)) == {*FIGURES, "fig-confusion"}
+    # every judgment is in the table, each with its samples; the error row is flagged
+    assert page.count('<tbody class="item"') == 6
+    assert re.search(r'data-flags="error">\s*<tr><td>q6</td>', page)
+    assert "not_recorded: no recording" in page  # the error message is listed
+
+
+def test_llmbar_acceptance_report_equals_metrics_json(llmbar_out):
+    write_report(str(llmbar_out))
+    page = (llmbar_out / "report.html").read_text()
+    metrics = json.loads((llmbar_out / "metrics.json").read_text())
+    numbers = _check_numbers(page, metrics, HEADLINE_KEYS | HUMAN_KEYS)
+    # the published figures of this run (README "Reproducing LLMBar MT-Bench")
+    assert numbers["original_order_accuracy"][0][1] == "79.5%"
+    assert numbers["swapped_order_accuracy"][0][1] == "82.5%"
+    assert numbers["both_orders_correct_count"][0][1] == "149"
+    assert numbers["position_consistency"][0][1] == "87.0%"
+    assert "174 of 200 rows judged in both orders" in page
+    assert numbers["autorater_tie_rate"][0][1] == "13.0%"  # 26 TIE rows
+    figures = _figure_svgs(page)
+    assert set(figures) == {*FIGURES, "fig-confusion"}
+    # the confusion matrix figure shows the metrics' counts: human A/B (rows) × autorater A/B/TIE (columns)
+    cells = [int(t) for t in re.findall(r"<text[^>]*>(\d+)</text>", figures["fig-confusion"])]
+    m = metrics
+    assert cells == [
+        m["true_positive_count"],
+        m["false_negative_count"],
+        13,
+        m["false_positive_count"],
+        m["true_negative_count"],
+        13,
+    ]
+    assert 13 + 13 == m["autorater_tie_on_human_labeled_count"]
+    assert page.count('<tbody class="item"') == 200
+    assert page.count('data-flags="tie"') == 26
+
+
+def test_confusion_matrix_block_equals_alignment_counts(llmbar_out):
+    outputs = load_outputs(str(llmbar_out))
+    (a_a, a_b, a_tie), (b_a, b_b, b_tie), _ = confusion_matrix(outputs.rows, "human_preference")
+    m = outputs.metrics
+    assert (a_a, a_b, b_a, b_b) == (
+        m["true_positive_count"],
+        m["false_negative_count"],
+        m["false_positive_count"],
+        m["true_negative_count"],
+    )
+    assert a_tie + b_tie == m["autorater_tie_on_human_labeled_count"]
+
+
+def test_length_bias_counts_the_longer_response():
+    rows = [
+        {"response_a": "x" * 30, "response_b": "x" * 10, "choice": "A", "h": "A"},  # ratio 3: A longer, chosen
+        {
+            "response_a": "x" * 30,
+            "response_b": "x" * 10,
+            "choice": "B",
+            "h": "B",
+        },  # longer not chosen (nor by the human)
+        {"response_a": "x" * 10, "response_b": "x" * 10, "choice": "B", "h": "B"},  # equal: not counted
+        {"response_a": "x" * 5, "response_b": "x" * 20, "choice": "TIE", "h": "B"},  # ratio 0.25, tie
+        {"response_a": "x" * 5, "response_b": "x" * 20, "choice": "ERROR", "h": "B"},
+    ]
+    lb = length_bias(rows, "h")
+    assert (lb["longer_chosen"], lb["longer_chosen_n"]) == (0.5, 2)
+    assert (lb["human_longer_chosen"], lb["human_longer_chosen_n"]) == (0.75, 4)
+    by_label = {b["label"]: b for b in lb["bins"]}
+    assert by_label["> 2"]["judged"] == 2 and by_label["> 2"]["a_share"] == 0.5
+    assert by_label["0.83–1.2"]["b"] == 1 and by_label["< 0.5"]["tie"] == 1 and by_label["< 0.5"]["judged"] == 1
+    assert by_label["< 0.5"]["a_share"] is None and by_label["< 0.5"]["human_a_share"] == 0.0
+
+
+def test_data_is_escaped_and_the_page_loads_nothing(tmp_path):
+    evil = "<script>alert('x')</script><img src=x onerror=alert(1)>"
+    params = quickstart_params(tmp_path, responses={"q1": {"answer_model_a": evil}, "q2": {"question": evil}})
+    out = autosxs_run(tmp_path / "out", params)
+    page = render_report(load_outputs(str(out)))
+    assert evil not in page
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in page
+    # self-contained: no external script, style, image, font or frame
+    assert not re.search(r"<(script|img|iframe|link|source|video)[^>]+(src|href)=\"(https?:)?//", page)
+    assert "@import" not in page and "url(http" not in page
+    assert page.count("<script>") == 2  # the error hook in <head> and the page script, both inline
+
+
+def test_past_max_rows_flagged_rows_are_kept(llmbar_out):
+    # 51 flagged rows: 25 where the autorater chose the model the human did not, 26 ties
+    page = render_report(load_outputs(str(llmbar_out)), max_rows=60)
+    assert page.count('<tbody class="item"') == 60
+    assert page.count('data-flags="tie"') == 26 and page.count('data-flags="disagree"') == 25
+    assert "Showing 60 of 200 rows" in page
+    page = render_report(load_outputs(str(llmbar_out)), max_rows=30)
+    assert page.count('<tbody class="item"') == 30 and page.count('data-flags=""') == 0
+
+
+def test_artifact_report_from_kfp_style_paths(quickstart_out, tmp_path):
+    # KFP artifacts have arbitrary file names: the component passes paths, not a directory
+    for name in ("judgments.jsonl", "metrics.json", "error_messages.jsonl"):
+        (tmp_path / name.replace(".", "_")).write_bytes((quickstart_out / name).read_bytes())
+    built = write_artifact_report(
+        "autosxs",
+        rows_path=str(tmp_path / "judgments_jsonl"),
+        metrics_path=str(tmp_path / "metrics_json"),
+        errors_path=str(tmp_path / "error_messages_jsonl"),
+        output_path=str(tmp_path / "report" / "index.html"),
+    )
+    assert (tmp_path / "report" / "index.html").read_text().startswith("<!DOCTYPE html>")
+    assert built.categories == ("A", "B", "TIE")
+    rows = io.read_jsonl(str(quickstart_out / "judgments.jsonl"))
+    assert built.matrix == confusion_matrix(rows, "human_preference")
+    assert built.matrix[0][0] == built.outputs.metrics["true_positive_count"]
+
+
+def test_without_human_labels_no_alignment_and_no_confusion_matrix(tmp_path):
+    params = quickstart_params(tmp_path)
+    params["human_preference_column"] = ""
+    out = autosxs_run(tmp_path / "out", params)
+    page = render_report(load_outputs(str(out)))
+    assert "fig-confusion" not in page and "Agreement with human labels" not in page
+    built = write_artifact_report(
+        "autosxs", rows_path=str(out / "judgments.jsonl"), output_path=str(tmp_path / "r.html")
+    )
+    assert built.categories == () and built.outputs.metrics_computed
+
+
+@pytest.mark.parametrize("name", ["metrics.json", "error_messages.jsonl"])
+def test_optional_files_may_be_absent(quickstart_out, copy_out, name):
+    out = copy_out(quickstart_out)
+    expected = json.loads((out / "metrics.json").read_text())
+    (out / name).unlink()
+    outputs = load_outputs(str(out))
+    if name == "metrics.json":
+        assert outputs.metrics_computed and outputs.metrics == expected
+        assert "metrics.json was not found" in render_report(outputs)
+    else:
+        assert outputs.errors == [] and "No errors." in render_report(outputs)
