@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from autorater_pipelines.commands._validate import check_param_types, parameter_type
 from autorater_pipelines.errors import InputError
 
 __all__ = ["DEFAULT_COMPILED_DIR", "absolutize_local_paths", "check_param_names", "load_params", "template_path"]
@@ -54,10 +55,11 @@ def load_params(path: str) -> dict[str, Any]:
 
 
 def check_param_names(params: dict[str, Any], template: str, source: str) -> dict[str, Any]:
-    """Check names against the template's parameters; return the template's ``{name: InputSpec}``.
+    """Check names, required parameters and value types against the template; return its ``{name: InputSpec}``.
 
     Raises:
-        InputError: an unknown name (listing the valid ones) or a missing required parameter.
+        InputError: an unknown name (listing the valid ones), a missing required parameter, or a value
+            of the wrong type (:func:`autorater_pipelines.commands._validate.check_param_types`).
     """
     from autorater_pipelines.pipelines._local import template_inputs
 
@@ -67,7 +69,9 @@ def check_param_names(params: dict[str, Any], template: str, source: str) -> dic
         raise InputError(f"unknown pipeline parameters {unknown}; valid: {sorted(inputs)}", source=source)
     missing = sorted(n for n, spec in inputs.items() if not getattr(spec, "optional", False) and n not in params)
     if missing:
-        raise InputError(f"missing required pipeline parameters {missing}", source=source)
+        types = ", ".join(f"{n}: {parameter_type(inputs[n]) or getattr(inputs[n], 'type', '?')}" for n in missing)
+        raise InputError(f"missing required pipeline parameters {missing} ({types})", source=source)
+    check_param_types(params, inputs, source)
     return inputs
 
 

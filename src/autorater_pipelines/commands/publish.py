@@ -1,0 +1,90 @@
+"""``autorater publish``: upload the compiled templates to an Artifact Registry KFP repository.
+
+Every template in ``--template-dir`` (one per pipeline) is checked first, then uploaded with
+``kfp.registry.RegistryClient.upload_pipeline`` under the package named by its ``pipelineInfo.name``,
+with every ``--tag``. Each upload prints the immutable ``sha256:`` URL to give
+``autorater submit --template`` (prefer it to a tag: NOTES.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from typing import Any
+
+from autorater_pipelines.commands import _common, _registry
+from autorater_pipelines.errors import AutoraterError, InputError
+
+__all__ = ["register"]
+
+_TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def register(sub: Any) -> None:
+    """Add the ``publish`` subcommand."""
+    p = sub.add_parser(
+        "publish",
+        help="upload the compiled templates to Artifact Registry",
+        description="Upload every compiled template to an Artifact Registry KFP repository with the given tags. "
+        "Uses Application Default Credentials for *-kfp.pkg.dev hosts.",
+    )
+    p.add_argument("--host", required=True, help="KFP repository URL: https://REGION-kfp.pkg.dev/PROJECT/REPO")
+    p.add_argument(
+        "--tag",
+        action="append",
+        required=True,
+        dest="tags",
+        metavar="TAG",
+        help="tag for every uploaded template; repeat for several (e.g. --tag 0.1.0 --tag latest)",
+    )
+    p.add_argument(
+        "--template-dir",
+        default=None,
+        help="directory holding <pipeline>.yaml (default: the compiled templates of this installation)",
+    )
+    p.set_defaults(func=run)
+
+
+def _check_tags(tags: list[str]) -> list[str]:
+    unique = list(dict.fromkeys(tags))
+    for tag in unique:
+        if not _TAG.match(tag) or tag.startswith("sha256:"):
+            raise InputError(
+                f"invalid tag {tag!r}: use letters, digits, '.', '_' and '-', starting with a letter or digit "
+                "(e.g. 0.1.0, latest)",
+                source="--tag",
+            )
+    return unique
+
+
+def _templates(template_dir: str | None) -> list[_registry.TemplateInfo]:
+    from autorater_pipelines.pipelines import PIPELINE_NAMES
+
+    paths = [
+        _common.template_path(name, os.path.join(template_dir, f"{name}.yaml") if template_dir else None)
+        for name in PIPELINE_NAMES
+    ]
+    return [_registry.read_template(path) for path in paths]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the host, the tags and every template, then upload each template with every tag."""
+    import requests
+
+    host = _registry.check_host(args.host)
+    tags = _check_tags(args.tags)
+    templates = _templates(args.template_dir)
+    client = _registry.registry_client(host)
+    for template in templates:
+        try:
+            package, version = client.upload_pipeline(template.path, tags=tags)
+        except requests.RequestException as exc:
+            raise AutoraterError(
+                f"upload of {template.path} to {host} failed: {_registry.http_error_message(exc)}"
+            ) from None
+        ref = _registry.TemplateRef(host, package, version)
+        print(f"published {template.path} as {package} {version} (tags: {', '.join(tags)})")
+        print(f"  image: {', '.join(template.images) or '(none)'}")
+        print(f"  template URL: {ref.url}")
+    return 0

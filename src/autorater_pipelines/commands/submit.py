@@ -1,0 +1,312 @@
+"""``autorater submit PIPELINE``: validate parameters against the template, then create a Vertex AI PipelineJob.
+
+``aiplatform.PipelineJob`` rejects unknown parameter names but accepts values of the wrong type and
+missing required parameters (NOTES.md), so the job would be created and fail later. ``submit`` checks
+names, required parameters and types against the template first (the same check as ``autorater run``).
+
+Templates: ``compiled/<pipeline>.yaml`` by default, any local compiled YAML, or a registry URL
+``https://REGION-kfp.pkg.dev/PROJECT/REPO/PACKAGE/VERSION`` (``sha256:…`` or a tag). A registry template
+is downloaded with ``kfp.registry.RegistryClient`` and validated before submitting; with ``--dry-run``
+nothing is downloaded: the parameters are checked against the local template of the same package if
+there is one, and Vertex AI validates the remote template's parameter names at submit time.
+
+``--dry-run`` builds the job offline (anonymous credentials, no network) and prints its spec as JSON on
+stdout; without it, Application Default Credentials are used and the console URL of the run is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import json
+import re
+import sys
+import tempfile
+from typing import Any
+
+from autorater_pipelines.commands import _common, _registry
+from autorater_pipelines.errors import AutoraterError, InputError
+
+__all__ = ["console_url", "register"]
+
+_LABEL = re.compile(r"^(?P<key>[a-z][a-z0-9_-]{0,62})=(?P<value>[a-z0-9_-]{0,63})$")
+
+
+def console_url(project: str, location: str, job_id: str) -> str:
+    """The Google Cloud console page of a pipeline run."""
+    return f"https://console.cloud.google.com/vertex-ai/locations/{location}/pipelines/runs/{job_id}?project={project}"
+
+
+def register(sub: Any) -> None:
+    """Add the ``submit`` subcommand."""
+    from autorater_pipelines.pipelines import PIPELINE_NAMES
+
+    p = sub.add_parser(
+        "submit",
+        help="validate parameters and submit a template to Vertex AI Pipelines",
+        description="Validate PARAMS.json against the template (names, required parameters, types), then create "
+        "a Vertex AI PipelineJob with Application Default Credentials and print its console URL.",
+    )
+    p.add_argument("pipeline", choices=sorted(PIPELINE_NAMES), help="which pipeline to submit")
+    p.add_argument("--params", required=True, help="JSON file mapping pipeline parameter names to values")
+    p.add_argument("--project", required=True, help="Google Cloud project of the PipelineJob")
+    p.add_argument("--location", required=True, help="Vertex AI region of the PipelineJob (e.g. us-central1)")
+    p.add_argument("--pipeline-root", required=True, help="gs:// URI for the run's artifacts and outputs")
+    p.add_argument(
+        "--service-account", default=None, help="service account the run uses (default: Compute Engine default)"
+    )
+    p.add_argument(
+        "--template",
+        default=None,
+        help="compiled YAML, or https://REGION-kfp.pkg.dev/PROJECT/REPO/PACKAGE/VERSION (default: "
+        "compiled/<pipeline>.yaml)",
+    )
+    p.add_argument("--display-name", default=None, help="run display name (default: <pipeline name>-<timestamp>)")
+    p.add_argument("--job-id", default=None, help="PipelineJob id (default: <pipeline name>-<timestamp>)")
+    p.add_argument(
+        "--label", action="append", default=[], metavar="KEY=VALUE", help="label on the run; repeat for several"
+    )
+    p.add_argument(
+        "--cache",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="reuse outputs of identical earlier steps (default: as compiled)",
+    )
+    p.add_argument("--wait", action="store_true", help="block until the run finishes; exit 1 if it failed")
+    p.add_argument(
+        "--dry-run", action="store_true", help="validate and print the job spec as JSON; no network, nothing submitted"
+    )
+    p.set_defaults(func=run)
+
+
+def _labels(pairs: list[str]) -> dict[str, str]:
+    labels = {}
+    for pair in pairs:
+        match = _LABEL.match(pair)
+        if not match:
+            raise InputError(
+                f"invalid label {pair!r}: expected key=value with lowercase letters, digits, '_' and '-' "
+                "(key starting with a letter)",
+                source="--label",
+            )
+        labels[match["key"]] = match["value"]
+    return labels
+
+
+def _check_pipeline_root(pipeline_root: str) -> None:
+    if not re.match(r"^gs://[^/\s]+", pipeline_root):
+        raise InputError(
+            f"Vertex AI needs a Cloud Storage URI such as gs://BUCKET/pipeline-root, got {pipeline_root!r}",
+            source="--pipeline-root",
+        )
+
+
+def _warn_local_paths(params: dict[str, Any]) -> None:
+    """Warn about dataset or replay paths on this machine: pipeline steps on Vertex AI cannot read them."""
+    local = []
+    dataset = params.get("evaluation_dataset")
+    if isinstance(dataset, str):
+        local += [("evaluation_dataset", p.strip()) for p in dataset.split(",") if p.strip()]
+    for key in ("autorater_model", "rubric_generation_model", "validator_model", "model_a", "model_b"):
+        value = params.get(key)
+        if isinstance(value, str) and value.startswith("replay/"):
+            local.append((key, value[len("replay/") :]))
+    for key, path in local:
+        if "://" not in path and not path.startswith("/gcs/"):
+            print(
+                f"warning: {key} {path!r} is a local path; steps on Vertex AI cannot read this machine's files: "
+                "copy it to gs://BUCKET/… (or use its /gcs/BUCKET/… path)",
+                file=sys.stderr,
+            )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Template:
+    """Where the job's template comes from and what the parameters were checked against.
+
+    Attributes:
+        job_template: What ``PipelineJob(template_path=...)`` gets; None when there is nothing to build from.
+        checked: The local file the parameters were validated against; None when not validated.
+        uri: The registry URL recorded as the job's ``templateUri``.
+        note: What the user should know about the validation (printed on stderr).
+    """
+
+    job_template: str | None
+    checked: str | None
+    uri: str | None = None
+    note: str | None = None
+
+
+def _local_template_for(pipeline: str, package: str) -> str | None:
+    """``compiled/<pipeline>.yaml`` when it exists and is the same package as a remote template."""
+    try:
+        path = _common.template_path(pipeline, None)
+        return path if _registry.read_template(path).name == package else None
+    except InputError:
+        return None
+
+
+def _resolve_template(args: argparse.Namespace, workdir: str) -> _Template:
+    template = args.template
+    if template and template.startswith("gs://"):
+        raise InputError(
+            "gs:// templates are not supported: copy it locally or publish it to Artifact Registry "
+            "(`autorater publish`) and pass its https://REGION-kfp.pkg.dev/... URL",
+            source="--template",
+        )
+    if not template or "://" not in template:
+        path = _common.template_path(args.pipeline, template)
+        _registry.read_template(path)
+        return _Template(path, path)
+    ref = _registry.parse_template_url(template)
+    if args.dry_run:
+        local = _local_template_for(args.pipeline, ref.package)
+        remote = (
+            "the remote template is not downloaded in --dry-run; without --dry-run it is downloaded and validated "
+            "first, and Vertex AI validates it at submit time"
+        )
+        if local:
+            note = f"parameters checked against the local {local} (same package {ref.package!r}); {remote}"
+        else:
+            note = f"parameters NOT validated: {remote} (no local template of package {ref.package!r})"
+        return _Template(local, local, ref.url if ref.is_artifact_registry else None, note)
+    path = _registry.download_template(ref, workdir)
+    _registry.read_template(path)
+    if not ref.is_digest:
+        print(
+            f"note: tag {ref.version!r} is resolved at submit time; pin a sha256: version for reproducible runs",
+            file=sys.stderr,
+        )
+    if ref.is_artifact_registry:  # Vertex AI fetches it itself and records the job's templateUri
+        return _Template(ref.url, path, ref.url)
+    return _Template(path, path)
+
+
+def _check_pipeline_matches(pipeline: str, checked: str) -> None:
+    """Warn when the template is another pipeline than the one named on the command line."""
+    try:
+        expected = _registry.read_template(_common.template_path(pipeline, None)).name
+    except InputError:
+        return
+    name = _registry.read_template(checked).name
+    if name != expected:
+        print(f"warning: {checked} is pipeline {name!r}; {pipeline}'s template is {expected!r}", file=sys.stderr)
+
+
+def _default_job_id(template: _Template, pipeline: str) -> str:
+    """``<pipeline name>-<UTC timestamp>``, the form the Vertex AI SDK uses."""
+    name = _registry.read_template(template.checked).name if template.checked else f"autorater-{pipeline}"
+    name = re.sub(r"[^-0-9a-z]+", "-", name.lower()).strip("-")
+    return f"{name}-{datetime.datetime.now(datetime.timezone.utc):%Y%m%d%H%M%S}"
+
+
+def _build_job(args: argparse.Namespace, params: dict[str, Any], template: _Template, labels: dict[str, str]) -> Any:
+    from google.auth.credentials import AnonymousCredentials
+    from google.auth.exceptions import DefaultCredentialsError
+    from google.cloud import aiplatform
+
+    assert template.job_template is not None, "a template without a local file is never built into a job"
+    job_id = args.job_id or _default_job_id(template, args.pipeline)
+    try:
+        return aiplatform.PipelineJob(
+            display_name=args.display_name or job_id,
+            template_path=template.job_template,
+            job_id=job_id,
+            pipeline_root=args.pipeline_root,
+            parameter_values=params,
+            enable_caching=args.cache,
+            labels=labels or None,
+            project=args.project,
+            location=args.location,
+            credentials=AnonymousCredentials() if args.dry_run else None,
+        )
+    except DefaultCredentialsError as exc:
+        raise AutoraterError(
+            "no Application Default Credentials: run `gcloud auth application-default login` or set "
+            f"GOOGLE_APPLICATION_CREDENTIALS ({exc})"
+        ) from None
+    except ValueError as exc:
+        raise InputError(f"Vertex AI SDK rejected the job: {exc}", source=args.params) from None
+
+
+def _spec(args: argparse.Namespace, job: Any, template: _Template, labels: dict[str, str]) -> dict[str, Any]:
+    """The PipelineJob resource as it will be created (``pipelineSpec`` left out: it is the template)."""
+    spec: dict[str, Any] = {"name": f"projects/{args.project}/locations/{args.location}/pipelineJobs/{job.job_id}"}
+    spec.update({k: v for k, v in job.to_dict().items() if k != "pipelineSpec"})
+    if template.uri:
+        spec["templateUri"] = template.uri
+    if args.service_account:
+        spec["serviceAccount"] = args.service_account
+    if labels:
+        spec["labels"] = labels
+    return spec
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate, build the PipelineJob, and submit it (or print its spec with ``--dry-run``)."""
+    params = _common.load_params(args.params)
+    labels = _labels(args.label)
+    _check_pipeline_root(args.pipeline_root)
+    with tempfile.TemporaryDirectory(prefix="autorater-submit-") as workdir:
+        template = _resolve_template(args, workdir)
+        if template.checked:
+            _common.check_param_names(params, template.checked, args.params)
+            _check_pipeline_matches(args.pipeline, template.checked)
+        if template.note:
+            print(f"note: {template.note}", file=sys.stderr)
+        _warn_local_paths(params)
+        if template.job_template is None:  # --dry-run of a remote template with no local counterpart
+            return _print_unvalidated_spec(args, params, template, labels)
+        job = _build_job(args, params, template, labels)
+        url = console_url(args.project, args.location, job.job_id)
+        if args.dry_run:
+            print(json.dumps(_spec(args, job, template, labels), indent=2, sort_keys=True))
+            checked = f"valid for {template.checked}" if template.checked else "not validated"
+            print(
+                f"dry run: {len(params)} parameters {checked}; nothing submitted; console URL once submitted: {url}",
+                file=sys.stderr,
+            )
+            return 0
+        return _submit(args, job, url)
+
+
+def _print_unvalidated_spec(
+    args: argparse.Namespace, params: dict[str, Any], template: _Template, labels: dict[str, str]
+) -> int:
+    spec: dict[str, Any] = {
+        "displayName": args.display_name or "(set by Vertex AI)",
+        "runtimeConfig": {"gcsOutputDirectory": args.pipeline_root, "parameterValues": params},
+        "templateUri": template.uri or args.template,
+    }
+    if args.job_id:
+        spec["name"] = f"projects/{args.project}/locations/{args.location}/pipelineJobs/{args.job_id}"
+    if args.service_account:
+        spec["serviceAccount"] = args.service_account
+    if labels:
+        spec["labels"] = labels
+    print(json.dumps(spec, indent=2, sort_keys=True))
+    print("dry run: nothing submitted", file=sys.stderr)
+    return 0
+
+
+def _submit(args: argparse.Namespace, job: Any, url: str) -> int:
+    from google.api_core import exceptions as api_exceptions
+    from google.auth.exceptions import GoogleAuthError
+
+    try:
+        job.submit(service_account=args.service_account)
+    except (api_exceptions.GoogleAPIError, GoogleAuthError) as exc:
+        raise AutoraterError(f"Vertex AI did not accept the job: {exc}") from None
+    print(f"submitted {job.resource_name}")
+    print(f"console: {url}")
+    print(f"outputs: {args.pipeline_root.rstrip('/')}/<project number>/{job.job_id}/<step>/ (also in the console)")
+    if not args.wait:
+        return 0
+    try:
+        job.wait()
+    except RuntimeError as exc:  # aiplatform raises when the run fails or is cancelled
+        print(f"error: the run did not succeed: {exc}", file=sys.stderr)
+        return 1
+    print(f"finished: {getattr(job.state, 'name', job.state)}")
+    return 0

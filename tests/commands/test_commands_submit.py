@@ -1,0 +1,280 @@
+"""``autorater submit``: validation against the template, the job spec, and the submit path — all offline."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from autorater_pipelines.cli import main
+from autorater_pipelines.commands._common import template_path
+from autorater_pipelines.commands._validate import parameter_type
+from autorater_pipelines.commands.submit import console_url
+from autorater_pipelines.pipelines import PIPELINE_NAMES
+from autorater_pipelines.pipelines._local import template_inputs
+
+DOCS = Path(__file__).resolve().parent / "autosxs_docs"
+VERTEX = ["--project", "my-project", "--location", "us-central1", "--pipeline-root", "gs://my-bucket/pipeline-root"]
+DOCUMENTED_PARAMETER_SETS = ["compare_models", "compare_predictions", "check_alignment"]
+
+
+def _write(tmp_path: Path, params: dict, name: str = "params.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(params))
+    return str(path)
+
+
+def _submit(*args: str) -> int:
+    return main(["submit", *VERTEX, *args])
+
+
+def _dry_run(capsys, *args: str) -> tuple[int, dict | None, str]:
+    code = _submit(*args, "--dry-run")
+    captured = capsys.readouterr()
+    return code, (json.loads(captured.out) if code == 0 and captured.out.strip() else None), captured.err
+
+
+def _sample(ir_type: str | None):
+    return {"STRING": "x", "NUMBER_INTEGER": 1, "NUMBER_DOUBLE": 0.5, "BOOLEAN": True, "LIST": ["x"], "STRUCT": {}}[
+        ir_type
+    ]
+
+
+def _wrong(ir_type: str | None):
+    return {"STRING": 1, "NUMBER_INTEGER": True, "NUMBER_DOUBLE": "0.5", "BOOLEAN": "true", "LIST": "x", "STRUCT": []}[
+        ir_type
+    ]
+
+
+@pytest.mark.parametrize("name", DOCUMENTED_PARAMETER_SETS)
+def test_dry_run_accepts_the_autosxs_documentation_parameter_sets(name, capsys):
+    params = json.loads((DOCS / f"{name}.json").read_text())
+    code, spec, err = _dry_run(capsys, "autosxs", "--params", str(DOCS / f"{name}.json"))
+    assert code == 0, err
+    assert spec["runtimeConfig"]["gcsOutputDirectory"] == "gs://my-bucket/pipeline-root"
+    assert set(spec["runtimeConfig"]["parameterValues"]) == set(params)
+    assert spec["runtimeConfig"]["parameterValues"]["id_columns"] == params["id_columns"]
+    job_id = spec["name"].rsplit("/", 1)[1]
+    assert spec["name"] == f"projects/my-project/locations/us-central1/pipelineJobs/{job_id}"
+    assert re.fullmatch(r"autosxs-template-\d{14}", job_id)
+    assert "pipelineSpec" not in spec
+    assert f"{len(params)} parameters valid for" in err and "nothing submitted" in err
+    assert console_url("my-project", "us-central1", job_id) in err
+
+
+def test_dry_run_rejects_a_wrong_type_naming_parameter_types_and_value(tmp_path, capsys):
+    params = json.loads((DOCS / "compare_predictions.json").read_text())
+    params["id_columns"] = "id"
+    code, _, err = _dry_run(capsys, "autosxs", "--params", _write(tmp_path, params))
+    assert code == 2
+    assert err.startswith(f"error: {tmp_path / 'params.json'}: parameter 'id_columns' expects LIST (a JSON array), ")
+    assert "received a string: 'id'" in err
+
+
+def test_dry_run_rejects_a_missing_required_parameter(tmp_path, capsys):
+    params = json.loads((DOCS / "compare_predictions.json").read_text())
+    del params["task"]
+    code, _, err = _dry_run(capsys, "autosxs", "--params", _write(tmp_path, params))
+    assert code == 2
+    assert "missing required pipeline parameters ['task'] (task: STRING)" in err
+
+
+def test_dry_run_rejects_unknown_names_listing_valid_ones(tmp_path, capsys):
+    params = {**json.loads((DOCS / "compare_predictions.json").read_text()), "resposne_column_a": "x"}
+    code, _, err = _dry_run(capsys, "autosxs", "--params", _write(tmp_path, params))
+    assert code == 2
+    assert "unknown pipeline parameters ['resposne_column_a']; valid: [" in err
+
+
+@pytest.mark.parametrize("pipeline", PIPELINE_NAMES)
+def test_every_template_input_type_is_checked(pipeline, tmp_path, capsys):
+    """Required inputs with values of their types pass; each wrong-typed one is named in the error."""
+    inputs = template_inputs(template_path(pipeline, None))
+    types = {name: parameter_type(spec) for name, spec in inputs.items()}
+    good = {name: _sample(t) for name, t in types.items() if t and not inputs[name].optional}
+    code, spec, err = _dry_run(capsys, pipeline, "--params", _write(tmp_path, good, "good.json"))
+    assert code == 0, err
+    assert set(spec["runtimeConfig"]["parameterValues"]) == set(good)
+    bad = {**good, **{name: _wrong(t) for name, t in types.items() if t}}
+    code, _, err = _dry_run(capsys, pipeline, "--params", _write(tmp_path, bad, "bad.json"))
+    assert code == 2
+    for name, t in types.items():
+        if t:
+            assert f"parameter {name!r} expects {t} " in err, name
+
+
+def test_spec_carries_service_account_labels_and_names(capsys):
+    code, spec, _ = _dry_run(
+        capsys,
+        "autosxs",
+        "--params",
+        str(DOCS / "check_alignment.json"),
+        "--service-account",
+        "runner@my-project.iam.gserviceaccount.com",
+        "--label",
+        "team=eval",
+        "--job-id",
+        "autosxs-nightly-1",
+        "--display-name",
+        "nightly",
+        "--no-cache",
+    )
+    assert code == 0
+    assert spec["serviceAccount"] == "runner@my-project.iam.gserviceaccount.com"
+    assert spec["labels"] == {"team": "eval"}
+    assert spec["displayName"] == "nightly"
+    assert spec["name"].endswith("/pipelineJobs/autosxs-nightly-1")
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--pipeline-root", "/tmp/root"], r"--pipeline-root: Vertex AI needs a Cloud Storage URI .* got '/tmp/root'"),
+        (["--label", "Team=Eval"], r"--label: invalid label 'Team=Eval'"),
+        (["--job-id", "Bad_Id"], r"Vertex AI SDK rejected the job: .*Bad_Id"),
+        (["--template", "gs://b/t.yaml"], r"--template: gs:// templates are not supported"),
+        (["--template", "https://us-kfp.pkg.dev/p/autosxs"], r"--template: expected a template URL"),
+        (["--template", str(Path("/nonexistent/t.yaml"))], r"compiled template not found: '/nonexistent/t.yaml'"),
+    ],
+)
+def test_bad_options_fail_with_one_clear_line(args, message, capsys):
+    code, _, err = _dry_run(capsys, "autosxs", "--params", str(DOCS / "compare_predictions.json"), *args)
+    assert code == 2
+    assert re.search(message, err), err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_local_dataset_paths_draw_a_warning(tmp_path, capsys):
+    params = {**json.loads((DOCS / "compare_predictions.json").read_text()), "evaluation_dataset": "data/x.jsonl"}
+    code, _, err = _dry_run(capsys, "autosxs", "--params", _write(tmp_path, params))
+    assert code == 0
+    assert "warning: evaluation_dataset 'data/x.jsonl' is a local path" in err
+
+
+def test_dry_run_of_an_artifact_registry_template_checks_the_local_package_and_says_so(capsys):
+    url = "https://us-central1-kfp.pkg.dev/my-project/templates/autosxs-template/sha256:abc"
+    code, spec, err = _dry_run(capsys, "autosxs", "--params", str(DOCS / "compare_models.json"), "--template", url)
+    assert code == 0
+    assert spec["templateUri"] == url
+    assert "parameters checked against the local" in err and "same package 'autosxs-template'" in err
+    assert (
+        "the remote template is not downloaded in --dry-run" in err and "Vertex AI validates it at submit time" in err
+    )
+    params = {**json.loads((DOCS / "compare_models.json").read_text()), "id_columns": "question_id"}
+    code, _, err = _dry_run(capsys, "autosxs", "--params", _write_tmp(params), "--template", url)
+    assert code == 2 and "'id_columns' expects LIST" in err
+
+
+def test_dry_run_of_an_unknown_remote_package_is_not_validated_and_says_so(capsys):
+    url = "https://us-central1-kfp.pkg.dev/my-project/templates/other-template/latest"
+    code, spec, err = _dry_run(capsys, "autosxs", "--params", str(DOCS / "compare_models.json"), "--template", url)
+    assert code == 0
+    assert "parameters NOT validated" in err and "Vertex AI validates it at submit time" in err
+    assert spec["templateUri"] == url
+    assert spec["runtimeConfig"]["parameterValues"]["model_a"].startswith("publishers/google/models/")
+
+
+def _write_tmp(params: dict) -> str:
+    import tempfile
+
+    handle = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+    with handle:
+        json.dump(params, handle)
+    return handle.name
+
+
+# --- the submit path: real PipelineJob, real validation; only the credentials and the API call are stand-ins ---
+
+
+@pytest.fixture
+def vertex(monkeypatch):
+    """Anonymous credentials as ADC, and ``PipelineJob.submit`` recording instead of calling the API."""
+    import google.auth
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import aiplatform
+    from google.cloud.aiplatform import initializer
+
+    monkeypatch.setattr(initializer.global_config, "_credentials", None)
+    monkeypatch.setattr(google.auth, "default", lambda *a, **k: (AnonymousCredentials(), "my-project"))
+    submitted = []
+
+    def submit(self, service_account=None, network=None, **kwargs):
+        submitted.append({"job": self, "service_account": service_account})
+
+    monkeypatch.setattr(aiplatform.PipelineJob, "submit", submit)
+    monkeypatch.setattr(
+        aiplatform.PipelineJob, "resource_name", property(lambda self: f"projects/p/pipelineJobs/{self.job_id}")
+    )
+    return submitted
+
+
+def test_submit_builds_the_job_with_adc_and_prints_the_console_url(vertex, capsys):
+    code = _submit(
+        "autosxs",
+        "--params",
+        str(DOCS / "compare_predictions.json"),
+        "--service-account",
+        "sa@p.iam.gserviceaccount.com",
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    [call] = vertex
+    job = call["job"]
+    assert call["service_account"] == "sa@p.iam.gserviceaccount.com"
+    assert job.project == "my-project" and job.location == "us-central1"
+    values = job.runtime_config.parameter_values
+    assert values["response_column_a"] == "response_a"
+    assert list(values["id_columns"]) == ["id", "document"]
+    url = f"https://console.cloud.google.com/vertex-ai/locations/us-central1/pipelines/runs/{job.job_id}?project=my-project"
+    assert f"console: {url}" in out
+
+
+def test_submit_validates_before_creating_anything(vertex, tmp_path, capsys):
+    params = {**json.loads((DOCS / "compare_predictions.json").read_text()), "task": ["summarization"]}
+    assert _submit("autosxs", "--params", _write(tmp_path, params)) == 2
+    assert "'task' expects STRING (a JSON string), received an array: ['summarization']" in capsys.readouterr().err
+    assert vertex == []
+
+
+def test_submit_without_credentials_says_how_to_get_them(monkeypatch, capsys):
+    import google.auth
+    from google.auth.exceptions import DefaultCredentialsError
+    from google.cloud.aiplatform import initializer
+
+    def no_adc(*args, **kwargs):
+        raise DefaultCredentialsError("Your default credentials were not found.")
+
+    monkeypatch.setattr(initializer.global_config, "_credentials", None)
+    monkeypatch.setattr(google.auth, "default", no_adc)
+    assert _submit("autosxs", "--params", str(DOCS / "compare_predictions.json")) == 1
+    assert "gcloud auth application-default login" in capsys.readouterr().err
+
+
+def test_submit_downloads_and_validates_a_registry_template(vertex, registry, tmp_path, capsys):
+    from kfp.registry import RegistryClient
+
+    package, version = RegistryClient(host=registry.host).upload_pipeline(
+        template_path("autosxs", None), tags=["0.1.0", "latest"]
+    )
+    for ref in (version, "latest"):
+        code = _submit(
+            "autosxs",
+            "--params",
+            str(DOCS / "compare_predictions.json"),
+            "--template",
+            f"{registry.host}/{package}/{ref}",
+        )
+        assert code == 0, capsys.readouterr().err
+    assert "pin a sha256: version" in capsys.readouterr().err
+    assert len(vertex) == 2
+    bad = {**json.loads((DOCS / "compare_predictions.json").read_text()), "id_columns": "id"}
+    code = _submit("autosxs", "--params", _write(tmp_path, bad), "--template", f"{registry.host}/{package}/latest")
+    assert code == 2 and "'id_columns' expects LIST" in capsys.readouterr().err
+    code = _submit(
+        "autosxs", "--params", str(DOCS / "compare_predictions.json"), "--template", f"{registry.host}/{package}/nope"
+    )
+    assert code == 1
+    assert f"could not download template {registry.host}/{package}/nope: HTTP 404" in capsys.readouterr().err
+    assert len(vertex) == 2
