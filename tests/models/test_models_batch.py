@@ -111,6 +111,19 @@ def test_missing_line_per_line_error_and_blocked_answer_are_error_outputs(emulat
     assert model.stats.failures == 3
 
 
+def test_injected_failure_is_a_failed_line_classified_by_its_http_code(emulator, batch_config):
+    emulator.responder = _echo
+    emulator.inject_failures(1, status=429)  # the first line the job answers (input order)
+    model = get_model("gemini-2.5-flash", batch_config())
+
+    outputs = model.generate(_requests(3))
+
+    assert outputs[0].error.kind is ErrorKind.RATE_LIMIT and outputs[0].error.status_code == 429
+    assert outputs[0].error.message.startswith("batch line failed: Too Many Requests")
+    assert [o.text for o in outputs[1:]] == ["echo: prompt 1", "echo: prompt 2"]
+    assert model.stats.retries == 0  # lines are not retried within a job; a rerun resubmits them
+
+
 def test_cache_hits_are_served_first_and_not_submitted(emulator, batch_config, tmp_path):
     emulator.responder = _echo
     config = batch_config(cache_dir=str(tmp_path / "cache"))
@@ -188,6 +201,14 @@ def test_job_still_running_at_the_timeout_is_cancelled(emulator, batch_config):
     with pytest.raises(ModelCallError, match=r"did not end within batch_timeout_s=0.1 s and was cancelled"):
         model.generate(_requests(2))
     assert emulator.batch.jobs[0].state == "JOB_STATE_CANCELLED"
+
+
+def test_staging_bucket_that_does_not_exist_is_an_input_error(emulator, batch_config):
+    model = get_model("gemini-2.5-flash", batch_config(batch_staging_uri="gs://no-such-bucket/staging"))
+
+    with pytest.raises(InputError, match=r"gs://no-such-bucket/staging/.*/input.jsonl: not found in Cloud Storage"):
+        model.generate(_requests(1))
+    assert emulator.batch.jobs == []
 
 
 @pytest.mark.parametrize(
