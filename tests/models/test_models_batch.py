@@ -214,7 +214,11 @@ def test_staging_bucket_that_does_not_exist_is_an_input_error(emulator, batch_co
 @pytest.mark.parametrize(
     ("spec", "overrides", "message"),
     [
-        ("openai/gpt-4o-mini", {}, r"mode='batch' runs Vertex AI batch prediction, but model 'openai/gpt-4o-mini' uses provider 'openai'"),
+        (
+            "openai/gpt-4o-mini",
+            {},
+            r"mode='batch' runs Vertex AI batch prediction, but model 'openai/gpt-4o-mini' uses provider 'openai'",
+        ),
         ("projects/p/locations/l/endpoints/9", {}, r"batch prediction jobs take a model, not an endpoint"),
         ("gemini-2.5-flash", {"batch_staging_uri": None}, r"batch_staging_uri: mode='batch' needs batch_staging_uri"),
     ],
