@@ -13,6 +13,7 @@ def export_pairwise_judgments(
     judgments: Input[Dataset],
     judgments_format: str,
     bigquery_destination_prefix: str,
+    project: str,
     evaluation_dataset: Output[Dataset],
 ) -> NamedTuple(
     "Outputs",
@@ -24,19 +25,20 @@ def export_pairwise_judgments(
 
     Args:
         judgments: JSONL of judgments from the judge step.
-        judgments_format: `jsonl` (one object per line) or `json` (one array).
-        bigquery_destination_prefix: BigQuery table prefix for the `bigquery` format (not available yet).
+        judgments_format: `jsonl` (one object per line), `json` (one array) or `bigquery` (a new table named from `bigquery_destination_prefix`).
+        bigquery_destination_prefix: `project.dataset` or `project.dataset.table_prefix`; the `bigquery` format creates table `[<table_prefix>_]judgments_<YYYYMMDD_HHMMSS>_<6 hex>` (UTC) in that dataset, which must exist.
+        project: Google Cloud project that runs the BigQuery load job (empty: the destination's project).
 
     Returns:
-        evaluation_dataset: The exported evaluation dataset with judgments.
-        evaluation_dataset_path: URI of the exported evaluation dataset with judgments.
+        evaluation_dataset: The exported evaluation dataset with judgments (JSONL for `jsonl` and `bigquery`, a JSON array for `json`).
+        evaluation_dataset_path: URI of the exported evaluation dataset with judgments: `bq://project.dataset.table` for `bigquery`.
         model_a_evaluation_resource_name: ModelEvaluation resource of model A (empty: not created).
         model_b_evaluation_resource_name: ModelEvaluation resource of model B (empty: not created).
     """
     from autorater_pipelines import autosxs, io
 
-    autosxs.export_judgments(
+    result = autosxs.export_judgments(
         judgments=io.read_jsonl(judgments.path), judgments_format=judgments_format,
-        destination=evaluation_dataset.path, bigquery_destination_prefix=bigquery_destination_prefix,
+        destination=evaluation_dataset.path, bigquery_destination_prefix=bigquery_destination_prefix, project=project,
     )
-    return (evaluation_dataset.uri, "", "")
+    return (result.bigquery_table or evaluation_dataset.uri, "", "")

@@ -18,15 +18,17 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from autorater_pipelines import io, pairwise, prompts, tasks
-from autorater_pipelines.errors import InputError
+from autorater_pipelines.errors import AutoraterError, InputError
 from autorater_pipelines.metrics import pairwise_metrics
 from autorater_pipelines.models import GenerateConfig, get_model, parse_model_spec
 
 __all__ = [
     "DEFAULT_AUTORATER_MODEL",
+    "JUDGMENTS_BIGQUERY_FIELDS",
+    "ExportResult",
     "JudgeSummary",
     "aggregate_judgments",
     "check_run_parameters",
@@ -40,7 +42,44 @@ logger = logging.getLogger(__name__)
 DEFAULT_AUTORATER_MODEL = "gemini-2.5-flash"
 """Autorater used when ``autorater_model`` is empty: a current Gemini Flash model on Vertex AI."""
 
-JUDGMENTS_FORMATS = ("jsonl", "json")
+MAX_SHARDS = 1000
+"""Upper bound of ``autorater_parameters["shards"]``."""
+
+PIPELINE_KEYS = ("shards",)
+"""``autorater_parameters`` keys that shape the pipeline rather than the judge or the model calls."""
+
+JUDGMENTS_FORMATS = ("jsonl", "json", "bigquery")
+
+_STRING, _INTEGER, _FLOAT, _BOOLEAN = (
+    {"type": t, "mode": "NULLABLE"} for t in ("STRING", "INTEGER", "FLOAT", "BOOLEAN")
+)
+JUDGMENTS_BIGQUERY_FIELDS: dict[str, dict[str, Any]] = {
+    "inference_instruction": _STRING,
+    "inference_context": _STRING,
+    "response_a": _STRING,
+    "response_b": _STRING,
+    "choice": _STRING,
+    "confidence": _FLOAT,
+    "explanation": _STRING,
+    "samples": {
+        "type": "RECORD",
+        "mode": "REPEATED",
+        "fields": [
+            {"name": "sample_index", **_INTEGER},
+            {"name": "flipped", **_BOOLEAN},
+            {"name": "choice", **_STRING},
+            {"name": "explanation", **_STRING},
+            {"name": "raw_response", **_STRING},
+            {"name": "error", **_STRING},
+            {"name": "attempts", **_INTEGER},
+            {"name": "cached", **_BOOLEAN},
+        ],
+    },
+    "input_token_count": _INTEGER,
+    "output_token_count": _INTEGER,
+}
+"""BigQuery types of the judgment columns this package computes (REST form). Every other column (id columns,
+the human preference column, other prompt parameters) takes its type from its values (see ``io.infer_schema``)."""
 
 
 def _validate_id_columns(id_columns: Any) -> list[str]:
@@ -212,38 +251,98 @@ def split_autorater_parameters(params: Mapping[str, Any] | None) -> tuple[pairwi
         InputError: an unknown key (the message lists the valid ones) or a bad value.
     """
     params = dict(params or {})
-    valid = set(pairwise.judge_parameter_keys()) | set(GenerateConfig.model_fields)
+    valid = set(pairwise.judge_parameter_keys()) | set(GenerateConfig.model_fields) | set(PIPELINE_KEYS)
     unknown = sorted(set(params) - valid)
     if unknown:
         raise InputError(f"unknown keys {unknown}; valid keys: {sorted(valid)}", source="autorater_parameters")
     settings = pairwise.JudgeSettings.from_params(params)
-    model_params = {k: v for k, v in params.items() if k not in pairwise.judge_parameter_keys()}
+    shard_count(params)
+    model_params = {
+        k: v for k, v in params.items() if k not in pairwise.judge_parameter_keys() and k not in PIPELINE_KEYS
+    }
     return settings, model_params
+
+
+def shard_count(params: Mapping[str, Any] | None) -> int:
+    """Number of judging shards from ``autorater_parameters["shards"]`` (default 1).
+
+    Each shard is one KFP task of a ``ParallelFor`` (one machine on Vertex AI) judging every
+    ``shards``-th example; the merge step restores the dataset order.
+
+    Raises:
+        InputError: not an integer in [1, MAX_SHARDS].
+    """
+    value = (params or {}).get("shards", 1)
+    if isinstance(value, float) and value.is_integer():  # KFP structs carry numbers as floats
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SHARDS:
+        raise InputError(
+            f"shards must be an integer from 1 to {MAX_SHARDS}, got {value!r}", source="autorater_parameters"
+        )
+    return value
+
+
+def select_shard(examples: Sequence[Mapping[str, Any]], shard_index: int, shards: int) -> list[Mapping[str, Any]]:
+    """The examples of one shard: every ``shards``-th example starting at ``shard_index`` (0-based)."""
+    if not 0 <= shard_index < shards:
+        raise ValueError(f"shard_index {shard_index} is outside 0..{shards - 1}")
+    return list(examples[shard_index::shards])
+
+
+def merge_shards(
+    examples: Sequence[Mapping[str, Any]],
+    id_columns: Sequence[str],
+    judgment_shards: Sequence[Sequence[Mapping[str, Any]]],
+    error_shards: Sequence[Sequence[Mapping[str, Any]]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Merge per-shard judgments and errors back into the order of ``examples`` (deterministic).
+
+    Raises:
+        AutoraterError: a judgment is missing, duplicated or unknown (no row may be lost or doubled).
+    """
+    position = {io.id_key(e, id_columns): i for i, e in enumerate(examples)}
+    ordered: list[dict[str, Any] | None] = [None] * len(examples)
+    for shard in judgment_shards:
+        for judgment in shard:
+            index = position.get(io.id_key(judgment, id_columns))
+            if index is None or ordered[index] is not None:
+                state = "unknown" if index is None else "duplicated"
+                raise AutoraterError(f"merging shards: judgment {io.id_key(judgment, id_columns)!r} is {state}")
+            ordered[index] = dict(judgment)
+    missing = [io.id_key(e, id_columns) for e, j in zip(examples, ordered, strict=True) if j is None]
+    if missing:
+        raise AutoraterError(f"merging shards: {len(missing)} examples have no judgment, e.g. {missing[:3]!r}")
+    errors = [dict(e) for shard in error_shards for e in shard]
+    errors.sort(key=lambda e: (position.get(io.id_key(e, id_columns), -1), e.get("sample_index") or 0))
+    return [j for j in ordered if j is not None], errors
 
 
 def check_run_parameters(
     autorater_model: str = "",
     autorater_parameters: Mapping[str, Any] | None = None,
     judgments_format: str = "jsonl",
+    bigquery_destination_prefix: str = "",
 ) -> None:
     """Validate run parameters that are only used after judging starts, so typos fail first.
 
+    No network call is made: BigQuery names are checked against BigQuery's naming rules only.
+
     Raises:
-        InputError: an unknown or invalid autorater parameter, a malformed model spec, or an
-            unsupported ``judgments_format``.
+        InputError: an unknown or invalid autorater parameter, a malformed model spec, an unsupported
+            ``judgments_format``, or (with ``bigquery``) a missing or invalid ``bigquery_destination_prefix``.
     """
     _, model_params = split_autorater_parameters(autorater_parameters)
     GenerateConfig.from_params(model_params, source="autorater_parameters")
     parse_model_spec(autorater_model or DEFAULT_AUTORATER_MODEL)
-    _check_format(judgments_format)
+    if _check_format(judgments_format) == "bigquery":
+        io.parse_destination_prefix(bigquery_destination_prefix)
 
 
 def _check_format(judgments_format: str) -> str:
     fmt = (judgments_format or "jsonl").lower()
     if fmt not in JUDGMENTS_FORMATS:
         raise InputError(
-            f"unsupported judgments_format {judgments_format!r}; valid: {list(JUDGMENTS_FORMATS)}"
-            + (" (bigquery export is not available yet)" if fmt == "bigquery" else ""),
+            f"unsupported judgments_format {judgments_format!r}; valid: {list(JUDGMENTS_FORMATS)}",
             source="judgments_format",
         )
     return fmt
@@ -396,26 +495,66 @@ def aggregate_judgments(
     return result
 
 
+class ExportResult(NamedTuple):
+    """Where :func:`export_judgments` put the judgments."""
+
+    path: str
+    """The file written (JSONL for ``jsonl`` and ``bigquery``, a JSON array for ``json``)."""
+    bigquery_table: str
+    """``bq://project.dataset.table`` of the new table for ``bigquery``; empty otherwise."""
+
+
 def export_judgments(
     *,
     judgments: Sequence[Mapping[str, Any]],
     judgments_format: str,
     destination: str,
     bigquery_destination_prefix: str = "",
-) -> str:
+    project: str = "",
+    bigquery_api_endpoint: str | None = None,
+) -> ExportResult:
     """Write the judgments in ``judgments_format`` and return where they are.
+
+    ``bigquery`` loads every judgment row into a new table and also writes ``destination`` as JSONL. The table
+    is ``<project>.<dataset>.[<table_prefix>_]judgments_<YYYYMMDD_HHMMSS>_<6 hex>`` (UTC time of the export;
+    see :func:`io.judgments_table`); each export creates its own table in one load job (all rows or none) and
+    never appends to or overwrites a table. The dataset must exist. Columns: every key of the judgment rows,
+    in row order; computed columns have fixed types (:data:`JUDGMENTS_BIGQUERY_FIELDS`, ``samples`` is a
+    REPEATED RECORD), the others are typed from their values (see :func:`io.infer_schema`).
 
     Args:
         judgments: Judgment rows.
-        judgments_format: ``jsonl`` (one object per line) or ``json`` (one array).
-        destination: File path for the export.
-        bigquery_destination_prefix: Reserved for ``bigquery`` export.
+        judgments_format: ``jsonl`` (one object per line), ``json`` (one array) or ``bigquery``.
+        destination: File path (or ``gs://`` URI) for the export.
+        bigquery_destination_prefix: ``project.dataset`` or ``project.dataset.table_prefix``; required for
+            ``bigquery``, ignored otherwise.
+        project: Project that runs (and pays for) the BigQuery load job; empty = the destination's project.
+        bigquery_api_endpoint: BigQuery endpoint override; None = ``$BIGQUERY_EMULATOR_HOST`` or Google's.
+
+    Returns:
+        The file written and, for ``bigquery``, the table.
 
     Raises:
-        InputError: an unsupported format.
+        InputError: an unsupported format, a missing or invalid ``bigquery_destination_prefix``, an invalid
+            column name, a missing dataset, or a rejected load.
     """
-    if _check_format(judgments_format) == "jsonl":
-        io.write_jsonl(destination, list(judgments))
+    fmt = _check_format(judgments_format)
+    rows = [io.to_jsonable(dict(j)) for j in judgments]
+    table = io.judgments_table(bigquery_destination_prefix) if fmt == "bigquery" else None
+    if fmt == "json":
+        io.write_json(destination, rows)
     else:
-        io.write_json(destination, list(judgments))
-    return destination
+        io.write_jsonl(destination, rows)
+    if table is None:
+        return ExportResult(destination, "")
+    schema = io.infer_schema(rows, JUDGMENTS_BIGQUERY_FIELDS)
+    count = io.load_rows_to_new_table(
+        rows,
+        table,
+        schema,
+        project=project,
+        api_endpoint=bigquery_api_endpoint,
+        description=f"AutoSxS judgments ({len(rows)} rows) written by autorater-pipelines",
+    )
+    logger.info("loaded %d judgments into %s", count, table.uri)
+    return ExportResult(destination, table.uri)

@@ -216,10 +216,9 @@ def test_corrupt_parquet(tmp_path):
         read_dataset(write(tmp_path / "bad.parquet", b"not parquet"))
 
 
-def test_gs_and_bq_are_not_supported_yet():
-    with pytest.raises(InputError, match=r"gs://b/x\.jsonl: gs:// URIs are not supported in this build yet"):
-        read_dataset("gs://b/x.jsonl")
-    with pytest.raises(InputError, match=r"bq://p\.d\.t: BigQuery tables .* not supported in this build yet"):
+def test_unknown_scheme_and_malformed_bq_uri_are_refused_before_any_client():
+    # gs:// and bq:// themselves are tested against emulators in test_io_gcs.py / test_io_bigquery.py.
+    with pytest.raises(InputError, match=r"evaluation_dataset: invalid project id 'p' in 'bq://p\.d\.t'"):
         read_dataset("bq://p.d.t")
     with pytest.raises(InputError, match=r"unsupported URI scheme 's3://'; expected one of file://, gs://"):
         read_dataset("s3://b/x.jsonl")

@@ -135,10 +135,5 @@ def test_read_jsonl_errors(tmp_path):
         read_jsonl(str(tmp_path / "bad.jsonl"))
 
 
-def test_gs_write_is_not_supported_yet():
-    with pytest.raises(InputError, match=r"gs://b/o\.jsonl: gs:// URIs are not supported in this build yet"):
-        write_jsonl("gs://b/o.jsonl", [{"a": 1}])
-
-
 def test_to_jsonable_sets_are_sorted():
     assert to_jsonable({"s": {3, 1, 2}}) == {"s": [1, 2, 3]}

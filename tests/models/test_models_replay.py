@@ -91,8 +91,9 @@ def test_malformed_line_names_file_and_line(tmp_path: Path, line: str, message: 
 
 
 def test_unsupported_scheme_and_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match=r"replay file 'gs://b/rec\.jsonl': gs:// URIs are not supported yet"):
-        get_model("replay/gs://b/rec.jsonl")
+    # gs:// goes through autorater_pipelines.io (tests/io/test_io_gcs.py); unknown schemes are refused there.
+    with pytest.raises(InputError, match=r"replay file 's3://b/rec\.jsonl': .*unsupported URI scheme 's3://'"):
+        get_model("replay/s3://b/rec.jsonl")
     with pytest.raises(InputError, match=r"replay file '.*nope\.jsonl' does not exist"):
         get_model(f"replay/{tmp_path / 'nope.jsonl'}")
 

@@ -1,28 +1,68 @@
-"""Reading datasets and writing results: local files now, ``gs://`` and ``bq://`` through registries.
+"""Reading datasets and writing results: local paths, ``gs://`` objects and ``bq://`` BigQuery tables.
 
-- :func:`read_dataset` reads a comma-separated list of JSONL/JSON/CSV/Parquet sources into a
+- :func:`read_dataset` reads a comma-separated list of JSONL/JSON/CSV/Parquet sources (local or
+  ``gs://``, wildcards allowed) and BigQuery tables (``bq://project.dataset.table``) into a
   :class:`Dataset` whose rows remember their file and line.
 - :func:`require_columns`, :func:`check_unique_ids`, :func:`id_key` validate it before any model call.
 - :func:`write_jsonl`, :func:`write_json` write atomically; :func:`read_jsonl` reads JSONL back.
-- :func:`register_filesystem` / :func:`register_source_reader` plug in new URI schemes.
+- :func:`register_filesystem` / :func:`register_source_reader` plug in URI schemes; ``gs`` (:class:`GcsFileSystem`)
+  and ``bq`` (:func:`read_bigquery_table`) are registered here. google-cloud-storage and google-cloud-bigquery are
+  imported only when such a URI is used.
+- :func:`parse_table_uri`, :func:`parse_destination_prefix`, :func:`judgments_table` validate and build BigQuery
+  names; :func:`infer_schema` and :func:`load_rows_to_new_table` write rows to a new BigQuery table.
 """
 
+from autorater_pipelines.io._bigquery import (
+    BIGQUERY_EMULATOR_ENV,
+    bigquery_client,
+    bigquery_endpoint,
+    infer_schema,
+    load_rows_to_new_table,
+    read_bigquery_table,
+)
+from autorater_pipelines.io._bqnames import (
+    BigQueryTable,
+    DestinationPrefix,
+    check_column_names,
+    judgments_table,
+    parse_destination_prefix,
+    parse_table_uri,
+)
 from autorater_pipelines.io._dataset import Dataset, check_unique_ids, id_key, is_missing, require_columns
 from autorater_pipelines.io._formats import SUPPORTED_EXTENSIONS
-from autorater_pipelines.io._fs import FileSystem, LocalFileSystem, register_filesystem
+from autorater_pipelines.io._fs import FileSystem, LocalFileSystem, filesystem_for, register_filesystem
+from autorater_pipelines.io._gcs import STORAGE_EMULATOR_ENV, GcsFileSystem
 from autorater_pipelines.io._jsonl import read_jsonl, write_json, write_jsonl
 from autorater_pipelines.io._jsonsafe import to_jsonable
 from autorater_pipelines.io._read import SourcePart, read_dataset, register_source_reader
 
+register_filesystem("gs", GcsFileSystem())
+register_source_reader("bq", read_bigquery_table)
+
 __all__ = [
+    "BIGQUERY_EMULATOR_ENV",
+    "STORAGE_EMULATOR_ENV",
     "SUPPORTED_EXTENSIONS",
+    "BigQueryTable",
     "Dataset",
+    "DestinationPrefix",
     "FileSystem",
+    "GcsFileSystem",
     "LocalFileSystem",
     "SourcePart",
+    "bigquery_client",
+    "bigquery_endpoint",
+    "check_column_names",
     "check_unique_ids",
+    "filesystem_for",
     "id_key",
+    "infer_schema",
     "is_missing",
+    "judgments_table",
+    "load_rows_to_new_table",
+    "parse_destination_prefix",
+    "parse_table_uri",
+    "read_bigquery_table",
     "read_dataset",
     "read_jsonl",
     "register_filesystem",

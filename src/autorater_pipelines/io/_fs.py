@@ -1,8 +1,9 @@
 """The file-system seam: every byte this package reads or writes goes through a :class:`FileSystem`.
 
 A URI's scheme (``gs`` in ``gs://bucket/x.jsonl``; ``""`` for a local path) picks the file system from a
-registry. Only the local file system is built in; ``gs://`` support registers itself with
-:func:`register_filesystem` when it is added, without changes to the readers and writers.
+registry. The local file system is built in; ``gs://`` (:mod:`._gcs`) is registered by the package's
+``__init__`` with :func:`register_filesystem`, and other schemes can be added the same way without changes to
+the readers and writers.
 """
 
 from __future__ import annotations
@@ -112,31 +113,9 @@ class LocalFileSystem:
         return sorted(m for m in matches if os.path.isfile(m))
 
 
-class _NotInstalled:
-    """Placeholder for a known scheme whose backend is not available in this build."""
-
-    def __init__(self, scheme: str, hint: str) -> None:
-        self.scheme = scheme
-        self.hint = hint
-
-    def _fail(self, uri: str) -> InputError:
-        message = f"{self.scheme}:// URIs are not supported in this build yet; {self.hint}"
-        return InputError(message, source=uri)
-
-    def read_bytes(self, uri: str) -> bytes:
-        raise self._fail(uri)
-
-    def write_atomic(self, uri: str, chunks: Iterable[bytes]) -> None:
-        raise self._fail(uri)
-
-    def glob(self, pattern: str) -> list[str]:
-        raise self._fail(pattern)
-
-
 _FILESYSTEMS: dict[str, FileSystem] = {
     "": LocalFileSystem(),
     "file": LocalFileSystem(),
-    "gs": _NotInstalled("gs", "copy the files locally (gcloud storage cp gs://... .) and pass local paths"),
 }
 
 

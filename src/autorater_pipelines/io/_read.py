@@ -1,9 +1,9 @@
 """``read_dataset``: a comma-separated list of sources → one :class:`Dataset`.
 
 Each source is dispatched on its URI scheme through a registry of *source readers*. File schemes
-(local paths, ``file://``, and ``gs://`` once its file system is registered) share one reader that
-expands wildcards and parses each file by extension. ``bq://project.dataset.table`` gets its own reader
-when BigQuery support is added (:func:`register_source_reader`).
+(local paths, ``file://``, ``gs://``: any scheme with a registered file system) share one reader that
+expands wildcards and parses each file by extension. ``bq://project.dataset.table`` has its own reader
+(:mod:`._bigquery`), registered by the package's ``__init__`` with :func:`register_source_reader`.
 """
 
 from __future__ import annotations
@@ -43,15 +43,7 @@ def _read_files(uri: str) -> list[SourcePart]:
     return [SourcePart(name, parse_bytes(filesystem.read_bytes(name), name)) for name in names]
 
 
-def _bigquery_not_installed(uri: str) -> list[SourcePart]:
-    raise InputError(
-        "BigQuery tables (bq://project.dataset.table) are not supported in this build yet; export the table "
-        "to JSONL (bq extract --destination_format NEWLINE_DELIMITED_JSON ...) and pass the files",
-        source=uri,
-    )
-
-
-_SOURCE_READERS: dict[str, SourceReader] = {"bq": _bigquery_not_installed}
+_SOURCE_READERS: dict[str, SourceReader] = {}
 
 
 def register_source_reader(scheme: str, reader: SourceReader) -> None:
@@ -64,8 +56,8 @@ def read_dataset(uri: str, *, source_name: str = "evaluation_dataset") -> Datase
 
     Args:
         uri: Sources separated by commas (whitespace around each is ignored). Each is a local path or
-            ``file://`` URI, possibly with wildcards (``data/*.jsonl``; ``**`` recurses); ``gs://`` and
-            ``bq://project.dataset.table`` once their support is registered. The format follows the
+            ``file://`` URI or ``gs://bucket/object``, possibly with wildcards (``data/*.jsonl``; ``**``
+            recurses), or a BigQuery table ``bq://project.dataset.table`` (all its rows). The format follows the
             extension: ``.jsonl``/``.ndjson``, ``.json``, ``.csv``, ``.parquet``; other extensions are
             read as JSONL.
         source_name: The parameter name used in error messages.

@@ -33,9 +33,10 @@ RESPONSE_FIELD = "response"
 
 
 def _open_text(uri: str) -> str:
-    """Read a whole text file (UTF-8) from a local path or ``file://`` URI.
+    """Read a whole text file (UTF-8) from a local path, ``file://`` URI or ``gs://`` URI.
 
-    This is the seam for remote files: ``gs://`` support plugs in here.
+    Other schemes go through the file-system registry of :mod:`autorater_pipelines.io` (``gs://`` is
+    registered there; see ``io.register_filesystem``).
 
     Raises:
         InputError: unsupported scheme, missing or unreadable file.
@@ -46,11 +47,14 @@ def _open_text(uri: str) -> str:
     elif parsed.scheme == "" or (len(parsed.scheme) == 1 and uri[1:3] in (":\\", ":/")):  # C:\ on Windows
         path = Path(uri).expanduser()
     else:
-        raise InputError(
-            f"replay file {uri!r}: {parsed.scheme}:// URIs are not supported yet; copy the file locally "
-            "and pass its path (replay/<path>).",
-            source="model spec",
-        )
+        from autorater_pipelines.io._formats import decode_utf8
+        from autorater_pipelines.io._fs import filesystem_for
+
+        try:
+            filesystem, target = filesystem_for(uri)
+            return decode_utf8(filesystem.read_bytes(target), uri)
+        except InputError as exc:
+            raise InputError(f"replay file {uri!r}: {exc}", source="model spec") from exc
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
