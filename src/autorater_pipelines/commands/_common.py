@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
 from autorater_pipelines.commands._validate import check_param_types, parameter_type
@@ -16,16 +16,15 @@ DEFAULT_COMPILED_DIR = "compiled"
 
 
 def template_path(name: str, template: str | None) -> str:
-    """Path of the compiled template ``name`` (``--template`` wins; else ``compiled/<name>.yaml``).
+    """Path of the compiled template ``name`` (``--template`` wins; else the packaged ``compiled/<name>.yaml``).
 
     Raises:
         InputError: the file does not exist.
     """
     if template:
         path = template
-    else:
-        in_repo = Path(__file__).resolve().parents[3] / DEFAULT_COMPILED_DIR / f"{name}.yaml"
-        path = str(in_repo) if in_repo.exists() else os.path.join(DEFAULT_COMPILED_DIR, f"{name}.yaml")
+    else:  # the templates ship inside the package (compiled/ in a source checkout)
+        path = str(resources.files("autorater_pipelines.compiled") / f"{name}.yaml")
     if not os.path.exists(path):
         raise InputError(
             f"compiled template not found: {path!r}; run `autorater compile` or pass --template", source="--template"
