@@ -5,6 +5,7 @@ from typing import Any, Dict, List, NamedTuple
 from kfp import dsl
 from kfp.dsl import Dataset, Input, Metrics
 
+from autorater_pipelines.components.autosxs_report import build_autosxs_report
 from autorater_pipelines.components.export_judgments import export_pairwise_judgments
 from autorater_pipelines.components.generate_responses import generate_pairwise_responses
 from autorater_pipelines.components.judge_pairwise import judge_pairwise_examples
@@ -199,6 +200,11 @@ def autosxs_pipeline(  # noqa: B006
         judgments=judge.outputs["judgments"],
         human_preference_column=human_preference_column,
     ).set_display_name("AutoSxS metrics")
+    build_autosxs_report(
+        judgments=judge.outputs["judgments"],
+        metrics_json=metrics.outputs["metrics_json"],
+        error_messages=judge.outputs["error_messages"],
+    ).set_display_name("AutoSxS report")
     export = export_pairwise_judgments(
         judgments=judge.outputs["judgments"],
         judgments_format=judgments_format,

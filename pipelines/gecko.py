@@ -6,6 +6,7 @@ from kfp import dsl
 from kfp.dsl import Dataset, Metrics
 
 from autorater_pipelines.components.gecko_export import export_gecko_results
+from autorater_pipelines.components.gecko_report import build_gecko_report
 from autorater_pipelines.components.gecko_rubrics import prepare_gecko_rubrics
 from autorater_pipelines.components.gecko_score import score_gecko_validations
 from autorater_pipelines.components.gecko_validate import validate_gecko_media
@@ -116,6 +117,14 @@ def gecko_pipeline(  # noqa: B006
         id_columns=id_columns,
         scoring=scoring,
     ).set_display_name("Gecko scores and metrics")
+    build_gecko_report(
+        results=score.outputs["results"],
+        metrics_json=score.outputs["metrics_json"],
+        error_messages=score.outputs["error_messages"],
+        id_columns=id_columns,
+        prompt_column=prompt_column,
+        media_column=media_column,
+    ).set_display_name("Gecko report")
     export = export_gecko_results(
         results=score.outputs["results"],
         output_format=output_format,

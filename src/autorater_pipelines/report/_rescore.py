@@ -163,6 +163,7 @@ def _rescore_autosxs(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreR
             }
             for i, r in enumerate(rows, start=1)
         ]
+        files["judgments.jsonl"] = rows
     metrics = pairwise_metrics(rows, human_preference_column=column, ties_as_half=ties)
     metrics["rescore_options"] = {
         "ties_as_half": ties,
