@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from report_helpers import autosxs_run, metric_value, parse_numbers, quickstart_params
@@ -64,9 +65,10 @@ def _figure_svgs(page: str) -> dict[str, str]:
     return dict(re.findall(r'<figure id="([\w-]+)">.*?(<svg .*?</svg>)', page, flags=re.S))
 
 
-def test_quickstart_report_shows_metrics_json(quickstart_out):
-    write_report(str(quickstart_out))
-    page = (quickstart_out / "report.html").read_text()
+def test_quickstart_report_shows_metrics_json(quickstart_out, copy_out):
+    out = copy_out(quickstart_out)
+    write_report(str(out))
+    page = (out / "report.html").read_text()
     metrics = json.loads((quickstart_out / "metrics.json").read_text())
     numbers = _check_numbers(page, metrics, HEADLINE_KEYS | HUMAN_KEYS)
     assert numbers["error_count"][0] == (1, "1")
@@ -78,9 +80,8 @@ def test_quickstart_report_shows_metrics_json(quickstart_out):
     assert "not_recorded: no recording" in page  # the error message is listed
 
 
-def test_llmbar_acceptance_report_equals_metrics_json(llmbar_out):
-    write_report(str(llmbar_out))
-    page = (llmbar_out / "report.html").read_text()
+def test_llmbar_acceptance_report_equals_metrics_json(llmbar_out, tmp_path):
+    page = Path(write_report(str(llmbar_out), str(tmp_path / "report.html"))).read_text()
     metrics = json.loads((llmbar_out / "metrics.json").read_text())
     numbers = _check_numbers(page, metrics, HEADLINE_KEYS | HUMAN_KEYS)
     # the published figures of this run (README "Reproducing LLMBar MT-Bench")

@@ -56,8 +56,8 @@ def _expected_counts(page: str, group: str, filters: list[str]) -> dict[str, int
     return {f: len(flags) if f == "all" else sum(f in fl.split() for fl in flags) for f in filters}
 
 
-def _check_renders(tmp_path: Path, out: Path, figures: int, group: str, filters: list[str]) -> None:
-    report = Path(write_report(str(out)))
+def _check_renders(tmp_path: Path, out: Path, figures: int, group: str, filters: list[str]) -> Path:
+    report = Path(write_report(str(out), str(tmp_path / f"{out.parent.name}.html")))
     dom, attrs = _open(tmp_path, report)
     assert attrs.get("data-ready") == "1", "the page script did not finish"
     assert "data-js-errors" not in attrs, re.search(r'<div id="js-errors"[^>]*>(.*?)</div>', dom, re.S).group(1)
@@ -66,6 +66,7 @@ def _check_renders(tmp_path: Path, out: Path, figures: int, group: str, filters:
     selftest = json.loads(attrs["data-selftest"].replace("&quot;", '"'))
     assert selftest == {group: _expected_counts(report.read_text(), group, filters)}
     assert re.search(r'<span class="shown">(\d+) of \1 shown</span>', dom)  # back to "all" after the self-test
+    return report
 
 
 def test_autosxs_report_renders_in_chromium(quickstart_out, tmp_path):
@@ -73,9 +74,9 @@ def test_autosxs_report_renders_in_chromium(quickstart_out, tmp_path):
 
 
 def test_llmbar_report_renders_in_chromium(llmbar_out, tmp_path):
-    _check_renders(tmp_path, llmbar_out, 5, "judgments", ["all", "disagree", "error", "tie"])
+    report = _check_renders(tmp_path, llmbar_out, 5, "judgments", ["all", "disagree", "error", "tie"])
     shot = tmp_path / "llmbar.png"
-    _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1280,2000", (llmbar_out / "report.html").as_uri())
+    _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1280,2000", report.as_uri())
     assert shot.stat().st_size > 50_000  # a rendered page, not a blank one
 
 

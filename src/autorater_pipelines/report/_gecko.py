@@ -21,7 +21,7 @@ from markupsafe import Markup, escape
 from autorater_pipelines.gecko.media import MediaError, mime_type_for, resolve_media
 from autorater_pipelines.gecko.rubrics import _KEYWORD  # the {n}[...] keyword markup
 from autorater_pipelines.report._figures import COLORS, FigureHTML, bar_with_intervals, histogram, new_figure
-from autorater_pipelines.report._outputs import RunOutputs, gecko_id_columns
+from autorater_pipelines.report._outputs import SCORE_FIELDS, RunOutputs, gecko_id_columns
 from autorater_pipelines.report._stats import Stat, fmt, metric
 
 __all__ = ["PROMPT_COLUMNS", "gecko_context", "keywords_html", "media_view"]
@@ -32,17 +32,7 @@ PROMPT_COLUMNS = ("prompt", "caption", "text", "description")
 THUMBNAIL_PIXELS = 320
 """Longest side of embedded thumbnails, in pixels."""
 
-_RESULT_FIELDS = {
-    "qa_results",
-    "final_score",
-    "keyword_coverage",
-    "questions_scored",
-    "parse_failures",
-    "missing_answers",
-    "keywords",
-    "rubric_warnings",
-    "validator",
-}
+_NOT_MEDIA = {*SCORE_FIELDS, "keywords", "rubric_warnings", "validator"}
 
 
 def keywords_html(markup: str | None) -> Markup:
@@ -111,7 +101,7 @@ def media_view(value: Any, *, base_dirs: Sequence[str]) -> dict[str, Any]:
 
 def _media_column(rows: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> str | None:
     for key, value in rows[0].items() if rows else ():
-        if key in ids or key in _RESULT_FIELDS:
+        if key in ids or key in _NOT_MEDIA:
             continue
         if isinstance(value, Mapping) and "contents" in value:
             return key

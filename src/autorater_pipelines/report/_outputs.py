@@ -17,6 +17,7 @@ from autorater_pipelines.errors import InputError
 
 __all__ = [
     "PROMPT_PARAMETER_KEYS",
+    "SCORE_FIELDS",
     "RunOutputs",
     "detect_kind",
     "gecko_id_columns",
@@ -32,6 +33,16 @@ ROW_FILES: dict[str, str] = {"autosxs": "judgments.jsonl", "gecko": "results.jso
 """The file that identifies each pipeline's output directory and holds its rows."""
 METRICS_FILE = "metrics.json"
 ERRORS_FILE = "error_messages.jsonl"
+
+SCORE_FIELDS = (
+    "qa_results",
+    "final_score",
+    "keyword_coverage",
+    "questions_scored",
+    "parse_failures",
+    "missing_answers",
+)
+"""Fields a Gecko result row adds to its validation row (:func:`autorater_pipelines.gecko.scoring.score_row`)."""
 
 PROMPT_PARAMETER_KEYS = ("inference_instruction", "inference_context")
 """Autorater prompt parameters of the built-in tasks: the judgment columns after the id columns."""

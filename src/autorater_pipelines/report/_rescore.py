@@ -40,6 +40,7 @@ from autorater_pipelines import gecko, io, pairwise
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.metrics import pairwise_metrics
 from autorater_pipelines.report._outputs import (
+    SCORE_FIELDS,
     RunOutputs,
     gecko_id_columns,
     human_preference_column,
@@ -52,14 +53,6 @@ __all__ = ["ABSENT", "RescoreResult", "changes", "rescore", "validation_rows_fro
 VALIDATIONS_FILE = "validations.jsonl"
 ABSENT = "(absent)"
 """Stands for a missing key in :func:`changes`."""
-_SCORED_FIELDS = (
-    "qa_results",
-    "final_score",
-    "keyword_coverage",
-    "questions_scored",
-    "parse_failures",
-    "missing_answers",
-)
 
 
 class _AutosxsOptions(pydantic.BaseModel):
@@ -183,7 +176,7 @@ def validation_rows_from_results(results: Sequence[Mapping[str, Any]]) -> list[d
     """
     out = []
     for result in results:
-        row = {k: v for k, v in result.items() if k not in _SCORED_FIELDS}
+        row = {k: v for k, v in result.items() if k not in SCORE_FIELDS}
         qas, answers = [], {}
         for qa in result.get("qa_results") or []:
             qas.append(
