@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -41,13 +42,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s"
     )
     try:
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread (e.g. called from a worker): keep the default handler
+        previous = None
+    try:
         return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("error: interrupted; no output was written", file=sys.stderr)
+        return 130
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except AutoraterError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM: unwind like Ctrl-C so staged outputs are removed."""
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from typing import Any
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.models import ModelOutput, ModelRequest, Usage
-from autorater_pipelines.parsing import JSONExtractionError, extract_json
+from autorater_pipelines.parsing import extract_json_values
 
 __all__ = [
     "CHOICES",
@@ -44,6 +44,9 @@ __all__ = [
 
 CHOICES = ("A", "B", "TIE", "ERROR")
 """The closed set of judgment choices."""
+
+MAX_SAMPLING_COUNT = 64
+"""Upper bound of ``sampling_count`` (samples per example)."""
 
 _TIE_WORDS = {"TIE", "SAME", "EQUAL", "BOTH", "NEITHER", "DRAW"}
 _PREFERENCE_ALIASES = {"A": "A", "MODEL_A": "A", "B": "B", "MODEL_B": "B", "TIE": "TIE"}
@@ -83,10 +86,12 @@ class JudgeSettings:
         # KFP passes dict parameters through protobuf Struct, where every number is a float.
         if isinstance(count, float) and count.is_integer():
             count = int(count)
-        elif isinstance(count, str) and count.strip().isdigit():
+        elif isinstance(count, str) and count.strip().isdecimal() and count.strip().isascii():
             count = int(count)
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise InputError(f"sampling_count must be an integer ≥ 1, got {count!r}", source=src)
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_SAMPLING_COUNT:
+            raise InputError(
+                f"sampling_count must be an integer from 1 to {MAX_SAMPLING_COUNT}, got {count!r}", source=src
+            )
         flip = params.get("flip", True)
         if isinstance(flip, str) and flip.lower() in ("true", "false"):
             flip = flip.lower() == "true"
@@ -205,22 +210,31 @@ def parse_verdict(text: str | None, settings: JudgeSettings) -> tuple[str, str]:
         if position is None:
             raise ValueError(f"verdict {found!r} is not a key of verdict_map {sorted(settings.verdict_map)}")
         return position, text.strip()
-    try:
-        obj = extract_json(text, expect=dict)
-    except JSONExtractionError as exc:
-        raise ValueError(str(exc)) from None
-    raw_choice = obj.get("choice")
+    objects = extract_json_values(text, expect=dict)
+    if not objects:
+        raise ValueError(f"no JSON dict found in model output starting {text.strip()[:120]!r}")
+    answers = [o for o in objects if "choice" in o]
+    if not answers:
+        raise ValueError(f"JSON answer has no string 'choice' field (got {objects[0].get('choice')!r})")
+    positions = {_position(o.get("choice")) for o in answers}
+    if len(positions) > 1:
+        # e.g. a quoted response containing {"choice": "A"} before the judge's own answer: never guess.
+        raise ValueError(f"ambiguous answer: {len(answers)} JSON objects with different choices {sorted(positions)}")
+    obj = answers[-1]
+    explanation = obj.get("explanation")
+    return positions.pop(), explanation if isinstance(explanation, str) else ""
+
+
+def _position(raw_choice: Any) -> str:
+    """Normalize a JSON ``choice`` value to ``A``/``B``/``TIE``; raise ValueError otherwise."""
     if not isinstance(raw_choice, str):
         raise ValueError(f"JSON answer has no string 'choice' field (got {raw_choice!r})")
     label = re.sub(r"^(RESPONSE|OUTPUT|MODEL)[\s_]*", "", raw_choice.strip().upper()).strip(" ().")
     if label in ("A", "B"):
-        position = label
-    elif label in _TIE_WORDS:
-        position = "TIE"
-    else:
-        raise ValueError(f"'choice' must be A, B or SAME, got {raw_choice!r}")
-    explanation = obj.get("explanation")
-    return position, explanation if isinstance(explanation, str) else ""
+        return label
+    if label in _TIE_WORDS:
+        return "TIE"
+    raise ValueError(f"'choice' must be A, B or SAME, got {raw_choice!r}")
 
 
 def _unflip(position: str, flipped: bool) -> str:

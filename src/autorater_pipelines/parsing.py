@@ -1,8 +1,9 @@
 """Tolerant extraction of JSON objects from model text.
 
 Models asked for JSON still wrap it in prose, code fences, or leave trailing commas. This module
-finds the first JSON object or array in such text. It never guesses values: text with no parseable
-JSON raises :class:`JSONExtractionError`.
+finds JSON objects or arrays in such text. It never guesses values: text with no parseable JSON raises
+:class:`JSONExtractionError`. Work is bounded: at most :data:`MAX_STARTS` candidate start positions are
+tried, each with the C JSON decoder, and nesting too deep for the decoder counts as "not JSON".
 """
 
 from __future__ import annotations
@@ -11,50 +12,18 @@ import json
 import re
 from typing import Any
 
-__all__ = ["JSONExtractionError", "extract_json"]
+__all__ = ["MAX_STARTS", "JSONExtractionError", "extract_json", "extract_json_values"]
+
+MAX_STARTS = 64
+"""Maximum number of ``{``/``[`` positions tried as the start of a JSON value in one text."""
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_DECODER = json.JSONDecoder()
 
 
 class JSONExtractionError(ValueError):
     """The text holds no parseable JSON object or array."""
-
-
-def _candidates(text: str) -> list[str]:
-    out = [m.group(1) for m in _FENCE.finditer(text)]
-    out.append(text)
-    return out
-
-
-def _balanced_spans(text: str):
-    """Yield substrings that start at '{' or '[' and end at the matching bracket (string-aware)."""
-    for start, ch in enumerate(text):
-        if ch not in "{[":
-            continue
-        stack: list[str] = []
-        in_str = False
-        escaped = False
-        for end in range(start, len(text)):
-            c = text[end]
-            if in_str:
-                if escaped:
-                    escaped = False
-                elif c == "\\":
-                    escaped = True
-                elif c == '"':
-                    in_str = False
-                continue
-            if c == '"':
-                in_str = True
-            elif c in "{[":
-                stack.append("}" if c == "{" else "]")
-            elif c in "}]":
-                if not stack or stack.pop() != c:
-                    break
-                if not stack:
-                    yield text[start : end + 1]
-                    break
 
 
 def _loads(snippet: str) -> Any:
@@ -64,31 +33,72 @@ def _loads(snippet: str) -> Any:
         return json.loads(_TRAILING_COMMA.sub(r"\1", snippet))
 
 
+def _decode_at(text: str, start: int) -> tuple[Any, int] | None:
+    """Decode one JSON value starting at ``start``; also retry with trailing commas removed."""
+    for candidate in (text, None):
+        try:
+            if candidate is not None:
+                return _DECODER.raw_decode(candidate, start)
+            cleaned = _TRAILING_COMMA.sub(r"\1", text[start:])
+            value, end = _DECODER.raw_decode(cleaned, 0)
+            return value, start + end  # approximate end in the original text
+        except (json.JSONDecodeError, RecursionError):
+            continue
+    return None
+
+
+def extract_json_values(text: str | None, *, expect: type = dict) -> list[Any]:
+    """Every JSON value of type ``expect`` found in ``text``, in order of appearance.
+
+    Tries the whole text first (if it is one JSON value of that type, only it is returned), then the
+    contents of Markdown code fences, then JSON values starting at successive ``{``/``[`` positions
+    (non-overlapping, at most :data:`MAX_STARTS` attempts).
+    """
+    if not text or not text.strip():
+        return []
+    stripped = text.strip()
+    try:
+        whole = _loads(stripped)
+        if isinstance(whole, expect):
+            return [whole]
+    except (json.JSONDecodeError, RecursionError):
+        pass
+    for match in _FENCE.finditer(text):
+        try:
+            fenced = _loads(match.group(1).strip())
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if isinstance(fenced, expect):
+            return [fenced]
+    found: list[Any] = []
+    position, attempts = 0, 0
+    opener = "{" if expect is dict else "["
+    while attempts < MAX_STARTS:
+        start = text.find(opener, position)
+        if start < 0:
+            break
+        attempts += 1
+        decoded = _decode_at(text, start)
+        if decoded is None:
+            position = start + 1
+            continue
+        value, end = decoded
+        if isinstance(value, expect):
+            found.append(value)
+        position = max(end, start + 1)
+    return found
+
+
 def extract_json(text: str | None, *, expect: type = dict) -> Any:
     """Return the first JSON value of type ``expect`` (dict or list) found in ``text``.
-
-    Tries, in order: the whole text, the contents of Markdown code fences, then every balanced
-    ``{...}``/``[...]`` span; each also with trailing commas removed.
 
     Raises:
         JSONExtractionError: no such value is present; the message quotes the start of the text.
     """
     if not text or not text.strip():
-        raise JSONExtractionError("empty model output: expected a JSON object")
-    for candidate in _candidates(text):
-        candidate = candidate.strip()
-        try:
-            value = _loads(candidate)
-            if isinstance(value, expect):
-                return value
-        except json.JSONDecodeError:
-            pass
-        for span in _balanced_spans(candidate):
-            try:
-                value = _loads(span)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(value, expect):
-                return value
+        raise JSONExtractionError(f"empty model output: expected a JSON {expect.__name__}")
+    values = extract_json_values(text, expect=expect)
+    if values:
+        return values[0]
     snippet = text.strip()[:120]
     raise JSONExtractionError(f"no JSON {expect.__name__} found in model output starting {snippet!r}")

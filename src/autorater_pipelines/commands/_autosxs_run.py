@@ -27,6 +27,8 @@ def preflight(params: dict[str, Any]) -> None:
         params.get("autorater_parameters"),
         params.get("judgments_format", "jsonl"),
         params.get("bigquery_destination_prefix", ""),
+        project=params.get("project", ""),
+        location=params.get("location", ""),
     )
     autosxs.prepare_examples(
         evaluation_dataset=params["evaluation_dataset"],
@@ -42,6 +44,11 @@ def preflight(params: dict[str, Any]) -> None:
         model_b_prompt_parameters=params.get("model_b_prompt_parameters"),
         experimental_args=params.get("experimental_args"),
     )
+
+
+def _fmt(value: Any, spec: str) -> str:
+    """Format a number, or ``n/a`` when it is undefined (e.g. Cohen's kappa with one class)."""
+    return "n/a" if value is None else format(value, spec)
 
 
 def _rate(metrics: dict[str, Any], key: str) -> str:
@@ -79,8 +86,8 @@ def print_summary(metrics: dict[str, Any]) -> None:
     if metrics.get("alignment_count"):
         print(
             f"  human alignment on {metrics['alignment_count']} examples where both chose A or B: "
-            f"accuracy {metrics['accuracy']:.1%}, "
-            f"F1 {metrics['f1_score']:.3f}, Cohen's kappa {metrics['cohens_kappa']:.3f}"
+            f"accuracy {_fmt(metrics.get('accuracy'), '.1%')}, "
+            f"F1 {_fmt(metrics.get('f1_score'), '.3f')}, Cohen's kappa {_fmt(metrics.get('cohens_kappa'), '.3f')}"
         )
     print(
         f"  model call attempts {metrics.get('model_call_attempt_count', 0)}, "

@@ -45,6 +45,16 @@ def load_params(path: str) -> dict[str, Any]:
         raise InputError("file not found", source=path) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", source=path) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8 JSON", source=path
+        ) from None
+    except IsADirectoryError:
+        raise InputError("is a directory; pass the PARAMS.json file", source=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot be read: {exc.strerror}", source=path) from None
+    except RecursionError:
+        raise InputError("is nested too deeply to be a parameters file", source=path) from None
     if not isinstance(params, dict):
         raise InputError(
             f"must be a JSON object mapping pipeline parameter names to values, got {type(params).__name__}",
@@ -62,7 +72,12 @@ def check_param_names(params: dict[str, Any], template: str, source: str) -> dic
     """
     from autorater_pipelines.pipelines._local import template_inputs
 
-    inputs = template_inputs(template)
+    try:
+        inputs = template_inputs(template)
+    except Exception as exc:  # noqa: BLE001 - any parse failure means "not a template"
+        raise InputError(
+            f"is not a compiled pipeline template ({type(exc).__name__}: {str(exc)[:200]})", source=template
+        ) from None
     unknown = sorted(set(params) - set(inputs))
     if unknown:
         raise InputError(f"unknown pipeline parameters {unknown}; valid: {sorted(inputs)}", source=source)

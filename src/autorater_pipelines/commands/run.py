@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from autorater_pipelines.commands import _autosxs_run, _common, _gecko_run
+from autorater_pipelines.errors import InputError
 
 __all__ = ["RUNNABLE", "RunSpec", "register"]
 
@@ -128,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
     params.setdefault("project", "")
     params.setdefault("location", "us-central1")
     _common.absolutize_local_paths(params)
+    _check_output_dir(os.path.abspath(args.output_dir), [*spec.outputs, *spec.extra_outputs(params)])
     spec.preflight(params)
 
     out_dir = os.path.abspath(args.output_dir)
@@ -166,6 +168,28 @@ def run(args: argparse.Namespace) -> int:
         print("error: no row could be evaluated; see error_messages.jsonl", file=sys.stderr)
         return 1
     return 0
+
+
+def _check_output_dir(out_dir: str, names: list[str]) -> None:
+    """Refuse an output directory the results could not be moved into, before anything runs.
+
+    Raises:
+        InputError: ``out_dir`` is a file, an output name inside it is a directory, or the nearest
+            existing ancestor is not writable.
+    """
+    source = "--output-dir"
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise InputError(f"{out_dir!r} exists and is not a directory", source=source)
+    for name in names:
+        if os.path.isdir(os.path.join(out_dir, name)):
+            raise InputError(
+                f"{os.path.join(out_dir, name)!r} is a directory; remove it or pick another --output-dir", source=source
+            )
+    existing = out_dir
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing) or not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(f"cannot create or write {out_dir!r}: {existing!r} is not a writable directory", source=source)
 
 
 def _print_error_reasons(path: str, limit: int = 3) -> None:
