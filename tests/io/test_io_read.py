@@ -244,3 +244,46 @@ def test_real_llmbar_mtbench_dataset():
     assert len(ds) == 200
     assert ds.columns == ["input", "output_1", "output_2", "label"]
     assert os.path.basename(ds.location(0)) == "dataset.json item 1"
+
+
+def test_control_character_message_has_no_doubled_at(tmp_path):
+    uri = write(tmp_path / "nul.jsonl", '{"id": 1}\n{"t": "a\x00b"}\n')
+    with pytest.raises(InputError, match=r"nul\.jsonl, row 2: is not valid JSON \(Invalid control character at "
+                       r"character 9\).*must be escaped") as info:
+        read_dataset(uri)
+    assert "at at" not in str(info.value)
+    with pytest.raises(InputError) as info:
+        read_dataset(write(tmp_path / "u.jsonl", '{"t": "abc\n'))
+    assert "Unterminated string starting at character" in str(info.value) and "at at" not in str(info.value)
+
+
+@pytest.mark.parametrize(("name", "text", "where"), [
+    ("deep.jsonl", '{"id": 1}\n' + "[" * 100_000 + "\n", r"deep\.jsonl, row 2"),
+    ("deep.json", "[" * 100_000, r"deep\.json"),
+    ("deepobj.jsonl", '{"a": ' * 100_000 + "1" + "}" * 100_000 + "\n", r"deepobj\.jsonl, row 1"),
+])
+def test_deeply_nested_json_is_an_input_error(tmp_path, name, text, where):
+    with pytest.raises(InputError, match=rf"{where}: is nested too deeply"):
+        read_dataset(write(tmp_path / name, text))
+
+
+def test_crlf_u0085_and_escaped_form_feed_inside_strings(tmp_path):
+    uri = write(tmp_path / "d.jsonl", '{"t": "a\u0085b\u2029c\\fd"}\r\n{"t": "e"}\r\n')
+    assert read_dataset(uri).rows == [{"t": "a\u0085b\u2029c\fd"}, {"t": "e"}]
+
+
+def test_comma_in_a_file_name_says_commas_separate_files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "d_comma,name.jsonl", '{"id": 1}\n')
+    with pytest.raises(InputError, match=r"^evaluation_dataset: file not found: 'd_comma', but 'd_comma,name\.jsonl' "
+                       r"is a file\. Commas separate files in evaluation_dataset.*rename the file"):
+        read_dataset("d_comma,name.jsonl")
+    with pytest.raises(InputError, match=r"^evaluation_dataset: file not found: '.*d_comma'.*Commas separate"):
+        read_dataset(f"{tmp_path / 'd_comma,name.jsonl'}")
+    assert read_dataset("d_comma?name.jsonl").rows == [{"id": 1}]
+
+
+def test_missing_part_without_comma_file_keeps_plain_message(tmp_path):
+    write(tmp_path / "a.jsonl", '{"id": 1}\n')
+    with pytest.raises(InputError, match=r"nope\.jsonl: file not found"):
+        read_dataset(f"{tmp_path / 'a.jsonl'},{tmp_path / 'nope.jsonl'}")

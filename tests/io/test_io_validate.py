@@ -1,7 +1,7 @@
 import pytest
 
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.io import Dataset, check_unique_ids, id_key, read_dataset, require_columns
+from autorater_pipelines.io import Dataset, canonical_id_value, check_unique_ids, id_key, read_dataset, require_columns
 
 
 def make(rows, source="d.jsonl"):
@@ -38,8 +38,10 @@ def test_require_columns_rejects_non_string():
 
 def test_unique_ids_returns_keys():
     ds = make([{"id": "1", "sub": 1}, {"id": "1", "sub": 2}])
-    assert check_unique_ids(ds, ["id", "sub"]) == [("1", 1), ("1", 2)]
-    assert id_key({"id": "1", "sub": 2}, ["sub", "id"]) == (2, "1")
+    assert check_unique_ids(ds, ["id", "sub"]) == [("1", "1"), ("1", "2")]
+    assert id_key({"id": "1", "sub": 2}, ["sub", "id"]) == ("2", "1")
+    assert id_key({"id": "1"}, ["id", "sub"]) == ("1", None)
+    assert repr(id_key({"id": 7, "sub": "x"}, ["id", "sub"])) == "(7, 'x')"  # messages quote ids as written
 
 
 def test_duplicate_ids_name_both_rows():
@@ -92,3 +94,47 @@ def test_bad_id_values(row, message):
 def test_bad_id_columns_parameter(id_columns, message):
     with pytest.raises(InputError, match=message):
         check_unique_ids(make([{"id": 1}]), id_columns)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [(7, "7"), (7.0, "7"), (7.0, 7), (True, "true"), (False, "False"), (-3, -3.0), (1.5, "1.5")],
+)
+def test_id_key_is_canonical_text(a, b):
+    assert id_key({"id": a}, ["id"]) == id_key({"id": b}, ["id"])
+    assert isinstance(id_key({"id": a}, ["id"]), tuple)
+    assert canonical_id_value(a) == canonical_id_value(b)
+
+
+def test_id_key_keeps_distinct_ids_distinct():
+    assert canonical_id_value(7.5) != canonical_id_value(7)
+    assert canonical_id_value("007") != canonical_id_value(7)
+    assert canonical_id_value("7 ") != canonical_id_value("7")
+    assert canonical_id_value(1) != canonical_id_value(True)
+
+
+def test_merge_shards_joins_judgments_whatever_the_id_type():
+    from autorater_pipelines.autosxs import merge_shards
+
+    examples = [{"id": 1}, {"id": "b"}]
+    judgments, _ = merge_shards(examples, ["id"], [[{"id": "b", "c": 2}], [{"id": "1", "c": 1}]], [[], []])
+    assert [j["c"] for j in judgments] == [1, 2]
+
+
+@pytest.mark.parametrize(("first", "second"), [(7, "7"), (7.0, 7), (True, "true")])
+def test_duplicate_ids_across_types_name_both_rows(first, second):
+    ds = make([{"id": first}, {"id": "x"}, {"id": second}])
+    message = (
+        rf"d\.jsonl, row 3: duplicate id \{{'id': {first!r}\}} and \{{'id': {second!r}\}} \(ids are compared as "
+        r"text.*\): d\.jsonl line 1 and d\.jsonl line 3 have the same"
+    )
+    with pytest.raises(InputError, match=message):
+        check_unique_ids(ds, ["id"])
+
+
+def test_int_jsonl_id_and_string_csv_id_are_duplicates(tmp_path):
+    (tmp_path / "n.jsonl").write_text('{"id": 1, "t": "a"}\n{"id": 2, "t": "b"}\n')
+    (tmp_path / "n.csv").write_text("id,t\n1,a again\n")
+    ds = read_dataset(f"{tmp_path / 'n.jsonl'},{tmp_path / 'n.csv'}")
+    with pytest.raises(InputError, match=r"n\.csv, row 2: duplicate id .*n\.jsonl line 1 and .*n\.csv line 2"):
+        check_unique_ids(ds, ["id"])

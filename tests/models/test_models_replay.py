@@ -78,8 +78,11 @@ def test_duplicate_key_names_the_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ('{"id": 1, "response": ', r"bad\.jsonl, row 2: not valid JSON"),
-        ("[1, 2]", r"bad\.jsonl, row 2: expected a JSON object, got list"),
+        ('{"id": 1, "response": ', r"bad\.jsonl, row 2: is not valid JSON .*a replay line looks like"),
+        ("[1, 2]", r"bad\.jsonl, row 2: expected a JSON object .*got a JSON array"),
+        ("[" * 100_000, r"bad\.jsonl, row 2: is nested too deeply"),
+        ('{"id": 1, "response": "a\x00b"}', r"bad\.jsonl, row 2: is not valid JSON \(Invalid control character at "
+         r"character"),
         ('{"id": 1}', r"bad\.jsonl, row 2, column 'response': field 'response' must be the raw model output"),
         ('{"id": 1, "response": {"choice": "A"}}', r"row 2, column 'response'"),
     ],
@@ -102,3 +105,88 @@ def test_file_uri(tmp_path: Path) -> None:
     path = _write(tmp_path / "r.jsonl", [{"id": 1, "response": "x"}])
     model = get_model(f"replay/file://{path}", GenerateConfig(progress=False))
     assert model.generate([ModelRequest(parts=(), key={"id": 1})])[0].text == "x"
+
+
+def test_stray_line_without_ids_answers_nothing(tmp_path: Path) -> None:
+    # a line lacking the request's id fields must not become a silent default for unrecorded requests
+    path = _write(
+        tmp_path / "r.jsonl",
+        [{"id": 1, "flipped": False, "response": "one"}, {"flipped": False, "response": "stray"}, {"response": "bare"}],
+    )
+    model = get_model(f"replay/{path}", GenerateConfig(progress=False))
+    outputs = model.generate(
+        [
+            ModelRequest(parts=(), key={"id": 1, "flipped": False, "sample_index": 0}),
+            ModelRequest(parts=(), key={"id": 2, "flipped": False, "sample_index": 0}),
+            ModelRequest(parts=(), key={"id": 2, "flipped": False}, sample_index=1),
+        ]
+    )
+    assert outputs[0].text == "one"
+    assert [o.text for o in outputs[1:]] == [None, None]
+    assert all(o.error.kind is ErrorKind.NOT_RECORDED for o in outputs[1:])
+
+
+def test_record_missing_a_required_field_does_not_match(tmp_path: Path) -> None:
+    # inference keys carry "model", gecko validator keys "question_id": records must carry them too
+    path = _write(tmp_path / "r.jsonl", [{"id": 1, "response": "ids only"}, {"id": 1, "model": "b", "response": "b"}])
+    model = get_model(f"replay/{path}", GenerateConfig(progress=False))
+    outputs = model.generate(
+        [
+            ModelRequest(parts=(), key={"id": 1, "model": "a"}),
+            ModelRequest(parts=(), key={"id": 1, "model": "b"}),
+            ModelRequest(parts=(), key={"id": 1, "question_id": 3}),
+            ModelRequest(parts=(), key={"id": 1}, sample_index=4),
+        ]
+    )
+    assert [o.text for o in outputs] == [None, "b", None, "ids only"]
+    assert outputs[0].error.kind is ErrorKind.NOT_RECORDED
+
+
+def test_sample_index_stays_optional(tmp_path: Path) -> None:
+    path = _write(tmp_path / "r.jsonl", [{"id": 1, "flipped": True, "response": "every sample"}])
+    model = get_model(f"replay/{path}", GenerateConfig(progress=False))
+    outputs = model.generate(
+        [ModelRequest(parts=(), key={"id": 1, "flipped": True, "sample_index": i}) for i in range(3)]
+        + [ModelRequest(parts=(), key={"id": 1, "flipped": True}, sample_index=7)]
+    )
+    assert [o.text for o in outputs] == ["every sample"] * 4
+
+
+def test_key_values_compare_like_dataset_ids(tmp_path: Path) -> None:
+    from autorater_pipelines.io import canonical_id_value
+    from autorater_pipelines.models.providers.replay import normalize_key_value
+
+    assert normalize_key_value is canonical_id_value  # one definition for duplicate checks and matching
+    path = _write(tmp_path / "r.jsonl", [{"id": "7", "response": "seven"}])
+    model = get_model(f"replay/{path}", GenerateConfig(progress=False))
+    assert [o.text for o in model.generate([ModelRequest(parts=(), key={"id": v}) for v in (7, 7.0, "7")])] == [
+        "seven"
+    ] * 3
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'\xef\xbb\xbf{"id": 1, "response": "x"}\n',  # UTF-8 byte-order mark
+        b'{"id": 1, "response": "x"}\r\n\r\n',  # CRLF
+        '{"id": 0, "response": "a\u2028b\u0085c\\fd"}\n{"id": 1, "response": "x"}\n'.encode(),  # raw U+2028/U+0085
+    ],
+)
+def test_file_is_read_like_a_jsonl_dataset(tmp_path: Path, content: bytes) -> None:
+    from autorater_pipelines.io import read_dataset
+
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(content)
+    rows = read_dataset(str(path)).rows
+    model = get_model(f"replay/{path}", GenerateConfig(progress=False))
+    assert model.generate([ModelRequest(parts=(), key={"id": 1})])[0].text == "x"
+    assert rows[-1]["response"] == "x"
+    if len(rows) == 2:
+        assert model.generate([ModelRequest(parts=(), key={"id": 0})])[0].text == "a\u2028b\u0085c\x0cd"
+
+
+def test_not_utf8_names_the_replay_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "latin.jsonl"
+    path.write_bytes(b'{"id": 1, "response": "x"}\n{"id": 2, "response": "caf\xe9"}\n')
+    with pytest.raises(InputError, match=r"latin\.jsonl, row 2: is not valid UTF-8"):
+        get_model(f"replay/{path}")

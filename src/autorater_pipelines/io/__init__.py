@@ -3,7 +3,8 @@
 - :func:`read_dataset` reads a comma-separated list of JSONL/JSON/CSV/Parquet sources (local or
   ``gs://``, wildcards allowed) and BigQuery tables (``bq://project.dataset.table``) into a
   :class:`Dataset` whose rows remember their file and line.
-- :func:`require_columns`, :func:`check_unique_ids`, :func:`id_key` validate it before any model call.
+- :func:`require_columns`, :func:`check_unique_ids`, :func:`id_key` validate it before any model call; ids are
+  compared as text (:func:`canonical_id_value`: ``7`` == ``"7"``), the same rule the ``replay/`` model matches by.
 - :func:`write_jsonl`, :func:`write_json` write atomically; :func:`read_jsonl` reads JSONL back.
 - :func:`register_filesystem` / :func:`register_source_reader` plug in URI schemes; ``gs`` (:class:`GcsFileSystem`)
   and ``bq`` (:func:`read_bigquery_table`) are registered here. google-cloud-storage and google-cloud-bigquery are
@@ -28,7 +29,15 @@ from autorater_pipelines.io._bqnames import (
     parse_destination_prefix,
     parse_table_uri,
 )
-from autorater_pipelines.io._dataset import Dataset, check_unique_ids, id_key, is_missing, require_columns
+from autorater_pipelines.io._dataset import (
+    Dataset,
+    IdKey,
+    canonical_id_value,
+    check_unique_ids,
+    id_key,
+    is_missing,
+    require_columns,
+)
 from autorater_pipelines.io._formats import SUPPORTED_EXTENSIONS
 from autorater_pipelines.io._fs import FileSystem, LocalFileSystem, filesystem_for, register_filesystem
 from autorater_pipelines.io._gcs import STORAGE_EMULATOR_ENV, GcsFileSystem
@@ -48,10 +57,12 @@ __all__ = [
     "DestinationPrefix",
     "FileSystem",
     "GcsFileSystem",
+    "IdKey",
     "LocalFileSystem",
     "SourcePart",
     "bigquery_client",
     "bigquery_endpoint",
+    "canonical_id_value",
     "check_column_names",
     "check_unique_ids",
     "filesystem_for",

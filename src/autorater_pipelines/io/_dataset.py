@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -10,7 +11,7 @@ from typing import Any
 
 from autorater_pipelines.errors import InputError
 
-__all__ = ["Dataset", "check_unique_ids", "id_key", "is_missing", "require_columns"]
+__all__ = ["Dataset", "IdKey", "canonical_id_value", "check_unique_ids", "id_key", "is_missing", "require_columns"]
 
 
 def is_missing(value: Any) -> bool:
@@ -93,18 +94,68 @@ def require_columns(ds: Dataset, columns: Mapping[str, str | None]) -> None:
             )
 
 
-def id_key(row: Mapping[str, Any], id_columns: Sequence[str]) -> tuple[Any, ...]:
-    """Return the row's id: the tuple of its ``id_columns`` values, in ``id_columns`` order.
+def canonical_id_value(value: Any) -> str:
+    """Return the text form under which id (and replay key) values are compared.
+
+    Scalars compare by their string form, so ``7``, ``7.0`` and ``"7"`` are the same id: booleans become
+    ``"true"``/``"false"`` (and the strings ``"True"``/``"FALSE"`` too), ``None`` and ``"null"`` become
+    ``"null"``, integral floats are written as integers (``7.0`` → ``"7"``), other numbers with ``str``,
+    strings are kept; lists and dicts are compact JSON with sorted keys. This is the one definition shared by
+    :func:`id_key`, :func:`check_unique_ids` and the ``replay/`` model's matching.
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str):
+        lowered = value.lower()
+        return lowered if lowered in ("true", "false", "null") else value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+class IdKey(tuple):
+    """A row's id: a tuple of canonical texts (compared and hashed) that prints as the values as written.
+
+    ``IdKey(("7",), (7,)) == ("7",)`` and hashes like it; ``repr`` shows ``(7,)`` so messages quote the ids the
+    user wrote.
+    """
+
+    values: tuple[Any, ...]
+
+    def __new__(cls, canonical: Sequence[str | None], values: Sequence[Any] | None = None) -> IdKey:
+        key = super().__new__(cls, canonical)
+        key.values = tuple(canonical if values is None else values)
+        return key
+
+    def __repr__(self) -> str:
+        return repr(self.values)
+
+    def __getnewargs__(self) -> tuple[Any, ...]:
+        return (tuple(self), self.values)
+
+
+def id_key(row: Mapping[str, Any], id_columns: Sequence[str]) -> tuple[str | None, ...]:
+    """Return the row's id: the canonical text of its ``id_columns`` values, in ``id_columns`` order.
+
+    Values are canonicalized with :func:`canonical_id_value`, so rows whose ids are ``7`` (JSONL) and
+    ``"7"`` (CSV) have the same key: they are duplicates for :func:`check_unique_ids`, and a judgment
+    written back to JSON joins with its row whatever the type of its id.
 
     Args:
         row: One dataset row.
         id_columns: The id column names.
 
     Returns:
-        A hashable tuple (missing columns give ``None``); use it to join rows with judgments or replays.
+        A hashable tuple of strings (a missing column or null value gives ``None``), an :class:`IdKey` whose
+        ``repr`` shows the values as written; use it to join rows with judgments or replays.
 
     """
-    return tuple(row.get(column) for column in id_columns)
+    values = tuple(row.get(column) for column in id_columns)
+    return IdKey(tuple(None if is_missing(value) else canonical_id_value(value) for value in values), values)
 
 
 def _check_id_columns_param(id_columns: Any) -> list[str]:
@@ -124,7 +175,7 @@ def _check_id_columns_param(id_columns: Any) -> list[str]:
     return list(id_columns)
 
 
-def check_unique_ids(ds: Dataset, id_columns: Sequence[str]) -> list[tuple[Any, ...]]:
+def check_unique_ids(ds: Dataset, id_columns: Sequence[str]) -> list[tuple[str | None, ...]]:
     """Check that every row has scalar, non-null values in ``id_columns`` and that ids are unique.
 
     Args:
@@ -132,18 +183,18 @@ def check_unique_ids(ds: Dataset, id_columns: Sequence[str]) -> list[tuple[Any, 
         id_columns: The columns that together identify an example (GCPC's ``id_columns``).
 
     Returns:
-        Each row's :func:`id_key`, parallel to ``ds.rows``.
+        Each row's :func:`id_key` (canonical text), parallel to ``ds.rows``.
 
     Raises:
         InputError: ``id_columns`` is malformed or names a missing column; a row has a missing, null or
-            non-scalar id value (names the file, row and column); or two rows share an id (names both
-            locations and the id values).
+            non-scalar id value (names the file, row and column); or two rows share an id, compared as
+            :func:`id_key` text so ``7`` and ``"7"`` collide (names both locations and the id values).
 
     """
     columns = _check_id_columns_param(id_columns)
     require_columns(ds, {f"id_columns[{i}]": c for i, c in enumerate(columns)})
-    seen: dict[tuple[Any, ...], int] = {}
-    keys: list[tuple[Any, ...]] = []
+    seen: dict[tuple[str | None, ...], int] = {}
+    keys: list[tuple[str | None, ...]] = []
     for index, row in enumerate(ds.rows):
         source, number = ds.locations[index]
         for column in columns:
@@ -161,8 +212,13 @@ def check_unique_ids(ds: Dataset, id_columns: Sequence[str]) -> list[tuple[Any, 
                 )
         key = id_key(row, columns)
         if key in seen:
+            first = {c: ds.rows[seen[key]].get(c) for c in columns}
+            this = {c: row.get(c) for c in columns}
+            values = repr(this)
+            if repr(first) != values:  # e.g. 7 and "7": the same id once compared as text
+                values = f"{first!r} and {this!r} (ids are compared as text: 7, 7.0 and \"7\" are the same id)"
             raise InputError(
-                f"duplicate id {dict(zip(columns, key, strict=True))!r}: {ds.location(seen[key])} and "
+                f"duplicate id {values}: {ds.location(seen[key])} and "
                 f"{ds.location(index)} have the same values in id columns {columns}; make the ids unique or "
                 "add a column to id_columns",
                 source=source, row=number,

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.io._jsonsafe import to_jsonable
 
-__all__ = ["SUPPORTED_EXTENSIONS", "NumberedRows", "ParsedFile", "decode_utf8", "parse_bytes",
+__all__ = ["SUPPORTED_EXTENSIONS", "NumberedRows", "ParsedFile", "decode_utf8", "load_json", "parse_bytes",
            "parse_jsonl_text"]
 
 NumberedRows = list[tuple[int, dict[str, Any]]]
@@ -78,10 +78,45 @@ def _reject_constant(name: str, line: int | None) -> Callable[[str], Any]:
     return parse_constant
 
 
+def _json_error(exc: json.JSONDecodeError) -> str:
+    """The stdlib's message without its trailing "at" (it says e.g. "Invalid control character at")."""
+    return exc.msg.removesuffix(" at").rstrip()
+
+
+def _json_hint(exc: json.JSONDecodeError) -> str:
+    if exc.msg.startswith("Invalid control character"):
+        return "; control characters (NUL, tab, ...) must be escaped inside JSON strings, e.g. \\u0000"
+    return ""
+
+
+def _too_deep(name: str, line: int | None) -> InputError:
+    return InputError(
+        "is nested too deeply: its JSON arrays/objects are nested beyond what can be parsed (about 1000 levels); "
+        "flatten the value",
+        source=name,
+        row=line,
+    )
+
+
+def load_json(text: str, name: str, line: int | None) -> Any:
+    """``json.loads`` with this package's rules: NaN → None, Infinity refused, deep nesting an InputError.
+
+    Raises:
+        json.JSONDecodeError: ``text`` is not valid JSON (callers word the message).
+        InputError: a non-finite number other than NaN, or nesting deeper than Python's recursion limit.
+
+    """
+    try:
+        return json.loads(text, parse_constant=_reject_constant(name, line))
+    except RecursionError:
+        raise _too_deep(name, line) from None
+
+
 def parse_jsonl_text(text: str, name: str, *, note: str = "") -> NumberedRows:
     r"""Parse JSONL text: one JSON object per line, blank lines skipped.
 
-    Lines are split on ``\n`` only (``\r\n`` works), never on U+2028 which may appear in strings.
+    Lines are split on ``\n`` only (``\r\n`` works), never on U+2028, U+0085 or form feed, which may appear in
+    strings. Used for datasets, :func:`read_jsonl` and ``replay/`` recordings alike.
 
     Args:
         text: The decoded file content.
@@ -92,7 +127,8 @@ def parse_jsonl_text(text: str, name: str, *, note: str = "") -> NumberedRows:
         ``(line number, object)`` pairs.
 
     Raises:
-        InputError: A line is not valid JSON or not a JSON object; names the file and line.
+        InputError: A line is not valid JSON (including nesting too deep to parse) or not a JSON object; names
+            the file and line.
 
     """
     rows: NumberedRows = []
@@ -100,12 +136,13 @@ def parse_jsonl_text(text: str, name: str, *, note: str = "") -> NumberedRows:
         if not line.strip():
             continue
         try:
-            value = json.loads(line, parse_constant=_reject_constant(name, number))
+            value = load_json(line, name, number)
         except json.JSONDecodeError as exc:
             snippet = line.strip()
             snippet = snippet if len(snippet) <= 80 else snippet[:77] + "..."
             raise InputError(
-                f"is not valid JSON ({exc.msg} at character {exc.colno}): {snippet!r}; each line must hold "
+                f"is not valid JSON ({_json_error(exc)} at character {exc.colno}): {snippet!r}{_json_hint(exc)}; "
+                "each line must hold "
                 f"exactly one JSON object such as {{\"id\": 1, \"text\": \"...\"}}{note}",
                 source=name,
                 row=number,
@@ -133,13 +170,13 @@ def _short(value: Any) -> str:
 def _parse_json(data: bytes, name: str) -> ParsedFile:
     text = decode_utf8(data, name)
     try:
-        value = json.loads(text, parse_constant=_reject_constant(name, None))
+        value = load_json(text, name, None)
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":  # several top-level values: a JSONL file named .json
             return ParsedFile(parse_jsonl_text(text, name), "line")
         raise InputError(
-            f"is not valid JSON ({exc.msg} at line {exc.lineno}, character {exc.colno}); expected a list of "
-            "objects or {\"instances\": [...]}",
+            f"is not valid JSON ({_json_error(exc)} at line {exc.lineno}, character {exc.colno}){_json_hint(exc)}; "
+            "expected a list of objects or {\"instances\": [...]}",
             source=name,
             row=exc.lineno,
         ) from exc

@@ -8,6 +8,7 @@ expands wildcards and parses each file by extension. ``bq://project.dataset.tabl
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -43,6 +44,17 @@ def _read_files(uri: str) -> list[SourcePart]:
     return [SourcePart(name, parse_bytes(filesystem.read_bytes(name), name)) for name in names]
 
 
+def _is_local_file(uri: str) -> bool:
+    """Return True when ``uri`` is an existing local file (``file://`` or a plain path), never raising."""
+    scheme, rest = split_scheme(uri)
+    if scheme not in ("", "file"):
+        return False
+    try:
+        return os.path.isfile(os.path.expanduser(rest))
+    except (OSError, ValueError):
+        return False
+
+
 _SOURCE_READERS: dict[str, SourceReader] = {}
 
 
@@ -67,7 +79,9 @@ def read_dataset(uri: str, *, source_name: str = "evaluation_dataset") -> Datase
 
     Raises:
         InputError: ``uri`` is empty or not a string; a file is missing, malformed or not UTF-8 (names the
-            file and line); a scheme is unsupported; or there are no rows in total.
+            file and line); a scheme is unsupported; or there are no rows in total. When a comma-separated part
+            cannot be read but the whole ``uri`` is an existing local file, the message says that commas separate
+            files and to rename it.
 
     """
     sources = [part.strip() for part in uri.split(",") if part.strip()] if isinstance(uri, str) else []
@@ -78,7 +92,18 @@ def read_dataset(uri: str, *, source_name: str = "evaluation_dataset") -> Datase
     rows, locations, units = [], [], {}
     for source in sources:
         reader = _SOURCE_READERS.get(split_scheme(source)[0], _read_files)
-        for name, parsed in reader(source):
+        try:
+            parts = reader(source)
+        except InputError as exc:
+            if len(sources) > 1 and _is_local_file(uri.strip()):
+                raise InputError(
+                    f"file not found: {source!r}, but {uri.strip()!r} is a file. Commas separate files in "
+                    f"{source_name}, so a file name cannot contain one: rename the file without commas (or match "
+                    "it with a wildcard, '?' in place of each comma)",
+                    source=source_name,
+                ) from exc
+            raise
+        for name, parsed in parts:
             units[name] = parsed.unit
             for number, row in parsed.rows:
                 rows.append(row)

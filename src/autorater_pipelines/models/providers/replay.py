@@ -1,15 +1,19 @@
-"""``replay/<path>``: answer requests from recorded raw model outputs (DESIGN.md "Replay format").
+r"""``replay/<path>``: answer requests from recorded raw model outputs (DESIGN.md "Replay format").
 
 File format: JSONL, one JSON object per line: identifying fields (e.g. the ``id_columns`` values,
 ``flipped``, ``sample_index``, ``question_id``) plus ``response``, the raw text exactly as the model
-returned it. Blank lines are skipped.
+returned it. The file is read by the same code as JSONL datasets (``autorater_pipelines.io``): UTF-8 with
+an optional byte-order mark, ``\n`` or ``\r\n`` line ends (U+2028 and the like inside strings are not line
+ends), blank lines skipped, and errors naming the file and line.
 
 Matching: a record answers a request when each of the record's identifying fields equals the request's
 ``key`` value of the same name (``ModelRequest.sample_index`` stands in for a ``sample_index`` missing
-from ``key``). Values are compared leniently as text: ``7`` matches ``"7"``, ``True`` matches
-``"true"``, ``7.0`` matches ``7``. Records may omit optional fields: records are grouped by their set of
-field names and the group with the most fields is tried first, so a record without ``sample_index``
-answers every sample of its row unless a more specific record exists.
+from ``key``), and the record carries every field of the request's key except ``sample_index``, the one
+optional field. Values are compared as text by ``io.canonical_id_value`` (the same rule as dataset ids):
+``7`` matches ``"7"``, ``True`` matches ``"true"``, ``7.0`` matches ``7``. Records are grouped by their set
+of field names and the group with the most fields is tried first, so a record without ``sample_index``
+answers every sample of its row unless a more specific record exists. A record with fields the request's key
+lacks, or lacking a field other than ``sample_index`` (e.g. a stray line with no id), answers nothing.
 
 A request without a recording gets an output with error kind ``NOT_RECORDED`` — never a default answer.
 Replay reads no media, calls no network, uses no cache or rate limiter and reports zero usage.
@@ -17,12 +21,13 @@ Replay reads no media, calls no network, uses no cache or rate limiter and repor
 
 from __future__ import annotations
 
-import json
-import urllib.parse
 from pathlib import Path
 from typing import Any
 
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.io import canonical_id_value
+from autorater_pipelines.io._formats import NumberedRows, decode_utf8, parse_jsonl_text
+from autorater_pipelines.io._fs import filesystem_for, split_scheme
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._provider import Provider
 from autorater_pipelines.models._types import ErrorKind, ModelError, ModelOutput, ModelRequest
@@ -30,53 +35,33 @@ from autorater_pipelines.models._types import ErrorKind, ModelError, ModelOutput
 __all__ = ["ReplayProvider", "normalize_key_value"]
 
 RESPONSE_FIELD = "response"
+OPTIONAL_FIELDS = frozenset({"sample_index"})
+"""Request key fields a record may omit (it then answers every value of that field)."""
+
+normalize_key_value = canonical_id_value
+"""The text form used to compare key values; the same function as ``io.canonical_id_value``."""
 
 
-def _open_text(uri: str) -> str:
-    """Read a whole text file (UTF-8) from a local path, ``file://`` URI or ``gs://`` URI.
+def _read_records(uri: str) -> NumberedRows:
+    """Read the recording: a local path, ``file://`` or ``gs://`` URI (any scheme registered in ``io``).
 
-    Other schemes go through the file-system registry of :mod:`autorater_pipelines.io` (``gs://`` is
-    registered there; see ``io.register_filesystem``).
+    Decoding and JSONL parsing are the dataset reader's (:func:`io._formats.parse_jsonl_text`).
 
     Raises:
-        InputError: unsupported scheme, missing or unreadable file.
+        InputError: unsupported scheme, missing or unreadable file ("model spec: replay file ...");
+            not UTF-8, a line that is not a JSON object, or nesting too deep (names the file and line).
     """
-    parsed = urllib.parse.urlsplit(uri)
-    if parsed.scheme == "file":
-        path = Path(urllib.parse.unquote(parsed.path))
-    elif parsed.scheme == "" or (len(parsed.scheme) == 1 and uri[1:3] in (":\\", ":/")):  # C:\ on Windows
-        path = Path(uri).expanduser()
-    else:
-        from autorater_pipelines.io._formats import decode_utf8
-        from autorater_pipelines.io._fs import filesystem_for
-
-        try:
-            filesystem, target = filesystem_for(uri)
-            return decode_utf8(filesystem.read_bytes(target), uri)
-        except InputError as exc:
-            raise InputError(f"replay file {uri!r}: {exc}", source="model spec") from exc
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"replay file {uri!r} does not exist.", source="model spec") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read replay file {uri!r}: {exc}", source="model spec") from None
-
-
-def normalize_key_value(value: Any) -> str:
-    """Return the text form used to compare key values (``7`` == ``"7"``, ``True`` == ``"true"``)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, (int, float)):
-        return str(value)
-    if isinstance(value, str):
-        lowered = value.lower()
-        return lowered if lowered in ("true", "false", "null") else value
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+        filesystem, target = filesystem_for(uri)
+        if split_scheme(uri)[0] in ("", "file") and not Path(target).expanduser().exists():
+            raise InputError(f"replay file {uri!r} does not exist.", source="model spec")
+        data = filesystem.read_bytes(target)
+    except InputError as exc:
+        if exc.source == "model spec":
+            raise
+        raise InputError(f"replay file {uri!r}: {exc}", source="model spec") from None
+    note = '; a replay line looks like {"id": 1, "response": "raw model output"}'
+    return parse_jsonl_text(decode_utf8(data, uri), uri, note=note)
 
 
 class ReplayProvider(Provider):
@@ -99,21 +84,12 @@ class ReplayProvider(Provider):
             raise InputError("replay model spec has no file: use replay/<path to JSONL>.", source="model spec")
         # field names (sorted) -> normalized values -> (line number, record)
         self._groups: dict[tuple[str, ...], dict[tuple[str, ...], tuple[int, dict[str, Any]]]] = {}
-        for number, line in enumerate(_open_text(path).splitlines(), start=1):
-            if line.strip():
-                self._add(number, line)
+        for number, record in _read_records(path):
+            self._add(number, record)
         # most specific (most fields) first; ties in a stable order
         self._order = sorted(self._groups, key=lambda names: (-len(names), names))
 
-    def _add(self, number: int, line: str) -> None:
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"not valid JSON ({exc.msg} at column {exc.colno})", source=self.name, row=number
-            ) from None
-        if not isinstance(record, dict):
-            raise InputError(f"expected a JSON object, got {type(record).__name__}", source=self.name, row=number)
+    def _add(self, number: int, record: dict[str, Any]) -> None:
         response = record.get(RESPONSE_FIELD)
         if not isinstance(response, str):
             raise InputError(
@@ -143,8 +119,10 @@ class ReplayProvider(Provider):
         """Look the request's key up (see the module docstring)."""
         key = {str(k): normalize_key_value(v) for k, v in request.key.items()}
         key.setdefault("sample_index", normalize_key_value(request.sample_index))
+        required = set(key) - OPTIONAL_FIELDS
         for names in self._order:
-            if all(name in key for name in names):
+            # every record field is in the key, and every key field but the optional ones is in the record
+            if required.issubset(names) and all(name in key for name in names):
                 found = self._groups[names].get(tuple(key[name] for name in names))
                 if found is not None:
                     _, record = found
