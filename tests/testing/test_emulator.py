@@ -156,6 +156,34 @@ def test_quota_answers_429_with_retry_after() -> None:
         assert emu.call_count == 3
 
 
+def test_quota_is_a_token_bucket_and_faults_use_no_quota() -> None:
+    with ModelEmulator(requests_per_minute=600, quota_burst=2, fault_rate=1.0, fault_status=503) as emu:
+        assert [post(emu, VERTEX, google_body())[0] for _ in range(3)] == [503, 503, 503]  # faults: no tokens used
+        emu.fault_rate = 0.0
+        assert [post(emu, VERTEX, google_body())[0] for _ in range(2)] == [200, 200]  # the full bucket
+        status, headers, body = post(emu, VERTEX, google_body())
+        assert status == 429 and 0 < float(headers["Retry-After"]) <= 0.1  # one token per 0.1 s
+        assert body["error"]["message"] == "quota of 600 requests per minute exceeded"
+        time.sleep(0.12)
+        assert post(emu, VERTEX, google_body())[0] == 200  # refilled
+        assert emu.stats() == {
+            "calls": 7,
+            "by_status": {"200": 3, "429": 1, "503": 3},
+            "in_flight": 0,
+            "max_in_flight": 1,
+        }
+
+
+def test_several_fault_statuses_and_stats_endpoint() -> None:
+    with ModelEmulator(fault_rate=1.0, fault_status=(429, 503), seed=1, record_requests=False) as emu:
+        statuses = [post(emu, OPENAI, openai_body())[0] for _ in range(20)]
+        assert set(statuses) == {429, 503}
+        assert emu.requests == [] and emu.call_count == 20  # counters only
+        with urllib.request.urlopen(emu.url + "/stats", timeout=5) as response:
+            stats = json.loads(response.read())
+        assert stats["calls"] == 20 and sum(stats["by_status"].values()) == 20
+
+
 def test_random_faults_are_seeded() -> None:
     def statuses(seed: int) -> list[int]:
         with ModelEmulator(fault_rate=0.5, fault_status=502, seed=seed) as emu:

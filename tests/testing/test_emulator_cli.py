@@ -29,3 +29,43 @@ def test_cli_serves_until_terminated() -> None:
         process.terminate()
         assert process.wait(timeout=10) == 0
         process.stdout.close()
+
+
+def test_cli_length_judge_quota_and_faults() -> None:
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "autorater_pipelines.testing.emulator",
+            "--judge",
+            "length",
+            "--requests-per-minute",
+            "60",
+            "--quota-burst",
+            "1",
+            "--fault-rate",
+            "0",
+            "--fault-status",
+            "429,503",
+            "--no-record",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        url = process.stdout.readline().split()[-1]
+        prompt = "<<<BEGIN RESPONSE A x>>>\nlong answer\n<<<END RESPONSE A x>>>\n<<<BEGIN RESPONSE B x>>>\nno\n<<<END RESPONSE B x>>>"
+        body = json.dumps({"model": "m", "messages": [{"role": "user", "content": prompt}]}).encode()
+        request = urllib.request.Request(
+            url + "/v1/chat/completions", data=body, headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            answer = json.loads(json.loads(response.read())["choices"][0]["message"]["content"])
+        assert answer["choice"] == "A"
+        with urllib.request.urlopen(url + "/stats", timeout=10) as response:
+            assert json.loads(response.read())["by_status"] == {"200": 1}
+    finally:
+        process.terminate()
+        assert process.wait(timeout=10) == 0
+        process.stdout.close()

@@ -18,10 +18,15 @@ Routes (``POST``):
   batch prediction jobs whose lines are answered like ``vertex`` calls (:attr:`ModelEmulator.batch`,
   :mod:`autorater_pipelines.testing._batch`)
 
-Failure simulation, in this order per request: injected failures (:meth:`ModelEmulator.inject_failures`),
-the quota (``requests_per_minute`` over a sliding 60 s window of answered requests → 429 with
-``Retry-After``), random faults (``fault_rate``, seeded). ``Retry-After`` values may be fractional
-seconds (e.g. ``0.2``) so tests stay fast; OpenAI answers also carry ``retry-after-ms``.
+Failure simulation, decided when a request arrives, in this order: injected failures
+(:meth:`ModelEmulator.inject_failures`), random faults (``fault_rate``, seeded; a faulted request uses no
+quota), the quota (a token bucket: ``quota_burst`` requests at most, refilled at ``requests_per_minute``;
+beyond it 429 with ``Retry-After`` = time until the next token). Every answer, failed or not, is sent
+after ``latency_s``. ``Retry-After`` values may be fractional seconds (e.g. ``0.2``) so tests stay fast;
+OpenAI answers also carry ``retry-after-ms``.
+
+``GET /stats`` answers the counters as JSON (``calls``, ``by_status``, ``max_in_flight``), so a client in
+another process (benchmarks) can read them.
 
 Run it by hand: ``python -m autorater_pipelines.testing.emulator --port 8080 --latency-ms 50``
 (:mod:`autorater_pipelines.testing.emulator`).
@@ -37,7 +42,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -115,9 +120,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
-        """Answer health checks on ``/`` and ``/health``."""
+        """Answer health checks on ``/`` and ``/health``, and the counters on ``/stats``."""
         if self.path in ("/", "/health"):
             self._send(200, {"status": "ok"})
+        elif self.path == "/stats":
+            self._send(200, self.server.emulator.stats())
         elif is_batch_path(self.path):
             self._send(*self.server.emulator.batch.handle("GET", self.path, {}))
         else:
@@ -162,11 +169,17 @@ class ModelEmulator:
             :data:`autorater_pipelines.testing.Responder`); default: a fixed short text, or a JSON
             instance of the requested response schema.
         latency_s: Seconds each request takes before it is answered (may be changed while running).
-        requests_per_minute: Quota; beyond it in a sliding 60 s window the answer is 429 with
-            ``Retry-After`` (None = no quota).
-        fault_rate: Probability in [0, 1] that a request fails with ``fault_status``.
-        fault_status: HTTP status of random faults.
+        requests_per_minute: Quota: refill rate of a token bucket of ``quota_burst`` requests; a
+            request that finds the bucket empty is answered 429 with ``Retry-After`` (None = no quota).
+        fault_rate: Probability in [0, 1] that a request fails with ``fault_status``; faulted requests
+            use no quota.
+        fault_status: HTTP status of random faults, or several (each fault picks one at random, e.g.
+            ``(429, 503)``). Random faults carry no ``Retry-After``.
         seed: Seed of the fault generator.
+        quota_burst: Capacity of the quota bucket in requests (default: ``requests_per_minute``, one
+            minute's worth, which starts full).
+        record_requests: Keep every :class:`EmulatedRequest` (``requests``); False keeps only the
+            counters (long benchmarks).
         host: Interface to bind (keep the loopback default in tests).
         port: TCP port; 0 picks a free one.
     """
@@ -177,23 +190,30 @@ class ModelEmulator:
         latency_s: float = 0.0,
         requests_per_minute: float | None = None,
         fault_rate: float = 0.0,
-        fault_status: int = 503,
+        fault_status: int | Sequence[int] = 503,
         seed: int = 0,
         *,
+        quota_burst: float | None = None,
+        record_requests: bool = True,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
         self.responder: Callable[[EmulatedRequest], Any] = responder or default_responder
         self.latency_s = latency_s
         self.requests_per_minute = requests_per_minute
+        self.quota_burst = quota_burst
         self.fault_rate = fault_rate
         self.fault_status = fault_status
+        self.record_requests = record_requests
         self._random = random.Random(seed)
         self._host, self._port = host, port
         self._lock = threading.Lock()
         self._requests: list[EmulatedRequest] = []
+        self._call_count = 0
+        self._by_status: collections.Counter[int] = collections.Counter()
         self._injected: collections.deque[tuple[int, float | None]] = collections.deque()
-        self._window: collections.deque[float] = collections.deque()
+        self._tokens: float | None = None  # quota bucket level; None = full, not started
+        self._refilled_at = 0.0
         self._in_flight = 0
         self._max_in_flight = 0
         self._connections: set[socket.socket] = set()
@@ -257,7 +277,21 @@ class ModelEmulator:
     def call_count(self) -> int:
         """Number of model calls received (answered with any status)."""
         with self._lock:
-            return len(self._requests)
+            return self._call_count
+
+    def stats(self) -> dict[str, Any]:
+        """Counters as a JSON-ready dict (also served on ``GET /stats``).
+
+        Returns:
+            ``{"calls": received, "by_status": {"200": answered, ...}, "in_flight": n, "max_in_flight": n}``.
+        """
+        with self._lock:
+            return {
+                "calls": self._call_count,
+                "by_status": {str(k): v for k, v in sorted(self._by_status.items())},
+                "in_flight": self._in_flight,
+                "max_in_flight": self._max_in_flight,
+            }
 
     @property
     def max_in_flight(self) -> int:
@@ -266,11 +300,13 @@ class ModelEmulator:
             return self._max_in_flight
 
     def reset(self) -> None:
-        """Forget recorded requests, counters, injected failures and the quota window."""
+        """Forget recorded requests, counters, injected failures and the quota bucket (full again)."""
         with self._lock:
             self._requests.clear()
+            self._call_count = 0
+            self._by_status.clear()
             self._injected.clear()
-            self._window.clear()
+            self._tokens = None
             self._max_in_flight = self._in_flight
 
     # --- control ------------------------------------------------------------------------------
@@ -289,32 +325,36 @@ class ModelEmulator:
         if self._injected:
             status, retry_after = self._injected.popleft()
             return status, retry_after, f"injected failure (HTTP {status})"
-        if self.requests_per_minute:
-            now = time.monotonic()
-            while self._window and now - self._window[0] >= 60.0:
-                self._window.popleft()
-            if len(self._window) >= self.requests_per_minute:
-                wait = max(0.001, self._window[0] + 60.0 - now)
-                return (
-                    429,
-                    round(wait, 3),
-                    f"quota of {self.requests_per_minute:g} requests per minute exceeded",
-                )
-            self._window.append(now)
         if self.fault_rate and self._random.random() < self.fault_rate:
-            return self.fault_status, None, f"random fault (HTTP {self.fault_status})"
+            statuses = [self.fault_status] if isinstance(self.fault_status, int) else list(self.fault_status)
+            status = statuses[self._random.randrange(len(statuses))] if len(statuses) > 1 else statuses[0]
+            return status, None, f"random fault (HTTP {status})"
+        if self.requests_per_minute:
+            rate = self.requests_per_minute / 60.0  # tokens per second
+            capacity = max(1.0, float(self.quota_burst or self.requests_per_minute))
+            now = time.monotonic()
+            if self._tokens is None:
+                self._tokens = capacity
+            else:
+                self._tokens = min(capacity, self._tokens + (now - self._refilled_at) * rate)
+            self._refilled_at = now
+            if self._tokens < 1.0:
+                wait = max(0.001, (1.0 - self._tokens) / rate)
+                return 429, round(wait, 3), f"quota of {self.requests_per_minute:g} requests per minute exceeded"
+            self._tokens -= 1.0
         return None
 
     def _handle(self, request: EmulatedRequest) -> tuple[int, dict[str, Any], dict[str, str]]:
         with self._lock:
-            self._requests.append(request)
+            if self.record_requests:
+                self._requests.append(request)
+            self._call_count += 1
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
+            failure = self._failure()
         try:
             if self.latency_s > 0:
                 time.sleep(self.latency_s)
-            with self._lock:
-                failure = self._failure()
             if failure is not None:
                 status, retry_after, message = failure
                 headers: dict[str, str] = {}
@@ -335,3 +375,5 @@ class ModelEmulator:
         finally:
             with self._lock:
                 self._in_flight -= 1
+                if request.status is not None:
+                    self._by_status[request.status] += 1

@@ -16,6 +16,16 @@ from autorater_pipelines.testing._server import ModelEmulator
 __all__ = ["ModelEmulator", "main"]
 
 
+def _statuses(text: str) -> tuple[int, ...]:
+    try:
+        statuses = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected HTTP statuses like 503 or 429,503, got {text!r}") from None
+    if not statuses or not all(400 <= s <= 599 for s in statuses):
+        raise argparse.ArgumentTypeError(f"expected HTTP error statuses (400-599), got {text!r}")
+    return statuses
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the emulator until interrupted (Ctrl-C or SIGTERM); prints its URL first.
 
@@ -44,22 +54,52 @@ def main(argv: list[str] | None = None) -> int:
         default=0.0,
         help="probability of a random fault per request, 0-1 (default: 0)",
     )
-    parser.add_argument("--fault-status", type=int, default=503, help="HTTP status of faults (default: 503)")
+    parser.add_argument(
+        "--fault-status",
+        type=_statuses,
+        default=(503,),
+        help="HTTP status of faults, or a comma-separated list picked at random, e.g. 429,503 (default: 503)",
+    )
+    parser.add_argument(
+        "--quota-burst",
+        type=float,
+        default=None,
+        help="capacity of the quota's token bucket in requests (default: one minute's worth)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the fault generator (default: 0)")
     parser.add_argument(
         "--text",
         default=None,
         help="fixed answer text (default: a short text, or JSON matching the response schema)",
     )
+    parser.add_argument(
+        "--judge",
+        choices=["length"],
+        default=None,
+        help="answer AutoSxS judge prompts with a scripted judge: length = the longer response wins",
+    )
+    parser.add_argument(
+        "--no-record",
+        action="store_true",
+        help="keep only counters, not every request (long benchmarks; counters on GET /stats)",
+    )
     args = parser.parse_args(argv)
+    if args.text is not None and args.judge is not None:
+        parser.error("--text and --judge are mutually exclusive")
     responder = (lambda _request: args.text) if args.text is not None else None
+    if args.judge == "length":
+        from autorater_pipelines.testing.judges import length_judge
+
+        responder = length_judge
     emulator = ModelEmulator(
         responder,
         latency_s=args.latency_ms / 1000.0,
         requests_per_minute=args.requests_per_minute,
         fault_rate=args.fault_rate,
-        fault_status=args.fault_status,
+        fault_status=args.fault_status[0] if len(args.fault_status) == 1 else args.fault_status,
         seed=args.seed,
+        quota_burst=args.quota_burst,
+        record_requests=not args.no_record,
         host=args.host,
         port=args.port,
     )
