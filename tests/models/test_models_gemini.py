@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
 from autorater_pipelines.models import ErrorKind, GenerateConfig, MediaPart, ModelRequest, get_model
+from autorater_pipelines.models.providers import vertex as vertex_module
 from autorater_pipelines.testing import EmulatedRequest, ModelEmulator
 
 SCHEMA = {
@@ -24,7 +26,7 @@ def test_vertex_text_usage_and_route(emulator: ModelEmulator, make_config) -> No
     assert out.finish_reason == "stop"
     assert out.usage.input_tokens == 2 and out.usage.output_tokens == 3
     assert out.attempts == 1 and not out.cached and out.latency_s > 0
-    assert out.raw is not None and out.raw["candidates"][0]["finish_reason"] == "STOP"
+    assert out.raw is not None and out.raw["candidates"][0]["finishReason"] == "STOP"  # the API's JSON
     [req] = emulator.requests
     assert req.protocol == "vertex" and req.model == "gemini-2.5-flash"
     assert (
@@ -123,3 +125,72 @@ def test_config_from_params_drives_the_model(emulator: ModelEmulator) -> None:
     )
     assert get_model("gemini-2.5-flash", config).generate([ModelRequest(parts=("x",))])[0].ok
     assert emulator.requests[0].generation == {"temperature": 0}
+
+
+_WIRE_CASES = [
+    (ModelRequest(parts=("hi",)), {}),
+    (
+        ModelRequest(
+            parts=(
+                "Is there a cat?",
+                MediaPart("image/png", data=b"\x89PNG\xff\xfe"),
+                MediaPart("video/mp4", uri="gs://b/v.mp4"),
+            ),
+            system_instruction="Be careful.",
+            response_schema=SCHEMA,
+        ),
+        {"temperature": 0.2, "max_output_tokens": 64, "top_p": 0.9, "seed": 7, "logprobs": 3},
+    ),
+    (ModelRequest(parts=("x",), response_schema=SCHEMA), {"temperature": 0}),
+]
+
+
+@pytest.mark.parametrize("api_key", [False, True], ids=["vertex", "gemini_api"])
+@pytest.mark.parametrize(("request_", "settings"), _WIRE_CASES)
+@pytest.mark.parametrize(
+    "name", ["gemini-2.5-flash", "publishers/google/models/gemini-2.5-flash", "projects/p/locations/l/endpoints/7"]
+)
+def test_request_body_matches_the_sdk_conversion(
+    make_config, monkeypatch: pytest.MonkeyPatch, api_key: bool, request_: ModelRequest, settings: dict, name: str
+) -> None:
+    """The wire body we build is exactly what google-genai's own typed path would send."""
+    from google.genai import _common, models
+
+    if api_key:
+        if name.startswith("projects/"):
+            pytest.skip("the Gemini API has no endpoints")
+        monkeypatch.setenv("GEMINI_API_KEY", "k")
+    model = get_model(name, make_config(**settings))
+    provider = model._backend
+    params = models.types._GenerateContentParameters(
+        model=provider.name,
+        contents=[models.types.Content(role="user", parts=[vertex_module._part(p) for p in request_.parts])],
+        config=provider._generation_config(request_),
+    )
+    api = provider._client._api_client
+    convert = (
+        models._GenerateContentParameters_to_vertex if api.vertexai else models._GenerateContentParameters_to_mldev
+    )
+    expected = convert(api, params, None, params)
+    path = expected.pop("_url")["model"] + ":generateContent"
+    expected.pop("config", None)
+    expected = _common.encode_unserializable_types(_common.convert_to_dict(expected))
+    assert provider.request_body(request_) == expected
+    assert provider._path == path
+
+
+def test_sdk_typed_path_gives_the_same_outputs(emulator: ModelEmulator, make_config, monkeypatch) -> None:
+    """Without the SDK transport method, calls go through generate_content with the same results."""
+    emulator.responder = lambda req: {
+        "text": "A",
+        "logprobs": [{"token": "A", "logprob": -0.1, "top": [["A", -0.1], ["B", -2.5]]}],
+    }
+    requests = [ModelRequest(parts=("x",), response_schema=SCHEMA, system_instruction="s")]
+    fast = get_model("gemini-2.5-flash", make_config(logprobs=2))
+    typed = get_model("gemini-2.5-flash", make_config(logprobs=2))
+    monkeypatch.setattr(typed._backend, "_transport", None)
+    [a], [b] = fast.generate(requests), typed.generate(requests)
+    assert emulator.requests[0].body == emulator.requests[1].body
+    assert dataclasses.replace(a, latency_s=0, raw=None) == dataclasses.replace(b, latency_s=0, raw=None)
+    assert a.raw["candidates"][0]["content"] == b.raw["candidates"][0]["content"]
+    assert a.usage.input_tokens > 0 and a.finish_reason == "stop"

@@ -39,7 +39,8 @@ def test_requests_per_minute_spacing(emulator: ModelEmulator, make_config, monke
     began = time.monotonic()
     assert all(o.ok for o in model.generate([ModelRequest(parts=(str(i),)) for i in range(4)]))
     assert time.monotonic() - began >= 0.27  # starts at 0, 0.1, 0.2, 0.3 s
-    assert min(b - a for a, b in zip(starts, starts[1:], strict=False)) >= 0.095
+    assert all(t - starts[0] >= 0.1 * k - 0.005 for k, t in enumerate(starts))  # never ahead of the grid
+    assert min(b - a for a, b in zip(starts, starts[1:], strict=False)) >= 0.045  # a late start is not made up twice
     assert emulator.call_count == 4
 
 
@@ -54,7 +55,50 @@ def test_rate_limiter_spaces_starts_evenly() -> None:
         return times
 
     times = asyncio.run(run())
-    assert min(b - a for a, b in zip(times, times[1:], strict=False)) >= 0.045
+    assert all(t - times[0] >= 0.05 * k - 0.002 for k, t in enumerate(times))
+    assert min(b - a for a, b in zip(times, times[1:], strict=False)) >= 0.02
+
+
+def test_rate_limiter_keeps_the_grid_despite_late_wakeups() -> None:
+    now = [0.0]
+    limiter = RateLimiter(600, clock=lambda: now[0])  # grid every 0.1 s
+    starts = []
+    for _ in range(10):
+        delay = limiter._try_start()
+        if delay:
+            now[0] += delay + 0.03  # every wake-up is 30 ms late (a loaded machine)
+            assert limiter._try_start() == 0.0
+        starts.append(now[0])
+    # 10 starts in 0.93 s: the lateness does not accumulate (it would give 0.9 + 9 * 0.03 = 1.17 s)
+    assert starts[-1] == pytest.approx(0.93)
+    now[0] += 5.0  # idle: the grid restarts from now, no burst of saved-up starts
+    assert limiter._try_start() == 0.0
+    assert limiter._try_start() == pytest.approx(0.1)
+
+
+def test_rate_limiter_refund_gives_a_rejected_start_back() -> None:
+    now = [0.0]
+    limiter = RateLimiter(600, clock=lambda: now[0])
+    assert limiter._try_start() == 0.0
+    assert limiter._try_start() == pytest.approx(0.1)
+    now[0] = 0.05
+    limiter.refund()  # the first call came back 503: it used no quota
+    assert limiter._try_start() == 0.0  # one extra start off the grid
+    assert limiter._try_start() == pytest.approx(0.05)
+    now[0] = 0.1
+    assert limiter._try_start() == 0.0  # the grid is unchanged
+    now[0] = 10.0
+    limiter.refund()  # nothing queued: a refund creates no burst
+    assert limiter._try_start() == 0.0
+    assert limiter._try_start() == pytest.approx(0.1)
+    now[0] = 10.05
+    for _ in range(50):
+        limiter.refund()  # at most one second's worth of credits is kept
+    assert sum(limiter._try_start() == 0.0 for _ in range(50)) == 10
+    limiter.refund()
+    limiter.pause(1.0)  # a pause drops the credits
+    now[0] = 11.2
+    assert limiter._try_start() == 0.0 and limiter._try_start() == pytest.approx(0.1)
 
 
 def test_cache_hits_use_no_rate_budget(emulator: ModelEmulator, make_config, tmp_path) -> None:

@@ -10,7 +10,7 @@ bounded (adaptive) concurrency, a requests-per-minute limiter, retries with back
 """
 
 from autorater_pipelines.models._config import GenerateConfig
-from autorater_pipelines.models._model import CallStats, Model
+from autorater_pipelines.models._model import Model
 from autorater_pipelines.models._provider import Provider, ProviderError
 from autorater_pipelines.models._registry import (
     get_model,
@@ -18,6 +18,7 @@ from autorater_pipelines.models._registry import (
     provider_prefixes,
     register_provider,
 )
+from autorater_pipelines.models._stats import CallStats, LatencyHistogram
 from autorater_pipelines.models._types import (
     ErrorKind,
     MediaPart,
@@ -32,6 +33,7 @@ __all__ = [
     "CallStats",
     "ErrorKind",
     "GenerateConfig",
+    "LatencyHistogram",
     "MediaPart",
     "Model",
     "ModelError",

@@ -3,17 +3,18 @@
 Layout: ``<cache_dir>/<key[:2]>/<key>.json`` where ``key`` is the sha256 (hex) of the canonical JSON of
 the request as the provider sees it (provider, model, endpoint, parts with media hashed, system
 instruction, response schema, generation settings, sample index — never ``ModelRequest.key``).
-Entries are written to a temporary file in the same directory and renamed with :func:`os.replace`, so a
-killed process leaves either a whole entry or none; an unreadable or malformed entry is a miss.
+Entries are written to a temporary file in the same directory (``.<pid>-….tmp``, a name no other writer
+uses) and renamed with :func:`os.replace`, so a killed process leaves either a whole entry or none (and
+at most a stray ``.tmp`` file, never read); an unreadable or malformed entry is a miss.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,9 @@ class ResponseCache:
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
         self._write_failed = False
+        self._made_dirs: set[str] = set()
+        self._tmp_prefix = f".{os.getpid()}-{id(self):x}"
+        self._tmp_count = itertools.count()
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
@@ -125,12 +129,20 @@ class ResponseCache:
         }
         tmp_name = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(
-                "w", encoding="utf-8", dir=path.parent, prefix=f".{key[:8]}-", suffix=".tmp", delete=False
-            ) as f:
-                tmp_name = f.name
-                json.dump(entry, f, ensure_ascii=False, default=str)
+            data = json.dumps(entry, ensure_ascii=False, default=str).encode("utf-8")
+            parent = str(path.parent)
+            if parent not in self._made_dirs:
+                os.makedirs(parent, exist_ok=True)
+                self._made_dirs.add(parent)
+            # a name no other writer uses (pid + cache object + counter), created exclusively
+            tmp_name = os.path.join(parent, f"{self._tmp_prefix}-{next(self._tmp_count)}.tmp")
+            fd = os.open(tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
             os.replace(tmp_name, path)
         except (OSError, TypeError, ValueError) as exc:
             if tmp_name is not None:

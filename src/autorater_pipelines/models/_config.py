@@ -50,8 +50,10 @@ class GenerateConfig(pydantic.BaseModel):
     """Client-side rate limit in requests per minute (None = unlimited). Cache hits do not count."""
     max_retries: int = pydantic.Field(default=8, ge=0)
     """Retries after the first attempt for rate-limit and transient errors (0 = no retry)."""
-    initial_backoff_s: float = pydantic.Field(default=1.0, gt=0)
-    """First retry delay in seconds; doubles each retry (full jitter), capped by ``max_backoff_s``."""
+    initial_backoff_s: float = pydantic.Field(default=0.5, gt=0)
+    """First retry delay in seconds (as the OpenAI SDK); doubles with each retry of a request while the
+    endpoint keeps failing (the doubling stops when other calls succeed meanwhile), each delay drawn
+    uniformly from [0, delay] (full jitter), capped by ``max_backoff_s``. A 429's ``Retry-After`` wins."""
     max_backoff_s: float = pydantic.Field(default=60.0, gt=0)
     """Longest delay between retries in seconds (a longer Retry-After is still honoured)."""
     timeout_s: float = pydantic.Field(default=120.0, gt=0)

@@ -5,10 +5,17 @@ Path of one request (:meth:`Model.agenerate`)::
     cache lookup ──hit──▶ output (cached=True, attempts=0; no rate-limit budget used)
         │ miss
         ▼
-    per attempt: concurrency slot ▶ rate limiter (smooth spacing, 429 pauses) ▶ provider (timeout)
-        │ RATE_LIMIT / TRANSIENT: wait Retry-After or exponential backoff with full jitter, try again
+    per attempt: concurrency slot ▶ rate limiter (grid spacing, 429 pauses) ▶ provider (timeout)
+        │ RATE_LIMIT / TRANSIENT: wait Retry-After, or exponential backoff with full jitter whose
+        │ exponent is this request's attempt count capped by the endpoint's current streak of failed
+        │ attempts (sporadic faults: short waits; a failing endpoint: growing waits); try again
+        │ (an answer the server rejected gives its rate-limiter start back)
         ▼
     success ▶ cache write ▶ output
+
+Many requests (:meth:`Model.generate`, :meth:`Model.generate_each`) run on a bounded pool of worker
+coroutines that pull requests lazily from the input iterable, so memory and scheduling cost do not grow
+with the number of requests; outputs are delivered in input order through a small reorder buffer.
 
 Replay-style providers (``uses_network = False``) skip the cache, the limiters and retries.
 """
@@ -22,7 +29,7 @@ import logging
 import random
 import sys
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
 from tqdm.auto import tqdm
@@ -33,7 +40,8 @@ from autorater_pipelines.models._cache import ResponseCache, cache_key, resolve_
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._provider import Provider, ProviderError
 from autorater_pipelines.models._ratelimit import ConcurrencyLimiter, RateLimiter
-from autorater_pipelines.models._types import ErrorKind, ModelError, ModelOutput, ModelRequest, Usage
+from autorater_pipelines.models._stats import CallStats
+from autorater_pipelines.models._types import ErrorKind, ModelError, ModelOutput, ModelRequest
 
 __all__ = ["CallStats", "Model"]
 
@@ -43,50 +51,8 @@ _T = TypeVar("_T")
 _RETRYABLE = (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT)
 _CALL_FAILURES = (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT, ErrorKind.FATAL)
 _LOGGED_FAILURES = 5  # per generate() run, then only the summary
-
-
-@dataclasses.dataclass
-class CallStats:
-    """Running totals of a :class:`Model` (never reset).
-
-    Attributes:
-        requests: Requests answered by ``agenerate`` (cache hits, replays and failures included).
-        calls: Network attempts made (first tries plus retries).
-        cache_hits: Requests served from the response cache.
-        retries: Attempts after a first one.
-        rate_limited: HTTP 429 answers seen.
-        failures: Requests whose output carries an error (any kind).
-        usage: Token usage summed over successful calls.
-    """
-
-    requests: int = 0
-    calls: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    rate_limited: int = 0
-    failures: int = 0
-    usage: Usage = Usage()
-
-    def since(self, earlier: CallStats) -> CallStats:
-        """Totals accumulated after the snapshot ``earlier`` (from ``dataclasses.replace(stats)``)."""
-        values: dict[str, Any] = {
-            f.name: getattr(self, f.name) - getattr(earlier, f.name)
-            for f in dataclasses.fields(self)
-            if f.name != "usage"
-        }
-        usage = Usage(
-            self.usage.input_tokens - earlier.usage.input_tokens,
-            self.usage.output_tokens - earlier.usage.output_tokens,
-        )
-        return CallStats(**values, usage=usage)
-
-    def summary(self) -> str:
-        """Describe the totals in one line (``10 requests, 8 calls, 2 cache hits, ...``)."""
-        return (
-            f"{self.requests} requests, {self.calls} calls, {self.cache_hits} cache hits, "
-            f"{self.retries} retries ({self.rate_limited} rate-limited), {self.failures} failures, "
-            f"{self.usage.input_tokens} input / {self.usage.output_tokens} output tokens"
-        )
+_TIMEOUT = getattr(asyncio, "timeout", None)
+_SPARE_WORKERS = 16  # workers beyond max_concurrency: requests in backoff or reading the cache
 
 
 class Model:
@@ -116,6 +82,7 @@ class Model:
         self._slots = ConcurrencyLimiter(config.max_concurrency, adaptive=config.adaptive_concurrency)
         self._random = random.Random()
         self._consecutive_failures = 0
+        self._failed_attempts_in_a_row = 0  # across all calls: how unhealthy the endpoint looks now
         self._budget_error: ModelError | None = None
 
     def __repr__(self) -> str:
@@ -150,7 +117,7 @@ class Model:
         self.stats.usage = self.stats.usage + output.usage
         return output
 
-    def generate(self, requests: Sequence[ModelRequest], *, desc: str = "model calls") -> list[ModelOutput]:
+    def generate(self, requests: Iterable[ModelRequest], *, desc: str = "model calls") -> list[ModelOutput]:
         """Answer many requests concurrently (bounded by ``config.max_concurrency``).
 
         Args:
@@ -165,10 +132,38 @@ class Model:
                 retries; the remaining requests were not called.
         """
         requests = list(requests)
-        if not requests:
-            return []
+        outputs: list[ModelOutput] = []
+        if requests:
+            self.generate_each(requests, lambda _request, output: outputs.append(output), desc=desc)
+        return outputs
+
+    def generate_each(
+        self,
+        requests: Iterable[ModelRequest],
+        consume: Callable[[ModelRequest, ModelOutput], None],
+        *,
+        desc: str = "model calls",
+        total: int | None = None,
+    ) -> None:
+        """Answer requests as a stream: pull them lazily, hand each output to ``consume`` in input order.
+
+        Neither the requests nor the outputs are kept, so memory stays flat however many there are (the
+        iterable may build each request on demand). ``consume`` runs in the event loop's thread; it should
+        be quick, and an exception it raises stops the run and propagates.
+
+        Args:
+            requests: The requests; iterated once, a few ahead of the calls in flight.
+            consume: Called as ``consume(request, output)`` once per request, in input order.
+            desc: Label of the progress bar and of the summary log line.
+            total: Number of requests, for the progress bar (default: ``len(requests)`` when it has one).
+
+        Raises:
+            ModelCallError: as for :meth:`generate`; ``consume`` has then received the outputs before the
+                first request that was not answered.
+        """
         if self.config.mode == "batch":  # one Vertex AI batch prediction job (models/_batch.py)
-            return generate_batch(
+            requests = list(requests)
+            outputs = generate_batch(
                 self._backend,
                 requests,
                 spec=self.spec,
@@ -178,77 +173,92 @@ class Model:
                 stats=self.stats,
                 desc=desc,
             )
-        return _run_sync(self._generate_all(requests, desc))
+            for request, output in zip(requests, outputs, strict=True):
+                consume(request, output)
+            return
+        if total is None and hasattr(requests, "__len__"):
+            total = len(requests)  # type: ignore[arg-type]
+        _run_sync(self._generate_each(iter(requests), consume, desc, total))
 
     async def aclose(self) -> None:
         """Close the provider connections opened in the running event loop."""
         await self._backend.aclose()
 
     # ------------------------------------------------------------------------------------------
-    async def _generate_all(self, requests: list[ModelRequest], desc: str) -> list[ModelOutput]:
+    async def _generate_each(
+        self,
+        requests: Iterable[ModelRequest],
+        consume: Callable[[ModelRequest, ModelOutput], None],
+        desc: str,
+        total: int | None,
+    ) -> None:
         self._consecutive_failures = 0
         self._budget_error = None
-        before = dataclasses.replace(self.stats)
+        before = self.stats.snapshot()
         started = time.monotonic()
-        outputs: list[ModelOutput | None] = [None] * len(requests)
-        tripped = asyncio.Event()
+        numbered = enumerate(requests)
+        ready: dict[int, tuple[ModelRequest, ModelOutput]] = {}  # reorder buffer
+        next_index = 0
+        answered = 0
         logged = 0
         interactive = bool(getattr(sys.stderr, "isatty", lambda: False)())
         bar = tqdm(
-            total=len(requests),
+            total=total,
             desc=desc,
             disable=not self.config.progress,
             mininterval=0.5 if interactive else 5.0,
             file=sys.stderr,
         )
 
-        async def one(index: int, request: ModelRequest) -> None:
-            nonlocal logged
-            output = await self.agenerate(request)
-            outputs[index] = output
-            bar.update(1)
-            if output.error is not None and output.error.kind is not ErrorKind.BUDGET and logged < _LOGGED_FAILURES:
-                logged += 1
-                logger.warning(
-                    "%s: request %r failed: %s: %s",
-                    self.spec,
-                    request.key,
-                    output.error.kind.value,
-                    output.error.message,
-                )
-            if self._budget_error is not None:
-                tripped.set()
+        async def worker() -> None:
+            nonlocal next_index, answered, logged
+            for index, request in numbered:  # shared iterator: each worker pulls the next request
+                if self._budget_error is not None:
+                    return
+                output = await self.agenerate(request)
+                if output.error is None:
+                    answered += 1
+                elif output.error.kind is not ErrorKind.BUDGET and logged < _LOGGED_FAILURES:
+                    logged += 1
+                    logger.warning(
+                        "%s: request %r failed: %s: %s",
+                        self.spec,
+                        request.key,
+                        output.error.kind.value,
+                        output.error.message,
+                    )
+                ready[index] = (request, output)
+                while next_index in ready:
+                    consume(*ready.pop(next_index))
+                    next_index += 1
+                bar.update(1)
 
-        tasks = [asyncio.ensure_future(one(i, r)) for i, r in enumerate(requests)]
-        trip_waiter = asyncio.ensure_future(tripped.wait())
-        everything = asyncio.gather(*tasks)
-        first_done: set[asyncio.Future[Any]] = {everything, trip_waiter}
+        workers = 1 if not self._backend.uses_network else self.config.max_concurrency + _SPARE_WORKERS
+        tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
         try:
-            await asyncio.wait(first_done, return_when=asyncio.FIRST_COMPLETED)
-            if tripped.is_set():
-                for task in tasks:
-                    task.cancel()
-            await asyncio.gather(everything, return_exceptions=True)
-            if not tripped.is_set():
-                everything.result()  # re-raise a programming error from a task, if any
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for task in done:
+                if not task.cancelled() and task.exception() is not None:
+                    raise task.exception()  # type: ignore[misc] - a bug in consume or in the iterable
         finally:
-            trip_waiter.cancel()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             bar.close()
             await self.aclose()
         run = self.stats.since(before)
         logger.info("%s (%s): %s in %.1f s", desc, self.spec, run.summary(), time.monotonic() - started)
         if self._budget_error is not None:
-            answered = sum(1 for o in outputs if o is not None and o.error is None)
             error = self._budget_error
+            remaining = f"of {total}" if total is not None else "so far; the rest were not called"
             raise ModelCallError(
                 f"stopped calling {self.spec!r} after {self.config.max_consecutive_failures} consecutive "
                 f"failed calls (max_consecutive_failures={self.config.max_consecutive_failures}); "
-                f"{answered} of {len(requests)} requests were answered. Last error: {error.kind.value}"
+                f"{answered} {remaining} requests were answered. Last error: {error.kind.value}"
                 f"{f' (HTTP {error.status_code})' if error.status_code else ''}: {error.message}. "
                 "Check the model name, credentials, project/location or base_url, or raise "
                 "max_consecutive_failures."
             )
-        return [o for o in outputs if o is not None]
 
     async def _agenerate_network(self, request: ModelRequest) -> ModelOutput:
         key = cache_key(self._identity, request, self.config) if self._cache is not None else None
@@ -276,10 +286,12 @@ class Model:
         while True:
             if self._budget_error is not None:
                 return self._budget_output(attempts=attempt)
-            attempt += 1
-            await self._slots.acquire()
+            await self._slots.acquire(priority=attempt > 0)  # retries go first: started work finishes first
             try:
-                await self._rate.acquire()
+                await self._rate.acquire(priority=attempt > 0)
+                if self._budget_error is not None:  # tripped while this call waited for its turn
+                    return self._budget_output(attempts=attempt)
+                attempt += 1
                 self.stats.calls += 1
                 started = time.monotonic()
                 output, error = await self._attempt(request)
@@ -287,8 +299,14 @@ class Model:
             finally:
                 self._slots.release()
             if error is None:
+                self._failed_attempts_in_a_row = 0
                 self._slots.on_success()
+                if output.error is None:
+                    self.stats.latency.add(latency)
                 return dataclasses.replace(output, attempts=attempt, latency_s=latency)
+            self._failed_attempts_in_a_row += 1
+            if error.status_code is not None and (error.status_code == 429 or error.status_code >= 500):
+                self._rate.refund()  # the server rejected it: it used none of the quota
             if error.kind is ErrorKind.RATE_LIMIT:
                 self.stats.rate_limited += 1
                 self._slots.on_rate_limited()
@@ -299,9 +317,11 @@ class Model:
             if error.retry_after_s is not None:
                 delay = error.retry_after_s
             else:
-                delay = self._random.uniform(
-                    0.0, min(config.max_backoff_s, config.initial_backoff_s * 2 ** (attempt - 1))
-                )
+                # The backoff grows with the endpoint's streak of failed attempts (any call), not with
+                # this request's own bad luck: with sporadic faults a healthy endpoint is retried soon
+                # (no straggler waits 4 s after 3 unlucky faults); a failing endpoint backs off as fast.
+                exponent = min(attempt, self._failed_attempts_in_a_row) - 1
+                delay = self._random.uniform(0.0, min(config.max_backoff_s, config.initial_backoff_s * 2**exponent))
             self.stats.retries += 1
             logger.debug(
                 "%s: attempt %d for %r failed (%s: %s); retrying in %.2f s",
@@ -317,7 +337,11 @@ class Model:
     async def _attempt(self, request: ModelRequest) -> tuple[ModelOutput, ModelError | None]:
         """One provider call bounded by ``timeout_s``; returns (output, retry-classified error or None)."""
         try:
-            output = await asyncio.wait_for(self._backend.generate(request), self.config.timeout_s)
+            if _TIMEOUT is not None:  # Python ≥ 3.11: no extra Task per attempt (wait_for creates one)
+                async with _TIMEOUT(self.config.timeout_s):
+                    output = await self._backend.generate(request)
+            else:
+                output = await asyncio.wait_for(self._backend.generate(request), self.config.timeout_s)
         except ProviderError as exc:
             return ModelOutput(text=None, error=exc.error), exc.error
         except asyncio.TimeoutError:

@@ -17,13 +17,21 @@ __all__ = ["ConcurrencyLimiter", "RateLimiter"]
 
 
 class RateLimiter:
-    """Spaces call starts evenly: consecutive starts are at least ``60 / requests_per_minute`` s apart.
+    """Spaces call starts on a grid ``60 / requests_per_minute`` s apart, so the long-run rate is exact.
 
     There is no initial burst: the first call starts at once, the next one interval later, and so on.
-    Spacing is measured between actual start times, so a stalled event loop never releases a burst.
-    Waiters are served first come, first served. :meth:`pause` holds every start until a moment in
-    the future (used when a server answers 429 with ``Retry-After``, so the other calls do not hammer
-    it meanwhile).
+    Starts stay on the grid when a waiter wakes up a little late (up to half an interval: timer and
+    event-loop jitter), so small delays do not accumulate into a lower rate; a start later than that (idle
+    or stalled loop) restarts the grid from now, so a stall never releases a burst. Consequently any
+    window of ``k`` intervals holds at most ``k + 1`` starts (plus refunds, below). Waiters are served first
+    come, first served, except that priority waiters (retries) go first.
+
+    :meth:`refund` gives back the start of a call the server rejected (HTTP 429 or 5xx): a quota counts
+    the requests it served, so with a 10 % fault rate the limiter still admits ``requests_per_minute``
+    successful calls per minute. A refund is a credit for one extra start off the grid, granted only
+    while starts are queued (at most one second's worth is kept; an idle restart or a pause drops them).
+    If a server does count rejected requests, it answers 429 with ``Retry-After`` and :meth:`pause` (which
+    holds every start until that moment) corrects the pace.
 
     Args:
         requests_per_minute: Maximum starts per minute; None = no spacing (``pause`` still works).
@@ -32,8 +40,12 @@ class RateLimiter:
 
     def __init__(self, requests_per_minute: float | None, clock: Callable[[], float] = time.monotonic) -> None:
         self.interval_s = 60.0 / requests_per_minute if requests_per_minute else 0.0
+        self._grace_s = self.interval_s / 2.0
+        self._max_credits = max(1, int(1.0 / self.interval_s)) if self.interval_s else 0
+        self._credits = 0
+        self._priority_waiting = 0
         self._clock = clock
-        self._last_start = -float("inf")
+        self._next_start = -float("inf")
         self._paused_until = -float("inf")
         self._lock = threading.Lock()  # pause() may come from any thread
         self._queues: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
@@ -45,28 +57,63 @@ class RateLimiter:
                 del self._queues[old]
             return self._queues.setdefault(loop, asyncio.Lock())
 
-    def _try_start(self) -> float:
+    def _try_start(self, priority: bool = False) -> float:
         """Start now if allowed (returns 0) or return the seconds to wait."""
         with self._lock:
             now = self._clock()
-            ready = max(self._last_start + self.interval_s, self._paused_until)
-            if now >= ready:
-                self._last_start = now
+            if self._priority_waiting and not priority:
+                return max(self.interval_s / 4.0, 0.001)  # a retry is waiting: it goes first
+            if now < self._paused_until:
+                return self._paused_until - now
+            if now >= self._next_start:
+                on_grid = now - self._next_start <= self._grace_s and self._paused_until < self._next_start
+                if not on_grid:
+                    self._credits = 0  # idle or stalled: the grid restarts from now, refunds expire
+                self._next_start = (self._next_start if on_grid else now) + self.interval_s
                 return 0.0
-            return ready - now
+            if self._credits:
+                self._credits -= 1  # an extra start for a call the server rejected
+                return 0.0
+            return self._next_start - now
 
-    async def acquire(self) -> None:
-        """Wait until this caller may start a call."""
-        if self.interval_s == 0.0 and self._try_start() == 0.0:
+    async def acquire(self, priority: bool = False) -> None:
+        """Wait until this caller may start a call.
+
+        Args:
+            priority: Serve this caller before the queued ones (a retry of a call already started, so
+                started work finishes first and no retry waits behind the whole queue).
+        """
+        if self.interval_s == 0.0 and self._try_start(priority) == 0.0:
             return  # no spacing and no pause: no queueing either
+        if priority:
+            with self._lock:
+                self._priority_waiting += 1
+            try:
+                while (delay := self._try_start(priority=True)) > 0.0:
+                    await asyncio.sleep(delay)
+            finally:
+                with self._lock:
+                    self._priority_waiting -= 1
+            return
         async with self._queue():
             while (delay := self._try_start()) > 0.0:
                 await asyncio.sleep(delay)
+
+    def refund(self) -> None:
+        """Give back one start: the call it was used for was rejected by the server (429 / 5xx).
+
+        Only effective while starts are queued (the grid is ahead of now); at most one second's worth of
+        credits is kept, so it never creates a large burst.
+        """
+        with self._lock:
+            if self.interval_s and self._next_start > self._clock():
+                self._credits = min(self._credits + 1, self._max_credits)
 
     def pause(self, seconds: float) -> None:
         """Hold every start for ``seconds`` from now (never shortens an existing pause)."""
         with self._lock:
             self._paused_until = max(self._paused_until, self._clock() + max(0.0, seconds))
+            self._credits = 0  # the server asked for quiet: no extra starts when it ends
 
 
 class ConcurrencyLimiter:
@@ -74,7 +121,8 @@ class ConcurrencyLimiter:
 
     With ``adaptive=True``, each :meth:`on_rate_limited` halves the limit (at most once per
     ``cooldown_s``, never below 1) and each :meth:`on_success` adds ``1 / limit`` (so about +1 per
-    ``limit`` successes), never above ``max_concurrency``. Waiters are served first come, first served.
+    ``limit`` successes), never above ``max_concurrency``. Waiters are served first come, first served,
+    except that priority waiters (retries) go to the front.
 
     Args:
         max_concurrency: Upper bound on calls in flight (>= 1).
@@ -112,13 +160,20 @@ class ConcurrencyLimiter:
         """Calls holding a slot now."""
         return self._in_flight
 
-    async def acquire(self) -> None:
-        """Wait for a slot. Pair every successful acquire with one :meth:`release`."""
+    async def acquire(self, priority: bool = False) -> None:
+        """Wait for a slot. Pair every successful acquire with one :meth:`release`.
+
+        Args:
+            priority: Join the front of the queue (a retry of a call already started).
+        """
         if not self._waiters and self._in_flight < self.limit:
             self._in_flight += 1
             return
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
+        if priority:
+            self._waiters.appendleft(waiter)
+        else:
+            self._waiters.append(waiter)
         try:
             await waiter  # _wake() hands the slot over (in_flight already counted)
         except asyncio.CancelledError:
