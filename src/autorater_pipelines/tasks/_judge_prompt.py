@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -122,6 +123,52 @@ def _fence(*texts: str) -> str:
     return digest[:12]
 
 
+_SLOT = re.compile("\x00(F|RA|RB|T\\d+)\x00")
+_SKELETONS: dict[Any, list[str] | None] = {}  # per (criteria, rubric, labels): literal / slot pieces
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, Mapping):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_has_nul(v) for v in value)
+    return "\x00" in str(value)
+
+
+def _skeleton(criteria: list[Any], score_rubric: dict[str, str], labels: list[str]) -> list[str] | None:
+    """The prompt split into literal text (even indices) and slot names (odd indices), rendered once.
+
+    The template inserts the fence, the task texts and the responses verbatim (no filter, no escaping),
+    so rendering it with sentinel values and cutting at the sentinels gives pieces that, joined with
+    the real values, are exactly what Jinja would output. None when the static text itself contains NUL.
+    """
+    try:  # cheap to build and hash (no JSON): this runs once per judge request
+        key: Any = (
+            tuple((c["name"], c["definition"], tuple(c.get("steps") or ())) for c in criteria),
+            tuple(score_rubric.items()),
+            tuple(labels),
+        )
+        hash(key)
+    except (KeyError, TypeError):
+        key = json.dumps([criteria, score_rubric, labels], sort_keys=True, ensure_ascii=False, default=str)
+    if key in _SKELETONS:
+        return _SKELETONS[key]
+    text = _TEMPLATE.render(
+        criteria=criteria, score_rubric=score_rubric,
+        task_blocks=[{"label": label, "text": f"\x00T{i}\x00"} for i, label in enumerate(labels)],
+        response_a="\x00RA\x00", response_b="\x00RB\x00", fence="\x00F\x00",
+    )
+    pieces: list[str] | None = _SLOT.split(text)
+    if _has_nul([criteria, score_rubric, labels]):
+        pieces = None  # the static text holds NUL characters: cutting at sentinels would be ambiguous
+    if len(_SKELETONS) > 64:
+        _SKELETONS.clear()
+    _SKELETONS[key] = pieces
+    return pieces
+
+
 def render(
     *,
     criteria: Sequence[Mapping[str, Any]],
@@ -141,8 +188,31 @@ def render(
 
     Returns:
         The prompt text. Deterministic: the same inputs give the same text (caching and replay rely on it).
+        The template is rendered once per task (see :func:`_skeleton`); each call only joins strings.
 
     """
+    labels = [_LABELS.get(k, k.upper()) for k, _ in task_values]
+    fence = _fence(*(v for _, v in task_values), response_first, response_second)
+    pieces = _skeleton(list(criteria), dict(score_rubric), labels)
+    if pieces is None:
+        return render_with_jinja(
+            criteria=criteria, score_rubric=score_rubric, task_values=task_values,
+            response_first=response_first, response_second=response_second,
+        )
+    values = {"F": fence, "RA": response_first, "RB": response_second}
+    values.update((f"T{i}", text) for i, (_, text) in enumerate(task_values))
+    return "".join(piece if i % 2 == 0 else values[piece] for i, piece in enumerate(pieces))
+
+
+def render_with_jinja(
+    *,
+    criteria: Sequence[Mapping[str, Any]],
+    score_rubric: Mapping[str, str],
+    task_values: Sequence[tuple[str, str]],
+    response_first: str,
+    response_second: str,
+) -> str:
+    """Render the judge prompt with Jinja on every call (reference for :func:`render`; same arguments)."""
     blocks = [{"label": _LABELS.get(k, k.upper()), "text": v} for k, v in task_values]
     fence = _fence(*(v for _, v in task_values), response_first, response_second)
     return _TEMPLATE.render(
