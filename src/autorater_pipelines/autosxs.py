@@ -15,15 +15,16 @@ Error message row: id columns, ``stage`` (``judge``), ``sample_index`` (None for
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from autorater_pipelines import io, pairwise, prompts, tasks
 from autorater_pipelines.errors import AutoraterError, InputError
 from autorater_pipelines.metrics import pairwise_metrics
-from autorater_pipelines.models import GenerateConfig, get_model, parse_model_spec
+from autorater_pipelines.models import GenerateConfig, ModelOutput, ModelRequest, get_model, parse_model_spec
 
 __all__ = [
     "DEFAULT_AUTORATER_MODEL",
@@ -394,32 +395,52 @@ def judge_examples(
     schema = None if settings.verdict_pattern else tasks.JUDGMENT_SCHEMA
     prompt_keys = set(task_def.required_prompt_parameter_keys) | set(task_def.optional_prompt_parameter_keys)
 
-    per_example = []
-    all_requests = []
-    for example in examples:
-        ids = {c: example[c] for c in id_columns}
-        prompt = {k: v for k, v in example.items() if k in prompt_keys}
-        if example.get("response_a") is None or example.get("response_b") is None:
-            per_example.append((ids, len(all_requests), 0))  # generation failed: nothing to judge
-            continue
-        requests = pairwise.build_requests(
-            ids=ids,
-            prompt=prompt,
-            response_a=example["response_a"],
-            response_b=example["response_b"],
-            settings=settings,
-            render_judge_prompt=task_def.render_judge_prompt,
-            response_schema=schema,
-        )
-        per_example.append((ids, len(all_requests), len(requests)))
-        all_requests.extend(requests)
-    outputs = model.generate(all_requests, desc="judging")
+    judgments: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    # Requests are built lazily while earlier ones are in flight and dropped once answered, so the
+    # ~3 KB prompts of a large dataset never sit in memory all at once; outputs arrive in input order.
+    queued: collections.deque[tuple[Mapping[str, Any], dict[str, Any], int]] = collections.deque()
+    row: list[tuple[ModelRequest, ModelOutput]] = []
 
-    judgments, errors = [], []
-    for example, (ids, start, count) in zip(examples, per_example, strict=True):
-        requests = all_requests[start : start + count]
-        row_outputs = outputs[start : start + count]
-        samples = [pairwise.to_sample(r, o, settings) for r, o in zip(requests, row_outputs, strict=True)]
+    def requests() -> Iterator[ModelRequest]:
+        for example in examples:
+            ids = {c: example[c] for c in id_columns}
+            prompt = {k: v for k, v in example.items() if k in prompt_keys}
+            if example.get("response_a") is None or example.get("response_b") is None:
+                queued.append((example, ids, 0))  # generation failed: nothing to judge
+                continue
+            built = pairwise.build_requests(
+                ids=ids,
+                prompt=prompt,
+                response_a=example["response_a"],
+                response_b=example["response_b"],
+                settings=settings,
+                render_judge_prompt=task_def.render_judge_prompt,
+                response_schema=schema,
+            )
+            queued.append((example, ids, len(built)))
+            yield from built
+
+    def finish_rows() -> None:
+        """Write the judgment of every queued row whose outputs have all arrived, in input order."""
+        while queued and queued[0][2] == len(row):
+            example, ids, count = queued.popleft()
+            finish_row(example, ids, count, list(row))
+            row.clear()
+
+    def consume(request: ModelRequest, output: ModelOutput) -> None:
+        finish_rows()  # rows without requests ahead of this one
+        row.append((request, output))
+        finish_rows()
+
+    def finish_row(
+        example: Mapping[str, Any],
+        ids: dict[str, Any],
+        count: int,
+        answered: list[tuple[ModelRequest, ModelOutput]],
+    ) -> None:
+        row_outputs = [o for _, o in answered]
+        samples = [pairwise.to_sample(r, o, settings) for r, o in answered]
         choice, confidence, explanation = pairwise.combine_samples(samples)
         if not count:
             reasons = {
@@ -464,6 +485,9 @@ def judge_examples(
                         "row_judged": choice != "ERROR",
                     }
                 )
+
+    model.generate_each(requests(), consume, desc="judging", total=len(examples) * settings.sampling_count)
+    finish_rows()  # trailing rows without requests
     if judgments_path:
         io.write_jsonl(judgments_path, judgments)
     if error_messages_path:
