@@ -26,6 +26,8 @@ def prepare_pairwise_examples(
     judgments_format: str,
     bigquery_destination_prefix: str,
     experimental_args: dict,
+    project: str,
+    location: str,
     prepared_examples: Output[Dataset],
 ) -> NamedTuple("Outputs", example_count=int, shard_indices=list, shard_count=int):
     """Validates the evaluation dataset and renders the autorater prompt parameters of every row.
@@ -50,6 +52,8 @@ def prepare_pairwise_examples(
         judgments_format: Export format (`jsonl`, `json` or `bigquery`), validated here.
         bigquery_destination_prefix: BigQuery destination for the `bigquery` format (`project.dataset[.table_prefix]`), validated here.
         experimental_args: Experimental arguments, e.g. `custom_task_definition`.
+        project: Google Cloud project for Vertex AI models (checked here, not called).
+        location: Google Cloud region for Vertex AI models.
 
     Returns:
         prepared_examples: JSONL of prepared examples: id columns, rendered prompt parameters, `response_a`, `response_b`, human preference.
@@ -59,7 +63,9 @@ def prepare_pairwise_examples(
     """
     from autorater_pipelines import autosxs
 
-    autosxs.check_run_parameters(autorater_model, autorater_parameters, judgments_format, bigquery_destination_prefix)
+    autosxs.check_run_parameters(
+        autorater_model, autorater_parameters, judgments_format, bigquery_destination_prefix, project, location
+    )
     examples = autosxs.prepare_examples(
         evaluation_dataset=evaluation_dataset, task=task, id_columns=id_columns,
         autorater_prompt_parameters=autorater_prompt_parameters, response_column_a=response_column_a,

@@ -167,6 +167,8 @@ def autosxs_pipeline(  # noqa: B006
         judgments_format=judgments_format,
         bigquery_destination_prefix=bigquery_destination_prefix,
         experimental_args=experimental_args,
+        project=project,
+        location=location,
     ).set_display_name("Prepare examples")
     responses = generate_pairwise_responses(
         prepared_examples=prepare.outputs["prepared_examples"],

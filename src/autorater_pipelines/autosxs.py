@@ -174,8 +174,11 @@ def prepare_examples(
             source="autorater_prompt_parameters",
         )
 
+    _check_reserved_names(id_columns, human_preference_column, autorater_prompt_parameters)
     dataset = io.read_dataset(evaluation_dataset)
-    generate = {side: bool(model) and column not in dataset.columns for side, (column, model, _) in sides.items()}
+    # Responses are generated only when the response column is left empty: a named column that is
+    # missing is a typo to report, not a reason to call a model.
+    generate = {side: bool(model) and not column for side, (column, model, _) in sides.items()}
     model_prompts = {
         side: _compile_model_prompt(sides[side][2], side, dataset.columns) for side in sides if generate[side]
     }
@@ -217,6 +220,47 @@ def prepare_examples(
         io.write_jsonl(output_path, examples)
     logger.info("prepared %d examples from %s", len(examples), evaluation_dataset)
     return examples
+
+
+RESERVED_COLUMNS = frozenset(
+    {
+        "choice",
+        "confidence",
+        "explanation",
+        "samples",
+        "response_a",
+        "response_b",
+        "input_token_count",
+        "output_token_count",
+        "model_a_prompt",
+        "model_b_prompt",
+        "inference_error_a",
+        "inference_error_b",
+        "stage",
+        "error",
+        "row_judged",
+        "sample_index",
+        "flipped",
+        "model",
+    }
+)
+"""Field names of judgments and error messages: id and human-preference columns may not use them."""
+
+
+def _check_reserved_names(
+    id_columns: Sequence[str], human_preference_column: str, prompt_parameters: Mapping[str, Any]
+) -> None:
+    named = {f"id_columns[{i}]": c for i, c in enumerate(id_columns)}
+    if human_preference_column:
+        named["human_preference_column"] = human_preference_column
+    for parameter, column in named.items():
+        if column in RESERVED_COLUMNS or column in prompt_parameters:
+            raise InputError(
+                f"column name {column!r} is also an output field of the judgments "
+                f"({'prompt parameter' if column in prompt_parameters else 'reserved'}); rename the column "
+                f"in the dataset. Reserved names: {sorted(RESERVED_COLUMNS)}",
+                source=parameter,
+            )
 
 
 def _compile_model_prompt(
@@ -323,20 +367,27 @@ def check_run_parameters(
     autorater_parameters: Mapping[str, Any] | None = None,
     judgments_format: str = "jsonl",
     bigquery_destination_prefix: str = "",
+    project: str = "",
+    location: str = "",
 ) -> None:
     """Validate run parameters that are only used after judging starts, so typos fail first.
 
-    No network call is made: BigQuery names are checked against BigQuery's naming rules only.
+    The autorater model is built (a ``replay/`` file is read and checked; a Vertex AI model without a
+    project or API key is refused) but not called. No network call is made: BigQuery names are checked
+    against BigQuery's naming rules only.
 
     Raises:
         InputError: an unknown or invalid autorater parameter, a malformed model spec, an unsupported
             ``judgments_format``, or (with ``bigquery``) a missing or invalid ``bigquery_destination_prefix``.
     """
     _, model_params = split_autorater_parameters(autorater_parameters)
-    GenerateConfig.from_params(model_params, source="autorater_parameters")
+    config = GenerateConfig.from_params(
+        model_params, source="autorater_parameters", project=project or None, location=location or None
+    )
     parse_model_spec(autorater_model or DEFAULT_AUTORATER_MODEL)
     if _check_format(judgments_format) == "bigquery":
         io.parse_destination_prefix(bigquery_destination_prefix)
+    get_model(autorater_model or DEFAULT_AUTORATER_MODEL, config)
 
 
 def _check_format(judgments_format: str) -> str:

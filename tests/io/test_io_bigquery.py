@@ -81,10 +81,12 @@ def test_bad_destination_prefixes_fail_in_check_run_parameters(prefix, message):
         autosxs.check_run_parameters("replay/x.jsonl", {}, "bigquery", prefix)
 
 
-def test_check_run_parameters_keeps_its_old_signature_and_ignores_the_prefix_for_files():
-    autosxs.check_run_parameters("replay/x.jsonl", {}, "jsonl")
-    autosxs.check_run_parameters("replay/x.jsonl", {}, "json", "not a prefix")
-    autosxs.check_run_parameters("replay/x.jsonl", {}, "BigQuery", "my-project.evals")
+def test_check_run_parameters_keeps_its_old_signature_and_ignores_the_prefix_for_files(tmp_path):
+    replay = tmp_path / "x.jsonl"
+    replay.write_text('{"id": 1, "flipped": false, "response": "{}"}\n')
+    autosxs.check_run_parameters(f"replay/{replay}", {}, "jsonl")
+    autosxs.check_run_parameters(f"replay/{replay}", {}, "json", "not a prefix")
+    autosxs.check_run_parameters(f"replay/{replay}", {}, "BigQuery", "my-project.evals")
     with pytest.raises(InputError, match=r"judgments_format: unsupported judgments_format 'csv'; valid: \['jsonl', 'json', 'bigquery'\]"):
         autosxs.check_run_parameters("replay/x.jsonl", {}, "csv")
 
