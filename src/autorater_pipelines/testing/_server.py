@@ -180,6 +180,9 @@ class ModelEmulator:
             minute's worth, which starts full).
         record_requests: Keep every :class:`EmulatedRequest` (``requests``); False keeps only the
             counters (long benchmarks).
+        max_input_tokens: Answer 400 ``INVALID_ARGUMENT`` to a request whose prompt has more tokens
+            (whitespace-separated words, as in the usage counts) than this, like the real APIs' context
+            limit (None = no limit).
         host: Interface to bind (keep the loopback default in tests).
         port: TCP port; 0 picks a free one.
     """
@@ -195,6 +198,7 @@ class ModelEmulator:
         *,
         quota_burst: float | None = None,
         record_requests: bool = True,
+        max_input_tokens: int | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -205,6 +209,7 @@ class ModelEmulator:
         self.fault_rate = fault_rate
         self.fault_status = fault_status
         self.record_requests = record_requests
+        self.max_input_tokens = max_input_tokens
         self._random = random.Random(seed)
         self._host, self._port = host, port
         self._lock = threading.Lock()
@@ -352,6 +357,14 @@ class ModelEmulator:
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
             failure = self._failure()
+        if failure is None and self.max_input_tokens is not None:
+            tokens = len(request.prompt_text.split()) + len((request.system_instruction or "").split())
+            if tokens > self.max_input_tokens:
+                message = (
+                    f"The input token count ({tokens}) exceeds the maximum number of tokens allowed "
+                    f"({self.max_input_tokens})."
+                )
+                failure = (400, None, message)
         try:
             if self.latency_s > 0:
                 time.sleep(self.latency_s)
