@@ -41,7 +41,10 @@ def test_quickstart_from_relative_paths(tmp_path, monkeypatch, capsys):
     out = tmp_path / "quickstart"
     code = main(["run", "autosxs", "--params", "examples/quickstart/params.json", "--output-dir", str(out), "--quiet"])
     assert code == 0
-    assert sorted(p.name for p in out.iterdir()) == ["error_messages.jsonl", "judgments.jsonl", "metrics.json"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "error_messages.jsonl", "judgments.jsonl", "metrics.json", "report.html"
+    ]
+    assert "AutoSxS report" in (out / "report.html").read_text()
     judgments = {j["question_id"]: j for j in _read_jsonl(out / "judgments.jsonl")}
     # Expected choices worked out by hand from replay.jsonl (verdicts are positions; flipped samples swap).
     assert {k: j["choice"] for k, j in judgments.items()} == {

@@ -26,7 +26,7 @@ from autorater_pipelines.testing import ModelEmulator
 
 REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = REPO / "examples" / "gecko_quickstart"
-OUTPUT_FILES = ["error_messages.jsonl", "metrics.json", "results.jsonl", "rubrics.jsonl", "validations.jsonl"]
+OUTPUT_FILES = ["error_messages.jsonl", "metrics.json", "report.html", "results.jsonl", "rubrics.jsonl", "validations.jsonl"]
 EMULATED = {"cache_dir": "off", "progress": False, "initial_backoff_s": 0.05, "max_backoff_s": 0.2}
 GCP = {"project": "test-project", "location": "us-central1"}
 

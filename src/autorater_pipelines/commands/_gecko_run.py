@@ -12,6 +12,7 @@ OUTPUTS = {
     "results.jsonl": "results",
     "error_messages.jsonl": "error_messages",
     "metrics.json": "score-gecko-validations/metrics_json",
+    "report.html": "build-gecko-report/report",
 }
 """Output file in ``--output-dir`` → pipeline output artifact (or ``task/output`` under the pipeline root)."""
 

@@ -59,6 +59,7 @@ RUNNABLE: dict[str, RunSpec] = {
             "judgments.jsonl": "judgments",
             "error_messages.jsonl": "error_messages",
             "metrics.json": "compute-pairwise-metrics/metrics_json",
+            "report.html": "build-autosxs-report/report",
         },
         print_summary=_autosxs_run.print_summary,
         extra_outputs=_autosxs_run.extra_outputs,
