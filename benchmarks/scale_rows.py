@@ -1,0 +1,123 @@
+"""Scale: a large AutoSxS dataset through load → judging (replayed) → metrics, with wall time and peak RSS.
+
+Runs the real step entry points one after another, as the pipeline does (``autosxs.prepare_examples``,
+``autosxs.judge_examples`` with a ``replay/`` autorater, ``autosxs.aggregate_judgments``), writing the same
+files (prepared examples, judgments, error messages, metrics). The dataset (one ~3 KB judge prompt per
+sample: a ~1.2 KB question and two responses of 0.3-0.6 KB) and its replay file are generated first and
+not timed. The steps run in a child process so its peak RSS is the steps' own.
+
+    python benchmarks/scale_rows.py                # 100,000 rows × 2 samples
+    python benchmarks/scale_rows.py --rows 10000
+
+Last line: ``rows=<n> seconds=<s> peak_rss_mb=<m>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+WORDS = "the of and to in is was for on that with as by at from it an be this which or are".split()
+
+
+def generate(rows: int, workdir: Path, seed: int = 0) -> None:
+    rnd = random.Random(seed)
+
+    def text(n: int) -> str:
+        return " ".join(rnd.choice(WORDS) for _ in range(n))
+
+    with open(workdir / "data.jsonl", "w", encoding="utf-8") as data, open(workdir / "replay.jsonl", "w") as replay:
+        for i in range(rows):
+            a, b = text(rnd.randint(60, 110)), text(rnd.randint(60, 110))
+            row = {"id": f"q{i}", "question": text(220), "a": a, "b": b, "human": rnd.choice("AB")}
+            data.write(json.dumps(row) + "\n")
+            for flipped in (False, True):
+                first, second = (b, a) if flipped else (a, b)
+                choice = "A" if len(first) > len(second) else "B" if len(second) > len(first) else "SAME"
+                answer = json.dumps({"explanation": "The longer response covers more.", "choice": choice})
+                replay.write(json.dumps({"id": f"q{i}", "flipped": flipped, "response": answer}) + "\n")
+
+
+def run_steps(workdir: Path) -> None:
+    """The timed part (child process): prepare → judge → metrics, printing one JSON line of timings."""
+    from autorater_pipelines import autosxs
+
+    timings = {}
+    started = time.perf_counter()
+    examples = autosxs.prepare_examples(
+        evaluation_dataset=str(workdir / "data.jsonl"),
+        task="question_answering@001",
+        id_columns=["id"],
+        autorater_prompt_parameters={"inference_instruction": {"column": "question"}},
+        response_column_a="a",
+        response_column_b="b",
+        human_preference_column="human",
+        output_path=str(workdir / "examples.jsonl"),
+    )
+    timings["load_s"] = time.perf_counter() - started
+    mark = time.perf_counter()
+    judgments, errors, summary = autosxs.judge_examples(
+        examples=examples,
+        task="question_answering@001",
+        id_columns=["id"],
+        autorater_model=f"replay/{workdir / 'replay.jsonl'}",
+        autorater_parameters={"progress": False},
+        judgments_path=str(workdir / "judgments.jsonl"),
+        error_messages_path=str(workdir / "error_messages.jsonl"),
+    )
+    timings["judge_s"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    metrics = autosxs.aggregate_judgments(
+        judgments=judgments, human_preference_column="human", metrics_path=str(workdir / "metrics.json")
+    )
+    timings["metrics_s"] = time.perf_counter() - mark
+    timings["total_s"] = time.perf_counter() - started
+    timings["rows"] = len(judgments)
+    timings["errors"] = len(errors)
+    timings["error_rows"] = summary.error_count
+    timings["accuracy"] = metrics.get("accuracy")
+    timings["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(json.dumps(timings), flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        run_steps(Path(args.child))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="scale-") as tmp:
+        workdir = Path(tmp)
+        started = time.perf_counter()
+        generate(args.rows, workdir)
+        size = (workdir / "data.jsonl").stat().st_size / 1e6
+        print(f"generated {args.rows} rows ({size:.0f} MB) in {time.perf_counter() - started:.1f} s (not timed)")
+        load = os.getloadavg()[0]
+        child = subprocess.run(
+            [sys.executable, __file__, "--child", str(workdir)], capture_output=True, text=True, check=False
+        )
+        if child.returncode != 0:
+            print(child.stderr[-3000:], file=sys.stderr)
+            return 1
+        result = json.loads(child.stdout.strip().splitlines()[-1])
+    print(
+        f"load {result['load_s']:.1f} s, judge (replay, {2 * result['rows']} samples) {result['judge_s']:.1f} s, "
+        f"metrics {result['metrics_s']:.1f} s; {result['error_rows']} error rows; load average {load:.1f} "
+        f"on {os.cpu_count()} CPUs"
+    )
+    print(f"rows={result['rows']} seconds={result['total_s']:.1f} peak_rss_mb={result['peak_rss_mb']:.0f}")
+    return 0 if result["error_rows"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
