@@ -124,3 +124,16 @@ def test_cache_roundtrip_keeps_raw_and_finish_reason(tmp_path: Path) -> None:
     hit = cache.get("ab" * 32)
     assert hit == ModelOutput(text="A", finish_reason="stop", attempts=0, cached=True, raw={"x": [1]})
     assert cache.get("cd" * 32) is None
+
+
+def test_background_writes_are_visible_at_once_and_on_disk_after_flush(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c", background=True)
+    output = ModelOutput(text="A", finish_reason="stop", raw={"x": 1})
+    for i in range(50):
+        cache.put(f"{i:02d}" + "k" * 62, output)
+    hit = cache.get("00" + "k" * 62)  # served while (or after) it is written
+    assert hit == ModelOutput(text="A", finish_reason="stop", attempts=0, cached=True, raw={"x": 1})
+    cache.flush()
+    assert len(list((tmp_path / "c").glob("*/*.json"))) == 50
+    assert not list((tmp_path / "c").glob("*/*.tmp"))
+    assert ResponseCache(tmp_path / "c").get("49" + "k" * 62) == hit

@@ -10,11 +10,15 @@ at most a stray ``.tmp`` file, never read); an unreadable or malformed entry is 
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import itertools
 import json
 import logging
 import os
+import queue
+import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -82,22 +86,39 @@ def cache_key(identity: dict[str, Any], request: ModelRequest, config: GenerateC
 class ResponseCache:
     """A directory of cached successful outputs.
 
+    With ``background=True``, :meth:`put` hands the entry to a writer thread and returns at once (file
+    creation costs ~0.1-0.4 ms of system time per entry, which would otherwise stall the event loop);
+    :meth:`get` sees entries still waiting to be written, and :meth:`flush` (called at the end of every
+    ``Model.generate`` run, by ``Model.aclose`` and at interpreter exit) waits until they are on disk. A
+    process killed meanwhile loses only unwritten entries, never writes a partial one.
+
     Args:
         directory: Where entries live; created on the first write.
+        background: Write entries from a background thread.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, background: bool = False) -> None:
         self.directory = Path(directory)
         self._write_failed = False
         self._made_dirs: set[str] = set()
         self._tmp_prefix = f".{os.getpid()}-{id(self):x}"
         self._tmp_count = itertools.count()
+        self._background = background
+        self._lock = threading.Lock()
+        self._pending: dict[str, ModelOutput] = {}
+        self._queue: queue.Queue[str] = queue.Queue()
+        self._writer: threading.Thread | None = None
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> ModelOutput | None:
         """Return the cached output for ``key`` (``cached=True``, ``attempts=0``, zero usage) or None."""
+        if self._pending:
+            with self._lock:
+                waiting = self._pending.get(key)
+            if waiting is not None:
+                return _as_hit(waiting)
         path = self._path(key)
         try:
             with open(path, encoding="utf-8") as f:
@@ -116,6 +137,37 @@ class ResponseCache:
         """
         if not output.ok:
             return
+        if self._background:
+            with self._lock:
+                self._pending[key] = output
+                if self._writer is None or not self._writer.is_alive():
+                    self._writer = threading.Thread(target=self._write_queued, name="response-cache", daemon=True)
+                    self._writer.start()
+                    _LIVE.add(self)
+            self._queue.put(key)
+            return
+        self._write(key, output)
+
+    def flush(self) -> None:
+        """Wait until every entry handed to :meth:`put` is written (no-op without background writes)."""
+        if self._background:
+            self._queue.join()
+
+    def _write_queued(self) -> None:
+        while True:
+            key = self._queue.get()
+            try:
+                with self._lock:
+                    output = self._pending.get(key)
+                if output is not None:
+                    self._write(key, output)
+                    with self._lock:
+                        if self._pending.get(key) is output:
+                            del self._pending[key]
+            finally:
+                self._queue.task_done()
+
+    def _write(self, key: str, output: ModelOutput) -> None:
         path = self._path(key)
         entry = {
             "v": _FORMAT_VERSION,
@@ -153,6 +205,27 @@ class ResponseCache:
             if not self._write_failed:
                 logger.warning("response cache %s is not writable, continuing without it: %s", self.directory, exc)
                 self._write_failed = True
+
+
+def _as_hit(output: ModelOutput) -> ModelOutput:
+    """The output as a cache hit returns it (what :func:`_decode` gives for its stored entry)."""
+    return ModelOutput(
+        text=output.text,
+        finish_reason=output.finish_reason,
+        attempts=0,
+        cached=True,
+        logprobs=output.logprobs,
+        raw=output.raw if isinstance(output.raw, dict) else None,
+    )
+
+
+_LIVE: weakref.WeakSet[ResponseCache] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    for cache in list(_LIVE):
+        cache.flush()
 
 
 def _decode(entry: dict[str, Any], key: str) -> ModelOutput | None:

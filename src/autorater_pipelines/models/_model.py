@@ -74,7 +74,7 @@ class Model:
         self.stats = CallStats()
         self._backend = backend
         directory = resolve_cache_dir(config.cache_dir) if backend.uses_network else None
-        self._cache = ResponseCache(directory) if directory is not None else None
+        self._cache = ResponseCache(directory, background=True) if directory is not None else None
         self._identity = backend.cache_identity()
         if config.mode == "batch":
             check_batch_support(spec, backend, config)
@@ -181,8 +181,10 @@ class Model:
         _run_sync(self._generate_each(iter(requests), consume, desc, total))
 
     async def aclose(self) -> None:
-        """Close the provider connections opened in the running event loop."""
+        """Close the provider connections opened in the running event loop; finish pending cache writes."""
         await self._backend.aclose()
+        if self._cache is not None:
+            self._cache.flush()
 
     # ------------------------------------------------------------------------------------------
     async def _generate_each(
