@@ -139,3 +139,19 @@ def test_retry_delay_from_google_error_details() -> None:
     }
     assert retry_delay_from_google_details(body) == 12.0
     assert retry_delay_from_google_details({"error": {"code": 429}}) is None
+
+
+def test_backoff_doubles_only_while_the_endpoint_is_in_trouble(emulator: ModelEmulator, make_config) -> None:
+    def caps_of_retries(model) -> list[float]:
+        caps: list[float] = []
+        model._random.uniform = lambda low, high: caps.append(high) or 0.0  # record the cap, do not wait
+        emulator.inject_failures(3, status=503, retry_after_s=None)
+        assert model.generate([ModelRequest(parts=("unlucky",))])[0].ok
+        return caps
+
+    config = make_config(initial_backoff_s=0.05, max_backoff_s=10.0, max_retries=5)
+    fresh = get_model("gemini-2.5-flash", config)
+    assert caps_of_retries(fresh) == [0.05, 0.1, 0.2]  # nothing but failures so far: exponential
+    busy = get_model("gemini-2.5-flash", config)
+    busy.generate([ModelRequest(parts=(str(i),)) for i in range(20)])  # the endpoint answers fine
+    assert caps_of_retries(busy) == [0.05, 0.05, 0.05]  # sporadic faults: no straggler waits seconds

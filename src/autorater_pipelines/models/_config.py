@@ -51,9 +51,11 @@ class GenerateConfig(pydantic.BaseModel):
     max_retries: int = pydantic.Field(default=8, ge=0)
     """Retries after the first attempt for rate-limit and transient errors (0 = no retry)."""
     initial_backoff_s: float = pydantic.Field(default=0.5, gt=0)
-    """First retry delay in seconds (as the OpenAI SDK); doubles with each retry of a request while the
-    endpoint keeps failing (the doubling stops when other calls succeed meanwhile), each delay drawn
-    uniformly from [0, delay] (full jitter), capped by ``max_backoff_s``. A 429's ``Retry-After`` wins."""
+    """First retry delay in seconds (as the OpenAI SDK). It doubles with each retry of a request only while
+    the endpoint is in trouble (fewer than half of the last 20 attempts of any call succeeded, and no
+    success since this request's first failure); with sporadic faults every retry waits at most this long.
+    Each delay is drawn uniformly from [0, delay] (full jitter), capped by ``max_backoff_s``. A 429's
+    ``Retry-After`` wins."""
     max_backoff_s: float = pydantic.Field(default=60.0, gt=0)
     """Longest delay between retries in seconds (a longer Retry-After is still honoured)."""
     timeout_s: float = pydantic.Field(default=120.0, gt=0)

@@ -6,9 +6,9 @@ Path of one request (:meth:`Model.agenerate`)::
         │ miss
         ▼
     per attempt: concurrency slot ▶ rate limiter (grid spacing, 429 pauses) ▶ provider (timeout)
-        │ RATE_LIMIT / TRANSIENT: wait Retry-After, or exponential backoff with full jitter whose
-        │ exponent is this request's attempt count capped by the endpoint's current streak of failed
-        │ attempts (sporadic faults: short waits; a failing endpoint: growing waits); try again
+        │ RATE_LIMIT / TRANSIENT: wait Retry-After, or a backoff with full jitter: initial_backoff_s
+        │ while most recent attempts of any call succeed (sporadic faults), else doubling per attempt
+        │ while the endpoint keeps failing; try again (retries go first in both queues)
         │ (an answer the server rejected gives its rate-limiter start back)
         ▼
     success ▶ cache write ▶ output
@@ -23,6 +23,7 @@ Replay-style providers (``uses_network = False``) skip the cache, the limiters a
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import dataclasses
 import logging
@@ -53,6 +54,7 @@ _CALL_FAILURES = (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT, ErrorKind.FATAL)
 _LOGGED_FAILURES = 5  # per generate() run, then only the summary
 _TIMEOUT = getattr(asyncio, "timeout", None)
 _SPARE_WORKERS = 16  # workers beyond max_concurrency: requests in backoff or reading the cache
+_HEALTH_WINDOW = 20  # attempts looked at to tell sporadic faults from a failing endpoint
 
 
 class Model:
@@ -83,6 +85,7 @@ class Model:
         self._random = random.Random()
         self._consecutive_failures = 0
         self._failed_attempts_in_a_row = 0  # across all calls: how unhealthy the endpoint looks now
+        self._recent_attempts: collections.deque[bool] = collections.deque(maxlen=_HEALTH_WINDOW)  # True = ok
         self._budget_error: ModelError | None = None
 
     def __repr__(self) -> str:
@@ -300,6 +303,7 @@ class Model:
                 latency = time.monotonic() - started
             finally:
                 self._slots.release()
+            self._recent_attempts.append(error is None)
             if error is None:
                 self._failed_attempts_in_a_row = 0
                 self._slots.on_success()
@@ -319,10 +323,11 @@ class Model:
             if error.retry_after_s is not None:
                 delay = error.retry_after_s
             else:
-                # The backoff grows with the endpoint's streak of failed attempts (any call), not with
-                # this request's own bad luck: with sporadic faults a healthy endpoint is retried soon
-                # (no straggler waits 4 s after 3 unlucky faults); a failing endpoint backs off as fast.
-                exponent = min(attempt, self._failed_attempts_in_a_row) - 1
+                # The backoff grows with the endpoint's trouble, not with this request's bad luck: while
+                # most recent attempts (any call) succeed, faults are sporadic and a retry waits at most
+                # initial_backoff_s (no straggler waits 0.5 + 1 + 2 s after 3 unlucky faults at the end
+                # of a run); otherwise it doubles per attempt, as long as the endpoint keeps failing.
+                exponent = 0 if self._healthy() else min(attempt, self._failed_attempts_in_a_row) - 1
                 delay = self._random.uniform(0.0, min(config.max_backoff_s, config.initial_backoff_s * 2**exponent))
             self.stats.retries += 1
             logger.debug(
@@ -335,6 +340,11 @@ class Model:
                 delay,
             )
             await asyncio.sleep(delay)
+
+    def _healthy(self) -> bool:
+        """True when at least half of the last attempts (of any call) succeeded."""
+        window = self._recent_attempts
+        return len(window) >= _HEALTH_WINDOW // 2 and 2 * sum(window) >= len(window)
 
     async def _attempt(self, request: ModelRequest) -> tuple[ModelOutput, ModelError | None]:
         """One provider call bounded by ``timeout_s``; returns (output, retry-classified error or None)."""
