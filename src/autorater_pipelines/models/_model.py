@@ -243,8 +243,9 @@ class Model:
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
             for task in done:
-                if not task.cancelled() and task.exception() is not None:
-                    raise task.exception()  # type: ignore[misc] - a bug in consume or in the iterable
+                failure = None if task.cancelled() else task.exception()
+                if failure is not None:
+                    raise failure  # a bug in consume or in the iterable
         finally:
             for task in tasks:
                 task.cancel()
