@@ -27,3 +27,30 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data not found at {SHARED_DATA} (it sits next to the repository in CI)")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def storage_emulator():
+    """One Cloud Storage emulator for the session (skips when gcp-storage-emulator is not installed)."""
+    from autorater_pipelines.testing.cloud_emulators import GCS_TEST_BUCKET, StorageEmulator, missing_emulator
+
+    reason = missing_emulator("gcs")
+    if reason:
+        pytest.skip(reason)
+    with StorageEmulator(bucket=GCS_TEST_BUCKET) as emulator:
+        yield emulator
+
+
+@pytest.fixture
+def bucket(storage_emulator, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest):
+    """The emulator's bucket (google-cloud-storage Bucket) and a per-test ``gs://`` folder; env set."""
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import storage
+
+    from autorater_pipelines.testing.cloud_emulators import GCS_TEST_BUCKET
+
+    for name, value in storage_emulator.env.items():
+        monkeypatch.setenv(name, value)
+    client = storage.Client(project=None, credentials=AnonymousCredentials())
+    folder = f"{request.node.module.__name__.rsplit('.', 1)[-1]}/{request.node.name}"
+    return client.bucket(GCS_TEST_BUCKET), f"gs://{GCS_TEST_BUCKET}/{folder}"

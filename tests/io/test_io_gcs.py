@@ -14,30 +14,9 @@ from autorater_pipelines.errors import InputError
 from autorater_pipelines.io import GcsFileSystem, read_dataset, read_jsonl, write_json, write_jsonl
 from autorater_pipelines.io._gcs import glob_to_regex
 from autorater_pipelines.models import GenerateConfig, ModelRequest, get_model
-from autorater_pipelines.testing.cloud_emulators import StorageEmulator, missing_emulator
+from autorater_pipelines.testing.cloud_emulators import GCS_TEST_BUCKET
 
-BUCKET = "autorater-test"
-
-
-@pytest.fixture(scope="session")
-def storage_emulator():
-    reason = missing_emulator("gcs")
-    if reason:
-        pytest.skip(reason)
-    with StorageEmulator(bucket=BUCKET) as emulator:
-        yield emulator
-
-
-@pytest.fixture
-def bucket(storage_emulator, monkeypatch, request):
-    """The emulator's bucket (google-cloud-storage Bucket) and a per-test folder; STORAGE_EMULATOR_HOST set."""
-    from google.auth.credentials import AnonymousCredentials
-    from google.cloud import storage
-
-    for name, value in storage_emulator.env.items():
-        monkeypatch.setenv(name, value)
-    client = storage.Client(project=None, credentials=AnonymousCredentials())
-    return client.bucket(BUCKET), f"gs://{BUCKET}/{request.node.name}"
+BUCKET = GCS_TEST_BUCKET  # fixtures `storage_emulator` and `bucket`: tests/conftest.py
 
 
 def upload(bucket, name: str, data: str | bytes) -> None:

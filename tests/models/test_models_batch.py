@@ -13,30 +13,9 @@ import pytest
 from autorater_pipelines.errors import InputError, ModelCallError
 from autorater_pipelines.models import ErrorKind, GenerateConfig, MediaPart, ModelRequest, get_model
 from autorater_pipelines.models._batch import ID_LABEL
-from autorater_pipelines.testing.cloud_emulators import StorageEmulator, missing_emulator
+from autorater_pipelines.testing.cloud_emulators import GCS_TEST_BUCKET
 
-BUCKET = "batch-test"
-
-
-@pytest.fixture(scope="module")
-def storage_emulator():
-    reason = missing_emulator("gcs")
-    if reason:
-        pytest.skip(reason)
-    with StorageEmulator(bucket=BUCKET) as emulator:
-        yield emulator
-
-
-@pytest.fixture
-def bucket(storage_emulator, monkeypatch, request):
-    """The emulator's bucket and a per-test staging prefix; STORAGE_EMULATOR_HOST set."""
-    from google.auth.credentials import AnonymousCredentials
-    from google.cloud import storage
-
-    for name, value in storage_emulator.env.items():
-        monkeypatch.setenv(name, value)
-    client = storage.Client(project=None, credentials=AnonymousCredentials())
-    return client.bucket(BUCKET), f"gs://{BUCKET}/{request.node.name}"
+BUCKET = GCS_TEST_BUCKET  # fixtures `storage_emulator` and `bucket`: tests/conftest.py
 
 
 @pytest.fixture

@@ -35,6 +35,7 @@ from types import TracebackType
 
 __all__ = [
     "BQEMULATOR_HOME_ENV",
+    "GCS_TEST_BUCKET",
     "BigQueryEmulator",
     "EmulatorError",
     "StorageEmulator",
@@ -333,3 +334,7 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+GCS_TEST_BUCKET = "autorater-test"
+"""Bucket of the session-wide Cloud Storage emulator used by the test suite (``tests/conftest.py``)."""
