@@ -1,10 +1,10 @@
 import importlib.util
-import struct
 import sys
-import zlib
 from pathlib import Path
 
 import pytest
+
+from autorater_pipelines.testing.gecko_script import tiny_png
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -26,21 +26,6 @@ def public_data():
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
-
-
-def tiny_png() -> bytes:
-    """A valid 1x1 PNG."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
-        + chunk(b"IEND", b"")
-    )
 
 
 MAGIC = {

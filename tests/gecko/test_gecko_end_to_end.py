@@ -2,13 +2,13 @@
 
 import json
 import logging
-import re
 
 import pytest
 
 from autorater_pipelines import gecko
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.testing import ModelEmulator
+from autorater_pipelines.testing.gecko_script import scripted_gecko_model
 
 QUIET = {"progress": False, "cache_dir": "off"}
 GCP = {"project": "p", "location": "us-central1"}
@@ -32,49 +32,7 @@ IMAGE_RUBRIC = {
         },
     ],
 }
-VIDEO_RUBRIC = {
-    "keywords": "A {1}[dog] {2}[jumps] into a {3}[lake]",
-    "qas": [
-        {
-            "keyword_id": 1,
-            "question": "Which animal appears?",
-            "question_type": "animal",
-            "choices": {"a": "a cat", "b": "a dog", "c": "a horse", "d": "a bird"},
-            "answer": "b",
-        },
-        {
-            "keyword_id": 2,
-            "question": "What does the animal do?",
-            "question_type": "activity",
-            "choices": {"a": "sleeps", "b": "eats", "c": "runs away", "d": "jumps into water"},
-            "answer": "d",
-        },
-        {
-            "keyword_id": 3,
-            "question": "Where does it happen?",
-            "question_type": "location",
-            "choices": {"a": "a lake", "b": "a desert", "c": "a city", "d": "a kitchen"},
-            "answer": "a",
-        },
-    ],
-}
-# What the judge "sees": everything right except the video's location (answers "b" = desert).
-JUDGE = {
-    "Is the bicycle red?": "yes",
-    "Is there a bicycle?": "Yes, clearly.",
-    "Which animal appears?": "b",
-    "What does the animal do?": "d) jumps into water",
-    "Where does it happen?": "b",
-}
-
-
-def responder(request):
-    schema = request.response_schema or {}
-    if "qas" in schema.get("properties", {}):  # rubric generation (structured output requested)
-        rubric = VIDEO_RUBRIC if "choices" in json.dumps(schema) else IMAGE_RUBRIC
-        return "Here is the checklist:\n```json\n" + json.dumps(rubric) + "\n```"
-    lines = re.findall(r"^\[(\w+)\] (.*?\?)", request.prompt_text, flags=re.M)
-    return json.dumps({"answers": [{"question_id": q, "answer": JUDGE[text]} for q, text in lines]})
+responder = scripted_gecko_model(IMAGE_RUBRIC)
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,7 @@ import importlib.util
 import json
 import re
 import shutil
-import struct
 import sys
-import zlib
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ from autorater_pipelines import gecko_steps
 from autorater_pipelines.cli import main
 from autorater_pipelines.gecko.verdicts import choice_label
 from autorater_pipelines.testing import ModelEmulator
+from autorater_pipelines.testing.gecko_script import scripted_gecko_model, tiny_png
 
 REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = REPO / "examples" / "gecko_quickstart"
@@ -192,53 +191,14 @@ IMAGE_RUBRIC = {
         {"keyword_id": 2, "question": "Is there a bicycle?", "question_type": "vehicle", "answer": "yes"},
     ],
 }
-VIDEO_RUBRIC = {
-    "keywords": "A {1}[dog] {2}[jumps] into a {3}[lake]",
-    "qas": [
-        {
-            "keyword_id": 1,
-            "question": "Which animal appears?",
-            "question_type": "animal",
-            "choices": {"a": "a cat", "b": "a dog", "c": "a horse", "d": "a bird"},
-            "answer": "b",
-        },
-        {
-            "keyword_id": 2,
-            "question": "What does the animal do?",
-            "question_type": "activity",
-            "choices": {"a": "sleeps", "b": "eats", "c": "runs away", "d": "jumps into water"},
-            "answer": "d",
-        },
-        {
-            "keyword_id": 3,
-            "question": "Where does it happen?",
-            "question_type": "location",
-            "choices": {"a": "a lake", "b": "a desert", "c": "a city", "d": "a kitchen"},
-            "answer": "a",
-        },
-    ],
-}
-# What the judge "sees": everything right except the video's location ("b" = a desert).
-JUDGE = {
-    "Is the bicycle red?": "yes",
-    "Is there a bicycle?": "Yes, clearly.",
-    "Which animal appears?": "b",
-    "What does the animal do?": "d) jumps into water",
-    "Where does it happen?": "b",
-}
-
-
 def generating_responder(request):
     """Rubric generator (structured output with a ``qas`` schema) and validator in one emulated model."""
-    schema = request.response_schema or {}
-    if "qas" in schema.get("properties", {}):
-        assert request.media == []
-        if "REFUSE" in request.prompt_text:
-            return "I'd rather not write a checklist for this."
-        rubric = VIDEO_RUBRIC if "choices" in json.dumps(schema) else IMAGE_RUBRIC
-        return "Here is the checklist:\n```json\n" + json.dumps(rubric) + "\n```"
-    lines = re.findall(r"^\[(\w+)\] (.*?\?)", request.prompt_text, flags=re.M)
-    return json.dumps({"answers": [{"question_id": q, "answer": JUDGE[text]} for q, text in lines]})
+    if "qas" in (request.response_schema or {}).get("properties", {}):
+        assert request.media == []  # the generator sees the prompt only
+    return _SCRIPTED(request)
+
+
+_SCRIPTED = scripted_gecko_model(IMAGE_RUBRIC)
 
 
 def _generation_params(dataset: Path, media_type: str, url: str, **validator: object) -> dict:
@@ -256,24 +216,9 @@ def _generation_params(dataset: Path, media_type: str, url: str, **validator: ob
     }
 
 
-def _tiny_png() -> bytes:
-    """A valid 1x1 PNG."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
-        + chunk(b"IEND", b"")
-    )
-
-
 @pytest.mark.pipeline
 def test_generated_image_rubric_end_to_end_through_the_emulator_with_bad_rows(tmp_path):
-    png = _tiny_png()
+    png = tiny_png()
     (tmp_path / "bike.png").write_bytes(png)
     (tmp_path / "notes.txt").write_text("not an image")
     rows = [
