@@ -31,6 +31,15 @@ class GenerateConfig(pydantic.BaseModel):
     """Provider sampling seed, when supported."""
     logprobs: int | None = None
     """Number of top alternatives per generated token to return log-probabilities for (None = off)."""
+    structured_output: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
+    """How a response schema is sent: ``json_schema`` (enforced by the server), ``json_object`` (server
+    guarantees JSON; schema in the prompt), ``prompt`` (schema in the prompt, answer parsed tolerantly), or
+    ``auto``: the strongest the endpoint accepts, found from its first refusal and kept for the run
+    (``models/_structured.py``)."""
+    max_input_tokens: int | None = pydantic.Field(default=None, ge=1)
+    """Context window of the model in tokens. A prompt estimated longer (1 token per 6 characters, a low
+    estimate) fails without a call. None = the window the server reports on ``/v1/models`` (llama.cpp
+    ``n_ctx``/``n_ctx_train``, vLLM ``max_model_len``), when it does (OpenAI-compatible servers only)."""
 
     # --- connection ------------------------------------------------------------------------
     base_url: str | None = None

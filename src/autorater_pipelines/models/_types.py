@@ -75,12 +75,23 @@ class ErrorKind(str, enum.Enum):
 
 @dataclasses.dataclass(frozen=True)
 class ModelError:
-    """A failed call, with the provider's classification and message."""
+    """A failed call, with the provider's classification and message.
+
+    Attributes:
+        kind: How the call failed (decides whether it is retried).
+        message: What the server or the provider said, for people.
+        status_code: HTTP status of the failed answer, when there was one.
+        retry_after_s: Server-requested delay in seconds, if any.
+        reason: Why the server refused the request as invalid, when its answer said so
+            (:class:`autorater_pipelines.models._classify.Reason` values such as
+            ``context_length_exceeded``); None otherwise.
+    """
 
     kind: ErrorKind
     message: str
     status_code: int | None = None
     retry_after_s: float | None = None
+    reason: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,6 +7,7 @@
 from autorater_pipelines.testing._protocols import (
     Answer,
     EmulatedRequest,
+    Refusal,
     Responder,
     default_responder,
     schema_example,
@@ -17,6 +18,7 @@ __all__ = [
     "Answer",
     "EmulatedRequest",
     "ModelEmulator",
+    "Refusal",
     "Responder",
     "default_responder",
     "schema_example",

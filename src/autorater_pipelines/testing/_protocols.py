@@ -25,6 +25,7 @@ from typing import Any
 __all__ = [
     "Answer",
     "EmulatedRequest",
+    "Refusal",
     "Responder",
     "default_responder",
     "error_body",
@@ -69,6 +70,20 @@ class EmulatedRequest:
     generation: dict[str, Any] = dataclasses.field(default_factory=dict)
     received_at: float = dataclasses.field(default_factory=time.monotonic)
     status: int | None = None
+
+
+class Refusal(Exception):
+    """Raised by a responder to answer with an HTTP error instead of text (e.g. a server's validator).
+
+    Args:
+        status: HTTP status of the answer (400-599).
+        message: The error message put in the protocol's error body.
+    """
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
 
 
 @dataclasses.dataclass(frozen=True)

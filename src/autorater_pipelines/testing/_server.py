@@ -49,6 +49,7 @@ from typing import Any
 from autorater_pipelines.testing._batch import BatchJobs, is_batch_path
 from autorater_pipelines.testing._protocols import (
     EmulatedRequest,
+    Refusal,
     Responder,
     default_responder,
     error_body,
@@ -167,7 +168,9 @@ class ModelEmulator:
     Args:
         responder: ``f(EmulatedRequest) -> str | dict`` giving the answer (see
             :data:`autorater_pipelines.testing.Responder`); default: a fixed short text, or a JSON
-            instance of the requested response schema.
+            instance of the requested response schema. A responder that raises
+            :class:`~autorater_pipelines.testing.Refusal` gets that HTTP error answered; any other
+            exception is answered 500 with the exception text.
         latency_s: Seconds each request takes before it is answered (may be changed while running).
         requests_per_minute: Quota: refill rate of a token bucket of ``quota_burst`` requests; a
             request that finds the bucket empty is answered 429 with ``Retry-After`` (None = no quota).
@@ -380,6 +383,8 @@ class ModelEmulator:
                 try:
                     answer = to_answer(self.responder(request))
                     result = (200, success_body(request, answer), {})
+                except Refusal as exc:  # the responder plays a server that refuses the request
+                    result = (exc.status, error_body(request.protocol, exc.status, exc.message), {})
                 except Exception as exc:  # noqa: BLE001 - a responder bug becomes a visible 500
                     message = f"responder failed: {type(exc).__name__}: {exc}"
                     result = (500, error_body(request.protocol, 500, message), {})

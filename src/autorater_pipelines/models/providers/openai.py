@@ -3,10 +3,21 @@
 - Endpoint: ``config.base_url``, else ``$OPENAI_BASE_URL``, else OpenAI. A base URL without a path
   (``http://127.0.0.1:8080``) gets ``/v1`` appended, so the same emulator URL serves every provider.
 - API key: ``$OPENAI_API_KEY``; with a custom endpoint and no key, the placeholder ``"not-needed"``.
-- Requests: one user message (text parts, images as ``image_url`` parts — inline bytes as
-  ``data:`` URLs, ``http(s)`` URIs as is), the system instruction as a system message,
-  ``response_format={"type": "json_schema", ..., "strict": False}`` for a response schema,
-  ``max_completion_tokens``, ``temperature``, ``top_p``, ``seed``, ``logprobs`` / ``top_logprobs``.
+- Messages: the system instruction as a system message; the user turn as one plain string when every part
+  is text (text parts joined by a newline; some servers' chat templates drop list-form content), else a
+  list of content parts (images as ``image_url`` parts: inline bytes as ``data:`` URLs, ``http(s)`` URIs
+  as is).
+- Output-token limit: ``max_completion_tokens``, and for any endpoint other than OpenAI's own also
+  ``max_tokens`` (llama.cpp, llama-cpp-python and Ollama read only ``max_tokens``; vLLM reads both;
+  OpenAI's reasoning models refuse ``max_tokens``). An endpoint that refuses ``max_tokens`` as an
+  unsupported parameter gets only ``max_completion_tokens`` from then on.
+- Response schema: ``response_format`` type ``json_schema`` (``strict: false``), ``json_object`` or none,
+  adapted per endpoint (:mod:`autorater_pipelines.models._structured`).
+- Checks (:mod:`autorater_pipelines.models._context`): the prompt against the context window (from
+  ``max_input_tokens`` or ``GET /v1/models``, read once per endpoint) before sending; the server's
+  ``prompt_tokens`` against the prompt sent; ``finish_reason: length`` on a structured request is the
+  error "truncated at N tokens".
+- Errors: by status, then by what the body says (:mod:`autorater_pipelines.models._classify`).
 - Not supported (the call fails with error kind ``FATAL``, no network call): video or audio parts and
   ``gs://`` URIs — chat completions have no standard way to carry them.
 - ``max_retries=0``: retries live in the model wrapper only. One ``AsyncOpenAI`` per event loop (an
@@ -17,15 +28,26 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import os
+import threading
 import urllib.parse
-from typing import Any
+from typing import Any, ClassVar
 
 import openai
 
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.models._classify import Reason, RepeatedErrors, classify_http_error
 from autorater_pipelines.models._config import GenerateConfig
-from autorater_pipelines.models._provider import Provider, ProviderError, classify_status, parse_retry_after
+from autorater_pipelines.models._context import (
+    ContextWindow,
+    check_fits,
+    check_seen,
+    prompt_chars,
+    window_from_models,
+)
+from autorater_pipelines.models._provider import Provider, ProviderError, parse_retry_after
+from autorater_pipelines.models._structured import MODES, OutputMode, schema_instruction, truncation_error
 from autorater_pipelines.models._types import (
     ErrorKind,
     MediaPart,
@@ -38,7 +60,10 @@ from autorater_pipelines.models._types import (
 
 __all__ = ["OpenAIProvider"]
 
+logger = logging.getLogger("autorater_pipelines.models")
+
 _FINISH_REASONS = {"length": "max_tokens", "content_filter": "safety"}
+_UNKNOWN = ContextWindow(0, "unknown")
 
 
 class OpenAIProvider(Provider):
@@ -51,6 +76,10 @@ class OpenAIProvider(Provider):
     Raises:
         InputError: no API key and no custom endpoint.
     """
+
+    _windows: ClassVar[dict[tuple[str, str], ContextWindow]] = {}  # per endpoint and model, for the process
+    _no_max_tokens: ClassVar[set[str]] = set()  # endpoints that refused max_tokens
+    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, name: str, config: GenerateConfig) -> None:
         super().__init__("openai", name, config)
@@ -69,6 +98,11 @@ class OpenAIProvider(Provider):
         self._base_url = base_url
         self._api_key = api_key
         self._clients: dict[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = {}
+        host = urllib.parse.urlsplit(base_url).hostname if base_url else "api.openai.com"
+        self._official = host == "api.openai.com"
+        self._url = base_url or "https://api.openai.com/v1"
+        self._endpoint = ("openai", self._url, name)
+        self._repeats = RepeatedErrors()
 
     @property
     def base_url(self) -> str | None:
@@ -89,37 +123,128 @@ class OpenAIProvider(Provider):
 
     async def generate(self, request: ModelRequest) -> ModelOutput:
         """Make one chat-completions call (see :meth:`Provider.generate`)."""
+        window = await self._context_window()
+        setting = self.config.structured_output
+        if request.response_schema is None:
+            return await self._call(request, None, window)
+        async with MODES.probing(self._endpoint, setting):
+            while True:
+                mode = MODES.mode(self._endpoint, setting)
+                try:
+                    output = await self._call(request, mode, window)
+                except ProviderError as exc:
+                    if exc.error.reason == Reason.RESPONSE_FORMAT.value:
+                        if MODES.refused(self._endpoint, mode, exc.error.message, setting) is not None:
+                            continue  # not a retry: the same request in the next mode, at once
+                    raise
+                MODES.accepted(self._endpoint, mode, setting)
+                return output
+
+    async def _call(self, request: ModelRequest, mode: OutputMode | None, window: ContextWindow | None) -> ModelOutput:
+        """One HTTP call in ``mode``; a refused ``max_tokens`` is dropped for the endpoint and sent again."""
+        body = self._body(request, mode)
+        chars = prompt_chars(request, body.pop("_instruction", ""))
+        too_long = check_fits(chars, window)
+        if too_long is not None:
+            raise ProviderError(too_long)
+        for _ in range(2):
+            try:
+                response = await self._client().chat.completions.create(**body)
+            except openai.APIStatusError as exc:
+                error = self._status_error(exc, body)
+                if error.reason == Reason.UNSUPPORTED_PARAMETER.value and "max_tokens" in body:
+                    if "max_tokens" in error.message and "max_completion_tokens" not in error.message:
+                        self._drop_max_tokens(error.message)
+                        body.pop("max_tokens")
+                        continue
+                raise ProviderError(error) from None
+            return _output(response, chars=chars, structured=mode is not None, limit=self.config.max_output_tokens)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _body(self, request: ModelRequest, mode: OutputMode | None) -> dict[str, Any]:
+        parts: list[str | MediaPart] = list(request.parts)
+        instruction = ""
+        if mode in (OutputMode.JSON_OBJECT, OutputMode.PROMPT) and request.response_schema is not None:
+            instruction = schema_instruction(request.response_schema)
+            parts.append(instruction)
         messages: list[Any] = []  # ChatCompletionMessageParam dicts
         if request.system_instruction is not None:
             messages.append({"role": "system", "content": request.system_instruction})
-        messages.append({"role": "user", "content": [_content(p) for p in request.parts]})
+        if all(isinstance(p, str) for p in parts):
+            messages.append({"role": "user", "content": "\n".join(str(p) for p in parts)})
+        else:
+            messages.append({"role": "user", "content": [_content(p) for p in parts]})
         config = self.config
         args: dict[str, Any] = {
+            "model": self.name,
+            "messages": messages,
             "temperature": config.temperature,
             "max_completion_tokens": config.max_output_tokens,
             "top_p": config.top_p,
             "seed": config.seed,
         }
+        if config.max_output_tokens is not None and not self._official and self._url not in self._no_max_tokens:
+            args["max_tokens"] = config.max_output_tokens
         if config.logprobs is not None:
             args["logprobs"] = True
             args["top_logprobs"] = config.logprobs
-        if request.response_schema is not None:
+        if mode is OutputMode.JSON_SCHEMA:
             args["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "response", "schema": request.response_schema, "strict": False},
             }
-        response = await self._client().chat.completions.create(
-            model=self.name, messages=messages, **{k: v for k, v in args.items() if v is not None}
-        )
-        return _output(response)
+        elif mode is OutputMode.JSON_OBJECT:
+            args["response_format"] = {"type": "json_object"}
+        body = {k: v for k, v in args.items() if v is not None}
+        body["_instruction"] = instruction
+        return body
+
+    def _status_error(self, exc: openai.APIStatusError, body: dict[str, Any]) -> ModelError:
+        retry_after = parse_retry_after(exc.response.headers)
+        error_body = exc.body if exc.body is not None else exc.response.text
+        repeated = self._repeats.seen_before(RepeatedErrors.fingerprint(body), exc.status_code, error_body)
+        message = f"{type(exc).__name__} from {self._url}: {exc}"
+        return classify_http_error(exc.status_code, error_body, message, retry_after, repeated=repeated)
+
+    def _drop_max_tokens(self, why: str) -> None:
+        with self._shared_lock:
+            if self._url in self._no_max_tokens:
+                return
+            self._no_max_tokens.add(self._url)
+        logger.warning("%s refused max_tokens (%s); sending only max_completion_tokens", self._url, why[:200])
+
+    async def _context_window(self) -> ContextWindow | None:
+        """``max_input_tokens``, else the window ``GET /v1/models`` reports (asked once per endpoint)."""
+        if self.config.max_input_tokens is not None:
+            return ContextWindow(self.config.max_input_tokens, "max_input_tokens")
+        if self._official:
+            return None
+        key = (self._url, self.name)
+        window = self._windows.get(key)
+        if window is None:
+            window = await self._read_window()
+            with self._shared_lock:
+                window = self._windows.setdefault(key, window)
+        return None if window is _UNKNOWN else window
+
+    async def _read_window(self) -> ContextWindow:
+        try:
+            page = await self._client().with_options(timeout=min(10.0, self.config.timeout_s)).models.list()
+            payload = {"data": [m.model_dump() for m in page.data]}
+        except Exception as exc:  # noqa: BLE001 - a server without /v1/models: the window stays unknown
+            logger.debug("%s: GET /models failed (%s: %s); context window unknown", self._url, type(exc).__name__, exc)
+            return _UNKNOWN
+        window = window_from_models(payload, self.name)
+        logger.info("%s %s: context window %s", self._url, self.name, window or "not reported")
+        return window or _UNKNOWN
 
     def classify_error(self, exc: BaseException) -> ModelError:
-        """Classify by exception type and HTTP status code (see :meth:`Provider.classify_error`)."""
+        """Classify an exception the SDK raised outside an HTTP answer (connection, timeout)."""
         if isinstance(exc, openai.APIStatusError):
             retry_after = parse_retry_after(exc.response.headers)
-            return classify_status(exc.status_code, f"{type(exc).__name__}: {exc}", retry_after)
+            return classify_http_error(exc.status_code, exc.body, f"{type(exc).__name__}: {exc}", retry_after)
         if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
-            return ModelError(ErrorKind.TRANSIENT, f"{type(exc).__name__}: {exc}")
+            return ModelError(ErrorKind.TRANSIENT, f"{type(exc).__name__} ({self._url}): {exc}")
         return super().classify_error(exc)
 
     async def aclose(self) -> None:
@@ -155,7 +280,8 @@ def _content(part: str | MediaPart) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": url}}
 
 
-def _output(response: Any) -> ModelOutput:
+def _output(response: Any, *, chars: int, structured: bool, limit: int | None) -> ModelOutput:
+    """The output of one answer, with the checks of the module docstring."""
     choice = response.choices[0] if response.choices else None
     finish = None
     if choice is not None and choice.finish_reason is not None:
@@ -167,18 +293,17 @@ def _output(response: Any) -> ModelOutput:
     raw = response.model_dump(mode="json", exclude_none=True)
     message = choice.message if choice is not None else None
     text = message.content if message is not None else None
-    if text is None:
+    failure = check_seen(chars, usage.input_tokens)
+    if failure is None and text is None:
         refusal = getattr(message, "refusal", None)
         detail = f"; refusal: {refusal}" if refusal else ""
-        return ModelOutput(
-            text=None,
-            finish_reason=finish,
-            usage=usage,
-            raw=raw,
-            error=ModelError(
-                ErrorKind.BLOCKED, f"the model returned no text (finish reason: {finish or 'none'}{detail})"
-            ),
+        failure = ModelError(
+            ErrorKind.BLOCKED, f"the model returned no text (finish reason: {finish or 'none'}{detail})"
         )
+    if failure is None and structured and finish == "max_tokens":
+        failure = truncation_error(usage.output_tokens, limit)
+    if failure is not None:
+        return ModelOutput(text=None, finish_reason=finish, usage=usage, raw=raw, error=failure)
     logprobs = None
     content = choice.logprobs.content if choice is not None and choice.logprobs is not None else None
     if content:

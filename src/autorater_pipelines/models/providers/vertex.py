@@ -55,14 +55,17 @@ from google.genai import types
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.models._batch import BatchJob
+from autorater_pipelines.models._classify import Reason, classify_http_error
 from autorater_pipelines.models._config import GenerateConfig
+from autorater_pipelines.models._context import ContextWindow, check_fits, prompt_chars
 from autorater_pipelines.models._provider import (
     Provider,
-    classify_status,
+    ProviderError,
     is_loopback_url,
     parse_retry_after,
     retry_delay_from_google_details,
 )
+from autorater_pipelines.models._structured import MODES, OutputMode, schema_instruction, truncation_error
 from autorater_pipelines.models._types import (
     ErrorKind,
     MediaPart,
@@ -149,6 +152,7 @@ class GeminiProvider(Provider):
             super().__init__("gemini_api", name, config)
 
         self._path = f"{_model_path(self.name, vertex=mode == 'vertex')}:generateContent"
+        self._endpoint = (self.provider, config.base_url or "", project or "", location, self.name)
         api_client = getattr(self._client.aio, "_api_client", None)
         transport = getattr(api_client, "async_request", None)
         self._transport = transport if inspect.iscoroutinefunction(transport) else None
@@ -156,16 +160,58 @@ class GeminiProvider(Provider):
 
     # ------------------------------------------------------------------------------------------
     async def generate(self, request: ModelRequest) -> ModelOutput:
-        """Make one ``generateContent`` call (see :meth:`Provider.generate`)."""
+        """Make one ``generateContent`` call (see :meth:`Provider.generate`).
+
+        A response schema is sent as ``responseJsonSchema``, else ``responseMimeType`` only, else in the
+        prompt, adapted per endpoint (:mod:`autorater_pipelines.models._structured`); a structured answer
+        cut off at ``maxOutputTokens`` is the error "truncated at N tokens".
+        """
+        if self.config.max_input_tokens is not None:
+            window = ContextWindow(self.config.max_input_tokens, "max_input_tokens")
+            extra = schema_instruction(request.response_schema) if request.response_schema else ""
+            too_long = check_fits(prompt_chars(request, extra), window)
+            if too_long is not None:
+                raise ProviderError(too_long)
+        if request.response_schema is None:
+            return await self._send(request, None)
+        setting = self.config.structured_output
+        async with MODES.probing(self._endpoint, setting):
+            while True:
+                mode = MODES.mode(self._endpoint, setting)
+                try:
+                    output = await self._send(request, mode)
+                except genai_errors.APIError as exc:
+                    error = self.classify_error(exc)
+                    if error.reason == Reason.RESPONSE_FORMAT.value:
+                        if MODES.refused(self._endpoint, mode, error.message, setting) is not None:
+                            continue  # not a retry: the same request in the next mode, at once
+                    raise ProviderError(error) from None
+                MODES.accepted(self._endpoint, mode, setting)
+                if output.ok and output.finish_reason == "max_tokens":
+                    error = truncation_error(output.usage.output_tokens, self.config.max_output_tokens)
+                    return ModelOutput(text=None, finish_reason=output.finish_reason, usage=output.usage, error=error)
+                return output
+
+    async def _send(self, request: ModelRequest, mode: OutputMode | None) -> ModelOutput:
         if self._transport is None:
-            return await self._generate_with_sdk_types(request)
-        answer = await self._transport("post", self._path, self.request_body(request), None)
+            return await self._generate_with_sdk_types(request, mode)
+        answer = await self._transport("post", self._path, self.request_body(request, mode), None)
         return _output(json.loads(answer.body) if answer.body else {})
 
-    def request_body(self, request: ModelRequest) -> dict[str, Any]:
-        """The ``generateContent`` JSON body of ``request`` (wire format, as the SDK would send it)."""
+    def request_body(self, request: ModelRequest, mode: OutputMode | None = OutputMode.JSON_SCHEMA) -> dict[str, Any]:
+        """The ``generateContent`` JSON body of ``request`` (wire format, as the SDK would send it).
+
+        Args:
+            request: The request.
+            mode: How its response schema is sent (ignored without one): ``json_schema`` →
+                ``responseJsonSchema`` + ``responseMimeType``; ``json_object`` → ``responseMimeType`` and
+                the schema in the prompt; ``prompt`` → the schema in the prompt only.
+        """
         config = self.config
-        body: dict[str, Any] = {"contents": [{"parts": [_wire_part(p) for p in request.parts], "role": "user"}]}
+        parts = [_wire_part(p) for p in request.parts]
+        if request.response_schema is not None and mode in (OutputMode.JSON_OBJECT, OutputMode.PROMPT):
+            parts.append({"text": "\n" + schema_instruction(request.response_schema)})
+        body: dict[str, Any] = {"contents": [{"parts": parts, "role": "user"}]}
         if request.system_instruction is not None:
             body["systemInstruction"] = {"parts": [{"text": request.system_instruction}], "role": "user"}
         generation: dict[str, Any] = {}
@@ -177,23 +223,29 @@ class GeminiProvider(Provider):
             generation["logprobs"] = config.logprobs
         if config.seed is not None:
             generation["seed"] = config.seed
-        if request.response_schema is not None:
+        if request.response_schema is not None and mode in (OutputMode.JSON_SCHEMA, OutputMode.JSON_OBJECT):
             generation["responseMimeType"] = "application/json"
+        if request.response_schema is not None and mode is OutputMode.JSON_SCHEMA:
             generation["responseJsonSchema"] = request.response_schema
         body["generationConfig"] = generation  # sent even when empty, as the SDK does
         return body
 
-    async def _generate_with_sdk_types(self, request: ModelRequest) -> ModelOutput:
+    async def _generate_with_sdk_types(self, request: ModelRequest, mode: OutputMode | None) -> ModelOutput:
         """The same call through the SDK's public, typed ``generate_content`` (fallback transport)."""
+        parts = [_part(p) for p in request.parts]
+        if request.response_schema is not None and mode in (OutputMode.JSON_OBJECT, OutputMode.PROMPT):
+            parts.append(types.Part.from_text(text="\n" + schema_instruction(request.response_schema)))
         response = await self._client.aio.models.generate_content(
             model=self.name,
-            contents=[types.Content(role="user", parts=[_part(p) for p in request.parts])],
-            config=self._generation_config(request),
+            contents=[types.Content(role="user", parts=parts)],
+            config=self._generation_config(request, mode),
         )
         wire = response.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"sdk_http_response"})
         return _output(wire)
 
-    def _generation_config(self, request: ModelRequest) -> types.GenerateContentConfig:
+    def _generation_config(
+        self, request: ModelRequest, mode: OutputMode | None = OutputMode.JSON_SCHEMA
+    ) -> types.GenerateContentConfig:
         config = self.config
         values: dict[str, Any] = {
             "system_instruction": request.system_instruction,
@@ -204,8 +256,9 @@ class GeminiProvider(Provider):
             # no tools are sent; disabling AFC also silences its per-call INFO log line
             "automatic_function_calling": types.AutomaticFunctionCallingConfig(disable=True),
         }
-        if request.response_schema is not None:
+        if request.response_schema is not None and mode in (OutputMode.JSON_SCHEMA, OutputMode.JSON_OBJECT):
             values["response_mime_type"] = "application/json"
+        if request.response_schema is not None and mode is OutputMode.JSON_SCHEMA:
             values["response_json_schema"] = request.response_schema
         if config.logprobs is not None:
             values["response_logprobs"] = True
@@ -245,7 +298,8 @@ class GeminiProvider(Provider):
             retry_after = parse_retry_after(headers)
             if retry_after is None:
                 retry_after = retry_delay_from_google_details(exc.details)
-            return classify_status(int(exc.code or 0), f"{type(exc).__name__}: {exc}", retry_after)
+            body = exc.details if exc.details is not None else exc.message
+            return classify_http_error(int(exc.code or 0), body, f"{type(exc).__name__}: {exc}", retry_after)
         if isinstance(exc, google.auth.exceptions.TransportError):
             return ModelError(ErrorKind.TRANSIENT, f"{type(exc).__name__}: {exc}")
         if isinstance(exc, google.auth.exceptions.GoogleAuthError):

@@ -1,0 +1,213 @@
+"""What a failed HTTP answer means, in one place for every provider.
+
+STYLE.md rule 4 asks providers to classify by status code and exception type, never by message text.
+Real OpenAI-compatible servers break that assumption: llama.cpp's server answers HTTP 500 for a prompt
+longer than its context, llama-cpp-python answers 500 for a request its validator refuses. Retrying such
+an answer "because 5xx is transient" only burns the retry budget, so classification here goes, in order:
+
+1. **Status code** (:func:`~autorater_pipelines.models._provider.classify_status`): 429 → ``RATE_LIMIT``;
+   408 and 5xx → ``TRANSIENT``; any other 4xx → ``FATAL``. A 429 is never reconsidered.
+2. **Structured fields of the error body**, as the servers document them: OpenAI's ``error.code``
+   (``context_length_exceeded``, ``model_not_found``, ``unsupported_parameter``, ``unsupported_value``)
+   and ``error.param``; llama.cpp's ``error.type`` (``exceed_context_size_error``,
+   ``invalid_request_error``, ``not_supported_error``); FastAPI/pydantic validation errors' ``detail[].loc``
+   (llama-cpp-python); Google's ``error.status`` (``INVALID_ARGUMENT``, ``NOT_FOUND``).
+3. **Documented message patterns**, only when 2 found nothing (:data:`PATTERNS`; e.g. llama.cpp's "Context
+   size has been exceeded", vLLM's "maximum context length").
+
+A body that says the request itself is invalid makes the error ``FATAL`` whatever its status, with a
+:class:`Reason` in :attr:`ModelError.reason` and the reason's text first in the message. Finally, a
+server that answers HTTP 500 with the very same body twice for the same request (:class:`RepeatedErrors`)
+is not busy: the second answer is ``FATAL`` too.
+"""
+
+from __future__ import annotations
+
+import collections
+import enum
+import hashlib
+import json
+import re
+import threading
+from typing import Any
+
+from autorater_pipelines.models._provider import classify_status
+from autorater_pipelines.models._types import ErrorKind, ModelError
+
+__all__ = ["PATTERNS", "Reason", "RepeatedErrors", "body_reason", "classify_http_error"]
+
+
+class Reason(str, enum.Enum):
+    """Why a server refused a request as invalid (:attr:`ModelError.reason`)."""
+
+    CONTEXT_LENGTH = "context_length_exceeded"
+    RESPONSE_FORMAT = "unsupported_response_format"
+    UNSUPPORTED_PARAMETER = "unsupported_parameter"
+    MODEL_NOT_FOUND = "model_not_found"
+    INVALID_REQUEST = "invalid_request"
+    REPEATED_ERROR = "repeated_server_error"
+
+
+_TEXT = {
+    Reason.CONTEXT_LENGTH: "the prompt is longer than the model's context window",
+    Reason.RESPONSE_FORMAT: "the server does not support this structured-output request",
+    Reason.UNSUPPORTED_PARAMETER: "the server refused a request parameter",
+    Reason.MODEL_NOT_FOUND: "the server does not know this model",
+    Reason.INVALID_REQUEST: "the server refused the request as invalid",
+    Reason.REPEATED_ERROR: "the server gave the same error twice for this request",
+}
+
+_CODES = {  # error.code / error.type values (OpenAI, vLLM, llama.cpp server)
+    "context_length_exceeded": Reason.CONTEXT_LENGTH,
+    "exceed_context_size_error": Reason.CONTEXT_LENGTH,
+    "string_above_max_length": Reason.CONTEXT_LENGTH,
+    "model_not_found": Reason.MODEL_NOT_FOUND,
+    "unsupported_parameter": Reason.UNSUPPORTED_PARAMETER,
+    "unsupported_value": Reason.UNSUPPORTED_PARAMETER,
+    "not_supported_error": Reason.UNSUPPORTED_PARAMETER,
+    "invalid_request_error": Reason.INVALID_REQUEST,
+    "badrequesterror": Reason.INVALID_REQUEST,  # vLLM's error.type
+    "invalid_argument": Reason.INVALID_REQUEST,  # Google's error.status
+    "not_found": Reason.MODEL_NOT_FOUND,
+}
+
+_RESPONSE_FORMAT_FIELDS = re.compile(
+    r"response_format|json[_ ]schema|response_?(?:json_?)?schema|responsejsonschema|response_?mime_?type", re.I
+)
+
+PATTERNS: tuple[tuple[re.Pattern[str], Reason], ...] = (
+    # llama.cpp "Context size has been exceeded." / "the request exceeds the available context size";
+    # vLLM/OpenAI "This model's maximum context length is N tokens"; Ollama "prompt too long"; Gemini
+    # "The input token count (N) exceeds the maximum number of tokens allowed (M)".
+    (
+        re.compile(
+            r"context (?:size|length|window)[^.]{0,40}exceed|exceeds? the (?:available )?context|"
+            r"maximum context length|prompt (?:is )?too long|too many (?:input )?tokens|"
+            r"exceeds the maximum number of tokens",
+            re.I,
+        ),
+        Reason.CONTEXT_LENGTH,
+    ),
+    (
+        re.compile(r"model[^.]{0,80}(?:not found|does not exist)|unknown model|no such model", re.I),
+        Reason.MODEL_NOT_FOUND,
+    ),
+    (
+        re.compile(r"unsupported parameter|unrecognized request argument|extra inputs are not permitted", re.I),
+        Reason.UNSUPPORTED_PARAMETER,
+    ),
+    (re.compile(r"validation error|invalid request|invalid_request|is not valid under", re.I), Reason.INVALID_REQUEST),
+)
+"""Last-resort message patterns (only consulted when the body has no recognised structured field)."""
+
+
+def _error_object(body: Any) -> dict[str, Any]:
+    if isinstance(body, (bytes, str)):
+        try:
+            body = json.loads(body)
+        except ValueError:
+            return {"message": body.decode("utf-8", "replace") if isinstance(body, bytes) else body}
+    if not isinstance(body, dict):
+        return {}
+    error = body.get("error", body)
+    if isinstance(error, str):
+        return {**body, "message": error}
+    return error if isinstance(error, dict) else {}
+
+
+def _mentions_response_format(error: dict[str, Any]) -> bool:
+    for item in error.get("detail") or []:  # FastAPI: {"detail": [{"loc": ["body", "response_format", ...]}]}
+        if isinstance(item, dict) and any(_RESPONSE_FORMAT_FIELDS.search(str(p)) for p in item.get("loc") or []):
+            return True
+    return bool(_RESPONSE_FORMAT_FIELDS.search(str(error.get("param") or "")))
+
+
+def body_reason(body: Any) -> Reason | None:
+    """The reason an error body gives for refusing the request, or None (see the module docstring).
+
+    Args:
+        body: The error body: parsed JSON (dict), or its raw text.
+
+    Returns:
+        The :class:`Reason`, from structured fields first, then :data:`PATTERNS`.
+    """
+    error = _error_object(body)
+    if not error:
+        return None
+    found: Reason | None = None
+    for field in ("code", "type", "status"):
+        value = error.get(field)
+        if isinstance(value, str) and value.lower() in _CODES:
+            found = _CODES[value.lower()]
+            break
+    if found is None and isinstance(error.get("detail"), list):
+        found = Reason.INVALID_REQUEST  # a pydantic validation error list
+    message = " ".join(str(error.get(k) or "") for k in ("message", "msg", "detail"))
+    if found in (None, Reason.INVALID_REQUEST):  # a generic code: a pattern may tell more
+        for pattern, reason in PATTERNS:
+            if pattern.search(message):
+                found = reason if found is None or reason is not Reason.INVALID_REQUEST else found
+                break
+    if found in (Reason.INVALID_REQUEST, Reason.UNSUPPORTED_PARAMETER) and (
+        _mentions_response_format(error) or _RESPONSE_FORMAT_FIELDS.search(message)
+    ):
+        found = Reason.RESPONSE_FORMAT
+    return found
+
+
+def classify_http_error(
+    status: int, body: Any, message: str, retry_after_s: float | None = None, *, repeated: bool = False
+) -> ModelError:
+    """Classify a failed HTTP answer: status first, then what its body says (module docstring).
+
+    Args:
+        status: HTTP status code.
+        body: The error body (parsed JSON or raw text), or None.
+        message: Human-readable description of the failure (kept in the error message).
+        retry_after_s: Server-requested delay in seconds, if any.
+        repeated: The same request got the very same HTTP 500 body before (:class:`RepeatedErrors`).
+
+    Returns:
+        The error; ``FATAL`` with :attr:`ModelError.reason` set when the body says the request is invalid.
+    """
+    base = classify_status(status, message, retry_after_s)
+    if base.kind is ErrorKind.RATE_LIMIT:
+        return base
+    reason = body_reason(body) if 400 <= status <= 599 and status not in (401, 403) else None
+    if reason is None and repeated and base.kind is ErrorKind.TRANSIENT:
+        reason = Reason.REPEATED_ERROR
+    if reason is None:
+        return base
+    return ModelError(ErrorKind.FATAL, f"{_TEXT[reason]}: {message}", status_code=status, reason=reason.value)
+
+
+class RepeatedErrors:
+    """Remembers the last HTTP 500 body each request got, to tell a broken request from a busy server.
+
+    Only status 500 counts: 502/503/504 say "busy or unreachable" by definition and stay transient.
+    Bounded: the most recent ``capacity`` failing requests are remembered.
+    """
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self._last: collections.OrderedDict[str, str] = collections.OrderedDict()
+        self._capacity = capacity
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def fingerprint(payload: Any) -> str:
+        """A stable hash of a request payload (JSON-compatible, or bytes)."""
+        data = payload if isinstance(payload, bytes) else json.dumps(payload, sort_keys=True, default=str).encode()
+        return hashlib.sha256(data).hexdigest()
+
+    def seen_before(self, request_fingerprint: str, status: int, body: Any) -> bool:
+        """Record this answer; True when the same request already got this very HTTP 500 body."""
+        if status != 500:
+            return False
+        text = body if isinstance(body, str) else json.dumps(body, sort_keys=True, default=str)
+        with self._lock:
+            repeated = self._last.get(request_fingerprint) == text
+            self._last[request_fingerprint] = text
+            self._last.move_to_end(request_fingerprint)
+            while len(self._last) > self._capacity:
+                self._last.popitem(last=False)
+        return repeated

@@ -1,0 +1,154 @@
+"""Structured output that adapts to what each endpoint accepts.
+
+A request with a ``response_schema`` is sent in the strongest mode the endpoint accepts:
+
+1. ``json_schema``: the schema is enforced by the server (OpenAI ``response_format`` type ``json_schema``,
+   Gemini ``responseJsonSchema``);
+2. ``json_object``: the server only guarantees JSON (OpenAI ``response_format`` type ``json_object``,
+   Gemini ``responseMimeType: application/json``); the schema goes into the prompt;
+3. ``prompt``: no structured-output field at all; the schema goes into the prompt and the answer is
+   parsed tolerantly (:mod:`autorater_pipelines.parsing`).
+
+With ``GenerateConfig.structured_output = "auto"`` (the default) an endpoint starts at ``json_schema``.
+The first answer that refuses the mode (:attr:`~autorater_pipelines.models._classify.Reason.RESPONSE_FORMAT`)
+moves the endpoint one mode down, for every later request of the process (one run), logged once per
+endpoint and mode; the refused request is sent again at once in the next mode (a refusal is not a
+retry and uses none of the retry budget). Until an endpoint's mode is confirmed by one accepted answer,
+structured requests to it go one at a time, so a server that refuses ``json_schema`` sees one refused
+request, not one per request in flight. A fixed mode (``json_schema``, ``json_object``, ``prompt``) is
+used as is, never changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import json
+import logging
+import threading
+from collections.abc import AsyncIterator, Hashable
+from typing import Any
+
+from autorater_pipelines.models._types import ErrorKind, ModelError
+
+__all__ = ["MODES", "OutputMode", "StructuredModes", "schema_instruction", "truncation_error"]
+
+logger = logging.getLogger("autorater_pipelines.models")
+
+
+class OutputMode(str, enum.Enum):
+    """How a response schema is sent (strongest first)."""
+
+    JSON_SCHEMA = "json_schema"
+    JSON_OBJECT = "json_object"
+    PROMPT = "prompt"
+
+
+_ORDER = (OutputMode.JSON_SCHEMA, OutputMode.JSON_OBJECT, OutputMode.PROMPT)
+
+
+def schema_instruction(schema: dict[str, Any]) -> str:
+    """The text appended to the prompt when the server does not enforce the schema itself."""
+    return (
+        "Answer with one JSON object and nothing else (no prose, no code fence). "
+        f"It must follow this JSON schema:\n{json.dumps(schema, sort_keys=False)}"
+    )
+
+
+def truncation_error(output_tokens: int, limit: int | None) -> ModelError:
+    """The error of a structured answer cut off by the output-token limit (finish reason length)."""
+    return ModelError(
+        ErrorKind.BLOCKED,
+        f"truncated at {output_tokens or limit} tokens (finish reason: length, max_output_tokens={limit}): "
+        "the JSON answer is incomplete; raise max_output_tokens",
+    )
+
+
+class StructuredModes:
+    """The structured-output mode of every endpoint seen in this process (thread-safe).
+
+    An endpoint is any hashable key, e.g. ``("openai", base_url, model)``.
+    """
+
+    def __init__(self) -> None:
+        self._modes: dict[Hashable, OutputMode] = {}
+        self._confirmed: set[Hashable] = set()
+        self._locks: dict[tuple[Hashable, asyncio.AbstractEventLoop], asyncio.Lock] = {}
+        self._guard = threading.Lock()
+
+    def mode(self, endpoint: Hashable, setting: str = "auto") -> OutputMode:
+        """The mode to use now: the fixed ``setting``, or the endpoint's detected mode for ``"auto"``."""
+        if setting != "auto":
+            return OutputMode(setting)
+        with self._guard:
+            return self._modes.get(endpoint, OutputMode.JSON_SCHEMA)
+
+    def refused(self, endpoint: Hashable, mode: OutputMode, why: str, setting: str = "auto") -> OutputMode | None:
+        """Record that ``endpoint`` refused ``mode``; return the mode to try next, or None (nothing left).
+
+        Logged once per endpoint and mode (a WARNING naming the endpoint, the refused mode, the next mode
+        and the server's words).
+        """
+        if setting != "auto" or mode is OutputMode.PROMPT:
+            return None
+        with self._guard:
+            current = self._modes.get(endpoint, OutputMode.JSON_SCHEMA)
+            if _ORDER.index(current) > _ORDER.index(mode):
+                return current  # another request already moved it down
+            following = _ORDER[_ORDER.index(mode) + 1]
+            self._modes[endpoint] = following
+        logger.warning(
+            "%s refused structured output mode %r (%s); using %r for the rest of this run",
+            _describe(endpoint),
+            mode.value,
+            why[:300],
+            following.value,
+        )
+        return following
+
+    def accepted(self, endpoint: Hashable, mode: OutputMode, setting: str = "auto") -> None:
+        """Record that ``endpoint`` answered a request sent in ``mode`` (logged once per endpoint)."""
+        if setting != "auto":
+            return
+        with self._guard:
+            if endpoint in self._confirmed or self._modes.get(endpoint, OutputMode.JSON_SCHEMA) is not mode:
+                return
+            self._confirmed.add(endpoint)
+        logger.info("%s: structured output mode %r", _describe(endpoint), mode.value)
+
+    def detected(self, endpoint: Hashable) -> OutputMode | None:
+        """The confirmed mode of ``endpoint``, or None while unknown."""
+        with self._guard:
+            return self._modes.get(endpoint, OutputMode.JSON_SCHEMA) if endpoint in self._confirmed else None
+
+    @contextlib.asynccontextmanager
+    async def probing(self, endpoint: Hashable, setting: str = "auto") -> AsyncIterator[None]:
+        """Serialize structured requests to ``endpoint`` until its mode is confirmed (no-op afterwards)."""
+        if setting != "auto" or self.detected(endpoint) is not None:
+            yield
+            return
+        loop = asyncio.get_running_loop()
+        with self._guard:
+            for key in [k for k in self._locks if k[1].is_closed()]:
+                del self._locks[key]
+            lock = self._locks.setdefault((endpoint, loop), asyncio.Lock())
+        async with lock:
+            yield
+
+    def reset(self) -> None:
+        """Forget every endpoint (tests)."""
+        with self._guard:
+            self._modes.clear()
+            self._confirmed.clear()
+            self._locks.clear()
+
+
+def _describe(endpoint: Hashable) -> str:
+    if isinstance(endpoint, tuple):
+        return " ".join(str(p) for p in endpoint if p)
+    return str(endpoint)
+
+
+MODES = StructuredModes()
+"""The process-wide registry used by the providers."""
