@@ -51,7 +51,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from autorater_pipelines import autosxs, pairwise, tasks
+from autorater_pipelines import autosxs
+from autorater_pipelines.autosxs import judging as pairwise
+from autorater_pipelines.autosxs import steps as autosxs_steps
+from autorater_pipelines.autosxs import tasks
 from autorater_pipelines.models import (
     ErrorKind,
     GenerateConfig,
@@ -232,7 +235,7 @@ def run_ours(
 ) -> tuple[Result, list[dict[str, Any]]]:
     """``autosxs.judge_examples`` as a pipeline step calls it; the Model it builds is kept to read its stats."""
     built: list[Model] = []
-    real_get_model = autosxs.get_model
+    real_get_model = autosxs_steps.get_model
 
     def recording_get_model(spec: str, config: GenerateConfig | None = None) -> Model:
         built.append(real_get_model(spec, config))
@@ -248,7 +251,7 @@ def run_ours(
         params["base_url"] = url
     if sc.quota_rpm:
         params["requests_per_minute"] = sc.quota_rpm  # the quota the user was given
-    autosxs.get_model = recording_get_model  # type: ignore[assignment]
+    autosxs_steps.get_model = recording_get_model  # type: ignore[assignment]
     try:
         started = time.perf_counter()
         judgments, _, summary = autosxs.judge_examples(
@@ -256,7 +259,7 @@ def run_ours(
         )
         seconds = time.perf_counter() - started
     finally:
-        autosxs.get_model = real_get_model  # type: ignore[assignment]
+        autosxs_steps.get_model = real_get_model  # type: ignore[assignment]
     stats = built[-1].stats
     ids = [j["id"] for j in judgments]
     complete = [j for j in judgments if j["choice"] != "ERROR" and not any(s["error"] for s in j["samples"])]

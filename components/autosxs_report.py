@@ -28,7 +28,10 @@ def build_autosxs_report(
     from autorater_pipelines import report as reports
 
     built = reports.write_artifact_report(
-        "autosxs", rows_path=judgments.path, metrics_path=metrics_json.path, errors_path=error_messages.path,
+        "autosxs",
+        rows_path=judgments.path,
+        metrics_path=metrics_json.path,
+        errors_path=error_messages.path,
         output_path=report.path,
     )
     if built.categories:

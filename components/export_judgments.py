@@ -38,7 +38,10 @@ def export_pairwise_judgments(
     from autorater_pipelines import autosxs, io
 
     result = autosxs.export_judgments(
-        judgments=io.read_jsonl(judgments.path), judgments_format=judgments_format,
-        destination=evaluation_dataset.path, bigquery_destination_prefix=bigquery_destination_prefix, project=project,
+        judgments=io.read_jsonl(judgments.path),
+        judgments_format=judgments_format,
+        destination=evaluation_dataset.path,
+        bigquery_destination_prefix=bigquery_destination_prefix,
+        project=project,
     )
     return (result.bigquery_table or evaluation_dataset.uri, "", "")

@@ -26,10 +26,12 @@ def export_gecko_results(
         evaluation_results: The exported result rows.
         evaluation_results_path: URI of the exported result rows.
     """
-    from autorater_pipelines import gecko_steps
+    from autorater_pipelines.gecko import steps as gecko_steps
 
     gecko_steps.export_results(
-        results_path=results.path, output_format=output_format, destination=evaluation_results.path,
+        results_path=results.path,
+        output_format=output_format,
+        destination=evaluation_results.path,
         bigquery_destination_prefix=bigquery_destination_prefix,
     )
     return (evaluation_results.uri,)

@@ -32,7 +32,12 @@ def build_gecko_report(
     from autorater_pipelines import report as reports
 
     reports.write_artifact_report(
-        "gecko", rows_path=results.path, metrics_path=metrics_json.path, errors_path=error_messages.path,
-        output_path=report.path, id_columns=id_columns, prompt_column=prompt_column or None,
+        "gecko",
+        rows_path=results.path,
+        metrics_path=metrics_json.path,
+        errors_path=error_messages.path,
+        output_path=report.path,
+        id_columns=id_columns,
+        prompt_column=prompt_column or None,
         media_column=media_column or None,
     )

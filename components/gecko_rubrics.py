@@ -57,20 +57,36 @@ def prepare_gecko_rubrics(
         evaluation_count: Number of rows in the evaluation dataset.
         rubric_count: Number of rows with a usable rubric.
     """
-    from autorater_pipelines import gecko_steps
+    from autorater_pipelines.gecko import steps as gecko_steps
 
     gecko_steps.check_run_parameters(
-        id_columns=id_columns, media_column=media_column, media_type=media_type, prompt_column=prompt_column,
-        rubrics_column=rubrics_column, rubric_generation_model=rubric_generation_model, validator_model=validator_model,
-        rubric_generation_parameters=rubric_generation_parameters, validator_parameters=validator_parameters,
+        id_columns=id_columns,
+        media_column=media_column,
+        media_type=media_type,
+        prompt_column=prompt_column,
+        rubrics_column=rubrics_column,
+        rubric_generation_model=rubric_generation_model,
+        validator_model=validator_model,
+        rubric_generation_parameters=rubric_generation_parameters,
+        validator_parameters=validator_parameters,
         rubric_generation_prompt_template=rubric_generation_prompt_template,
-        validator_prompt_template=validator_prompt_template, scoring=scoring, output_format=output_format,
+        validator_prompt_template=validator_prompt_template,
+        scoring=scoring,
+        output_format=output_format,
     )
     summary = gecko_steps.prepare_rubrics(
-        evaluation_dataset=evaluation_dataset, id_columns=id_columns, media_column=media_column, media_type=media_type,
-        prompt_column=prompt_column, rubrics_column=rubrics_column, rubric_generation_model=rubric_generation_model,
+        evaluation_dataset=evaluation_dataset,
+        id_columns=id_columns,
+        media_column=media_column,
+        media_type=media_type,
+        prompt_column=prompt_column,
+        rubrics_column=rubrics_column,
+        rubric_generation_model=rubric_generation_model,
         rubric_generation_parameters=rubric_generation_parameters,
-        rubric_generation_prompt_template=rubric_generation_prompt_template, project=project, location=location,
-        rubrics_path=rubrics.path, errors_path=rubric_errors.path,
+        rubric_generation_prompt_template=rubric_generation_prompt_template,
+        project=project,
+        location=location,
+        rubrics_path=rubrics.path,
+        errors_path=rubric_errors.path,
     )
     return (summary.evaluation_count, summary.rubric_count)

@@ -37,12 +37,16 @@ def score_gecko_validations(
         evaluation_count: Number of dataset rows (scored or not).
         rows_scored: Number of rows with a final_score.
     """
-    from autorater_pipelines import gecko_steps
+    from autorater_pipelines.gecko import steps as gecko_steps
 
     metrics = gecko_steps.score_validations(
-        validations_path=validations.path, id_columns=id_columns, scoring=scoring,
-        earlier_error_paths=[rubric_errors.path, validation_errors.path], results_path=results.path,
-        error_messages_path=error_messages.path, metrics_path=metrics_json.path,
+        validations_path=validations.path,
+        id_columns=id_columns,
+        scoring=scoring,
+        earlier_error_paths=[rubric_errors.path, validation_errors.path],
+        results_path=results.path,
+        error_messages_path=error_messages.path,
+        metrics_path=metrics_json.path,
     )
     for name, value in gecko_steps.console_metrics(metrics).items():
         gecko_metrics.log_metric(name, value)

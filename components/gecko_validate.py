@@ -40,12 +40,19 @@ def validate_gecko_media(
         validation_errors: JSONL of rows whose media cannot be used (missing, unreadable, unknown or wrong media type): ids, `stage`, `error_kind`, `error_message`.
         validated_count: Number of rows sent to the validator.
     """
-    from autorater_pipelines import gecko_steps
+    from autorater_pipelines.gecko import steps as gecko_steps
 
     count = gecko_steps.validate_media(
-        rubrics_path=rubrics.path, id_columns=id_columns, media_column=media_column, media_type=media_type,
-        validator_model=validator_model, validator_parameters=validator_parameters,
-        validator_prompt_template=validator_prompt_template, project=project, location=location,
-        validations_path=validations.path, errors_path=validation_errors.path,
+        rubrics_path=rubrics.path,
+        id_columns=id_columns,
+        media_column=media_column,
+        media_type=media_type,
+        validator_model=validator_model,
+        validator_parameters=validator_parameters,
+        validator_prompt_template=validator_prompt_template,
+        project=project,
+        location=location,
+        validations_path=validations.path,
+        errors_path=validation_errors.path,
     )
     return (count,)

@@ -39,12 +39,17 @@ def generate_pairwise_responses(
         generated_count: Number of responses requested from models.
         failed_count: Number of responses whose generation failed (they become ERROR judgments).
     """
-    from autorater_pipelines import inference, io
+    from autorater_pipelines import io
+    from autorater_pipelines.autosxs import inference
 
     examples = io.read_jsonl(prepared_examples.path)
     counts = inference.fill_missing_responses(
-        examples, id_columns=id_columns, models={"a": model_a, "b": model_b},
-        parameters={"a": model_a_parameters, "b": model_b_parameters}, project=project, location=location,
+        examples,
+        id_columns=id_columns,
+        models={"a": model_a, "b": model_b},
+        parameters={"a": model_a_parameters, "b": model_b_parameters},
+        project=project,
+        location=location,
     )
     io.write_jsonl(examples_with_responses.path, examples)
     return (counts["generated_count"], counts["failed_count"])

@@ -46,9 +46,15 @@ def judge_pairwise_examples(
     from autorater_pipelines import autosxs, io
 
     _, _, summary = autosxs.judge_examples(
-        examples=autosxs.select_shard(io.read_jsonl(prepared_examples.path), shard_index, shard_count), task=task, id_columns=id_columns,
-        autorater_model=autorater_model, autorater_parameters=autorater_parameters, project=project,
-        location=location, experimental_args=experimental_args, judgments_path=judgments.path,
+        examples=autosxs.select_shard(io.read_jsonl(prepared_examples.path), shard_index, shard_count),
+        task=task,
+        id_columns=id_columns,
+        autorater_model=autorater_model,
+        autorater_parameters=autorater_parameters,
+        project=project,
+        location=location,
+        experimental_args=experimental_args,
+        judgments_path=judgments.path,
         error_messages_path=error_messages.path,
     )
     return (summary.evaluation_count, summary.error_count)

@@ -36,8 +36,10 @@ def merge_judgment_shards(
     from autorater_pipelines import autosxs, io
 
     merged, errors = autosxs.merge_shards(
-        io.read_jsonl(examples.path), id_columns,
-        [io.read_jsonl(s.path) for s in judgment_shards], [io.read_jsonl(s.path) for s in error_shards],
+        io.read_jsonl(examples.path),
+        id_columns,
+        [io.read_jsonl(s.path) for s in judgment_shards],
+        [io.read_jsonl(s.path) for s in error_shards],
     )
     io.write_jsonl(judgments.path, merged)
     io.write_jsonl(error_messages.path, errors)

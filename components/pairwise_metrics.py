@@ -29,7 +29,8 @@ def compute_pairwise_metrics(
     from autorater_pipelines import autosxs, io
 
     result = autosxs.aggregate_judgments(
-        judgments=io.read_jsonl(judgments.path), human_preference_column=human_preference_column,
+        judgments=io.read_jsonl(judgments.path),
+        human_preference_column=human_preference_column,
         metrics_path=metrics_json.path,
     )
     for name, value in result.items():

@@ -67,11 +67,18 @@ def prepare_pairwise_examples(
         autorater_model, autorater_parameters, judgments_format, bigquery_destination_prefix, project, location
     )
     examples = autosxs.prepare_examples(
-        evaluation_dataset=evaluation_dataset, task=task, id_columns=id_columns,
-        autorater_prompt_parameters=autorater_prompt_parameters, response_column_a=response_column_a,
-        response_column_b=response_column_b, human_preference_column=human_preference_column,
-        model_a=model_a, model_b=model_b, model_a_prompt_parameters=model_a_prompt_parameters,
-        model_b_prompt_parameters=model_b_prompt_parameters, experimental_args=experimental_args,
+        evaluation_dataset=evaluation_dataset,
+        task=task,
+        id_columns=id_columns,
+        autorater_prompt_parameters=autorater_prompt_parameters,
+        response_column_a=response_column_a,
+        response_column_b=response_column_b,
+        human_preference_column=human_preference_column,
+        model_a=model_a,
+        model_b=model_b,
+        model_a_prompt_parameters=model_a_prompt_parameters,
+        model_b_prompt_parameters=model_b_prompt_parameters,
+        experimental_args=experimental_args,
         output_path=prepared_examples.path,
     )
     shards = autosxs.shard_count(autorater_parameters)

@@ -37,8 +37,18 @@ def test_params_file_that_is_not_utf8_or_is_a_directory(tmp_path, capsys):
 
 
 def test_template_that_is_not_a_template(tmp_path, capsys):
-    code = main(["run", "autosxs", "--params", _params(tmp_path), "--output-dir", str(tmp_path / "o"),
-                 "--template", str(QUICKSTART / "dataset.jsonl")])
+    code = main(
+        [
+            "run",
+            "autosxs",
+            "--params",
+            _params(tmp_path),
+            "--output-dir",
+            str(tmp_path / "o"),
+            "--template",
+            str(QUICKSTART / "dataset.jsonl"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "is not a compiled pipeline template" in err
 
@@ -64,13 +74,17 @@ def test_columns_named_like_output_fields_are_refused(tmp_path, capsys, name):
     rows = [json.loads(line) for line in (QUICKSTART / "dataset.jsonl").read_text().splitlines()]
     data = tmp_path / "d.jsonl"
     data.write_text("".join(json.dumps({**r, name: r["human_preference"]}) + "\n" for r in rows))
-    code, err = _run(_params(tmp_path, evaluation_dataset=str(data), human_preference_column=name), tmp_path / "o", capsys)
+    code, err = _run(
+        _params(tmp_path, evaluation_dataset=str(data), human_preference_column=name), tmp_path / "o", capsys
+    )
     assert code == 2
     assert f"human_preference_column: column name {name!r} is also an output field of the judgments" in err
 
 
 def test_a_missing_replay_file_fails_before_the_run(tmp_path, capsys):
-    code, err = _run(_params(tmp_path, autorater_model="replay/" + str(tmp_path / "nope.jsonl")), tmp_path / "o", capsys)
+    code, err = _run(
+        _params(tmp_path, autorater_model="replay/" + str(tmp_path / "nope.jsonl")), tmp_path / "o", capsys
+    )
     assert code == 2 and "nope.jsonl" in err and "Traceback" not in err
     assert not (tmp_path / "o").exists()
 
@@ -82,8 +96,12 @@ def test_vertex_autorater_without_project_or_key_fails_before_the_run(tmp_path, 
 
 def test_named_response_column_that_is_missing_is_a_typo_even_with_a_model(tmp_path, capsys):
     code, err = _run(
-        _params(tmp_path, response_column_a="answer_modle_a", model_a="openai/x",
-                model_a_prompt_parameters={"prompt": {"column": "question"}}),
+        _params(
+            tmp_path,
+            response_column_a="answer_modle_a",
+            model_a="openai/x",
+            model_a_prompt_parameters={"prompt": {"column": "question"}},
+        ),
         tmp_path / "o",
         capsys,
     )
@@ -92,9 +110,16 @@ def test_named_response_column_that_is_missing_is_a_typo_even_with_a_model(tmp_p
 
 def test_summary_prints_na_when_kappa_is_undefined(capsys):
     metrics = {
-        "evaluation_count": 3, "judged_count": 3, "error_count": 0, "autorater_model_a_win_rate": 1.0,
-        "autorater_model_b_win_rate": 0.0, "autorater_tie_rate": 0.0, "alignment_count": 3, "accuracy": 1.0,
-        "f1_score": 1.0, "cohens_kappa": None,
+        "evaluation_count": 3,
+        "judged_count": 3,
+        "error_count": 0,
+        "autorater_model_a_win_rate": 1.0,
+        "autorater_model_b_win_rate": 0.0,
+        "autorater_tie_rate": 0.0,
+        "alignment_count": 3,
+        "accuracy": 1.0,
+        "f1_score": 1.0,
+        "cohens_kappa": None,
     }
     _autosxs_run.print_summary(metrics)
     assert "Cohen's kappa n/a" in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""Gecko pipeline steps (``autorater_pipelines.gecko_steps``) called directly, without KFP."""
+"""Gecko pipeline steps (``autorater_pipelines.gecko.steps``) called directly, without KFP."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
-from autorater_pipelines import gecko, gecko_steps, io
+from autorater_pipelines import gecko, io
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.gecko import steps as gecko_steps
 
 CHECK = {"id_columns": ["id"], "media_column": "image", "prompt_column": "prompt"}
 
@@ -130,6 +131,6 @@ def test_export_results_in_both_formats(tmp_path):
 
 
 def test_gecko_steps_import_no_kfp():
-    code = "import sys; sys.modules['kfp'] = None; import autorater_pipelines.gecko_steps; print('ok')"
+    code = "import sys; sys.modules['kfp'] = None; import autorater_pipelines.gecko.steps; print('ok')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ok"

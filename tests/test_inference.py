@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from autorater_pipelines import autosxs, inference
+from autorater_pipelines import autosxs
+from autorater_pipelines.autosxs import inference
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.testing import ModelEmulator
 
@@ -41,7 +42,10 @@ def test_prepare_renders_the_model_prompt_when_responses_must_be_generated(tmp_p
     "overrides, message",
     [
         ({"model_a": ""}, r"response_column_a and model_a are both empty"),
-        ({"model_a_prompt_parameters": {}}, r"model_a_prompt_parameters: to generate model A's responses, set exactly one prompt parameter named 'prompt'"),
+        (
+            {"model_a_prompt_parameters": {}},
+            r"model_a_prompt_parameters: to generate model A's responses, set exactly one prompt parameter named 'prompt'",
+        ),
         ({"model_a_prompt_parameters": {"prompt": {"column": "nope"}}}, r"nope"),
     ],
 )
@@ -62,7 +66,10 @@ def test_generation_through_openai_emulator_and_failed_rows_become_error_judgmen
             examples,
             id_columns=["id"],
             models={"a": "openai/tiny", "b": ""},
-            parameters={"a": {"base_url": emulator.url, "temperature": "0.2", "maxOutputTokens": "64", "cache_dir": "off"}, "b": None},
+            parameters={
+                "a": {"base_url": emulator.url, "temperature": "0.2", "maxOutputTokens": "64", "cache_dir": "off"},
+                "b": None,
+            },
         )
         assert emulator.call_count == 3
         assert emulator.requests[0].generation.get("temperature") == 0.2
@@ -84,8 +91,15 @@ def test_generation_through_openai_emulator_and_failed_rows_become_error_judgmen
     assert [j["choice"] for j in judgments] == ["TIE", "TIE", "ERROR"]
     assert judgments[2]["explanation"].startswith("model A: blocked")
     assert errors == [
-        {"id": 3, "stage": "inference", "model": "a", "sample_index": None, "flipped": None,
-         "error": judgments[2]["explanation"][len("model A: "):], "row_judged": False}
+        {
+            "id": 3,
+            "stage": "inference",
+            "model": "a",
+            "sample_index": None,
+            "flipped": None,
+            "error": judgments[2]["explanation"][len("model A: ") :],
+            "row_judged": False,
+        }
     ]
 
 
@@ -100,5 +114,7 @@ def test_model_parameters_are_validated(params, message):
 
 def test_infer_response_column():
     assert inference.infer_response_column(["id", "prediction"], side="a") == "prediction"
-    with pytest.raises(InputError, match=r"cannot infer the response column of model B: found \['response', 'content'\]"):
+    with pytest.raises(
+        InputError, match=r"cannot infer the response column of model B: found \['response', 'content'\]"
+    ):
         inference.infer_response_column(["response", "content"], side="b")

@@ -2,9 +2,16 @@ import subprocess
 import sys
 
 CORE_MODULES = [
-    "autorater_pipelines", "autorater_pipelines.models", "autorater_pipelines.io", "autorater_pipelines.prompts",
-    "autorater_pipelines.tasks", "autorater_pipelines.pairwise", "autorater_pipelines.metrics",
-    "autorater_pipelines.autosxs", "autorater_pipelines.cli", "autorater_pipelines.testing",
+    "autorater_pipelines",
+    "autorater_pipelines.models",
+    "autorater_pipelines.io",
+    "autorater_pipelines.autosxs.prompt_parameters",
+    "autorater_pipelines.autosxs.tasks",
+    "autorater_pipelines.autosxs.judging",
+    "autorater_pipelines.autosxs.metrics",
+    "autorater_pipelines.autosxs",
+    "autorater_pipelines.cli",
+    "autorater_pipelines.testing",
 ]
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from autorater_pipelines.metrics import pairwise_metrics, wilson_interval
+from autorater_pipelines.autosxs.metrics import pairwise_metrics, wilson_interval
 
 
 def _row(choice, human=None, samples=None, confidence=1.0):

@@ -2,10 +2,10 @@ import re
 
 import pytest
 
-from autorater_pipelines import pairwise
+from autorater_pipelines.autosxs import judging as pairwise
+from autorater_pipelines.autosxs.judging import JudgeSettings, Sample, combine_samples, parse_verdict
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.models import ErrorKind, ModelOutput, ModelRequest, TokenLogprob
-from autorater_pipelines.pairwise import JudgeSettings, Sample, combine_samples, parse_verdict
 
 LLMBAR = JudgeSettings.from_params(
     {"verdict_pattern": r"(?:^|\n) ?Output \((a|b)\)", "verdict_map": {"a": "A", "b": "B"}}
@@ -123,7 +123,9 @@ def test_json_quoted_inside_prose_cannot_override_the_judges_answer():
     with pytest.raises(ValueError, match="ambiguous"):
         parse_verdict('{"choice":"A"}{"choice":"B"}', JudgeSettings())
     # Repeating the same answer is fine; the last one's explanation is kept.
-    assert parse_verdict('draft {"choice": "B", "explanation": "x"} final {"choice": "B", "explanation": "y"}', JudgeSettings()) == ("B", "y")
+    assert parse_verdict(
+        'draft {"choice": "B", "explanation": "x"} final {"choice": "B", "explanation": "y"}', JudgeSettings()
+    ) == ("B", "y")
 
 
 @pytest.mark.parametrize("text", ["[" * 1000, "{" * 8000, '{"choice": ' * 3000])

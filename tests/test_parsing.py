@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from autorater_pipelines.parsing import JSONExtractionError, extract_json, extract_json_values
+from autorater_pipelines.evaluation.json_extraction import JSONExtractionError, extract_json, extract_json_values
 
 
 @pytest.mark.parametrize(
@@ -20,7 +20,7 @@ def test_extract_json_tolerates_prose_fences_and_trailing_commas(text, expected)
 
 def test_extract_json_values_lists_every_object_in_order():
     assert extract_json_values('a {"n": 1} b {"n": 2} c') == [{"n": 1}, {"n": 2}]
-    assert extract_json_values('[1, 2] and [3]', expect=list) == [[1, 2], [3]]
+    assert extract_json_values("[1, 2] and [3]", expect=list) == [[1, 2], [3]]
 
 
 @pytest.mark.parametrize("text", ["", "   ", "no json here", "[" * 100_000, "{" * 100_000])

@@ -1,7 +1,7 @@
 import pytest
 
+from autorater_pipelines.autosxs.prompt_parameters import compile_prompt_parameters, format_value
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.prompts import compile_prompt_parameters, format_value
 
 COLUMNS = ["id", "question", "document", "tags", "meta", "count"]
 EXTRA = {"default_instruction": "Summarize the following text."}
@@ -14,10 +14,12 @@ def compile_(params, columns=COLUMNS, extra=EXTRA):
 
 
 def test_column_template_and_default_instruction():
-    pp = compile_({
-        "inference_instruction": {"template": "{{ default_instruction }} Focus on: {{ question }}"},
-        "inference_context": {"column": "document"},
-    })
+    pp = compile_(
+        {
+            "inference_instruction": {"template": "{{ default_instruction }} Focus on: {{ question }}"},
+            "inference_context": {"column": "document"},
+        }
+    )
     assert pp.names == ["inference_instruction", "inference_context"]
     assert pp.columns == {"question", "document"}
     assert len(pp) == 2
@@ -34,15 +36,20 @@ def test_none_and_empty_params():
 
 
 def test_non_string_values():
-    pp = compile_({
-        "t": {"column": "tags"},
-        "m": {"column": "meta"},
-        "c": {"column": "count"},
-        "tmpl": {"template": "{{ tags }} | {{ meta }} | {{ tags[0] }} | {{ tags | length }} | {{ count }}"},
-    })
+    pp = compile_(
+        {
+            "t": {"column": "tags"},
+            "m": {"column": "meta"},
+            "c": {"column": "count"},
+            "tmpl": {"template": "{{ tags }} | {{ meta }} | {{ tags[0] }} | {{ tags | length }} | {{ count }}"},
+        }
+    )
     row = {"tags": ["a", "é"], "meta": {"k": True}, "count": 3}
     assert pp.render(row, location="x") == {
-        "t": '["a", "é"]', "m": '{"k": true}', "c": "3", "tmpl": '["a", "é"] | {"k": true} | a | 2 | 3',
+        "t": '["a", "é"]',
+        "m": '{"k": true}',
+        "c": "3",
+        "tmpl": '["a", "é"] | {"k": true} | a | 2 | 3',
     }
     assert format_value(1.5) == "1.5" and format_value(False) == "False"
 
@@ -72,9 +79,11 @@ def test_column_wins_over_extra_variable():
     [
         ("nope", r"^autorater_prompt_parameters: expected a mapping of parameter name to"),
         ({"p": "question"}, r"^autorater_prompt_parameters\.p: expected \{\"column\": \"my_column\"\}"),
-        ({"p": {"colum": "question"}},
-         r"^autorater_prompt_parameters\.p: unknown key\(s\) \['colum'\] in .*valid keys are 'column' and "
-         r"'template'"),
+        (
+            {"p": {"colum": "question"}},
+            r"^autorater_prompt_parameters\.p: unknown key\(s\) \['colum'\] in .*valid keys are 'column' and "
+            r"'template'",
+        ),
         ({"p": {"column": "question", "template": "x"}}, r"expected exactly one of 'column' or 'template'"),
         ({"p": {}}, r"expected exactly one of 'column' or 'template', got \{\}"),
         ({"p": {"column": 3}}, r"'column' must be a non-empty string, got 3"),
@@ -140,8 +149,7 @@ def test_private_attribute_access_is_refused_at_compile_time(template):
         ("{{ question | attr('__class__') }}", r"refused by the sandbox \(access to attribute '__class__'"),
         ("{{ 'a' * 100000000 }}", r"refused by the sandbox \(repetition would produce more than"),
         ("{{ 2 ** 100000000 }}", r"refused by the sandbox \(exponent 100000000 is larger than"),
-        ("{{ '{0.__class__}'.format(question) }}",
-         r"refused by the sandbox \(access to attribute '__class__'"),
+        ("{{ '{0.__class__}'.format(question) }}", r"refused by the sandbox \(access to attribute '__class__'"),
     ],
 )
 def test_sandbox_refusals_become_input_errors(template, message):

@@ -110,7 +110,7 @@ def _judge(case: RowCase, params: dict[str, Any], where: Path) -> tuple[dict[str
 
 
 def _gecko(case: RowCase, params: dict[str, Any], where: Path) -> tuple[dict[str, dict], dict[str, list[str]]]:
-    from autorater_pipelines import gecko_steps
+    from autorater_pipelines.gecko import steps as gecko_steps
 
     rubrics, rubric_errors = where / "rubrics.jsonl", where / "rubric_errors.jsonl"
     common = {"id_columns": ["id"], "media_column": "image", "media_type": "image"}

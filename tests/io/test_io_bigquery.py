@@ -87,7 +87,10 @@ def test_check_run_parameters_keeps_its_old_signature_and_ignores_the_prefix_for
     autosxs.check_run_parameters(f"replay/{replay}", {}, "jsonl")
     autosxs.check_run_parameters(f"replay/{replay}", {}, "json", "not a prefix")
     autosxs.check_run_parameters(f"replay/{replay}", {}, "BigQuery", "my-project.evals")
-    with pytest.raises(InputError, match=r"judgments_format: unsupported judgments_format 'csv'; valid: \['jsonl', 'json', 'bigquery'\]"):
+    with pytest.raises(
+        InputError,
+        match=r"judgments_format: unsupported judgments_format 'csv'; valid: \['jsonl', 'json', 'bigquery'\]",
+    ):
         autosxs.check_run_parameters("replay/x.jsonl", {}, "csv")
 
 
@@ -115,21 +118,53 @@ def test_endpoint_override_order(monkeypatch):
 
 def test_schema_inference():
     rows = [
-        {"id": 1, "score": 1, "flag": True, "text": "a", "meta": {"k": 1}, "tags": ["x"], "none": None, "mixed": 1,
-         "samples": [{"sample_index": 0, "extra": 2.5}]},
-        {"id": 2, "score": 0.5, "flag": None, "text": None, "meta": None, "tags": [], "none": None, "mixed": "1",
-         "samples": []},
+        {
+            "id": 1,
+            "score": 1,
+            "flag": True,
+            "text": "a",
+            "meta": {"k": 1},
+            "tags": ["x"],
+            "none": None,
+            "mixed": 1,
+            "samples": [{"sample_index": 0, "extra": 2.5}],
+        },
+        {
+            "id": 2,
+            "score": 0.5,
+            "flag": None,
+            "text": None,
+            "meta": None,
+            "tags": [],
+            "none": None,
+            "mixed": "1",
+            "samples": [],
+        },
     ]
-    hints = {"samples": {"type": "RECORD", "mode": "REPEATED", "fields": [{"name": "sample_index", "type": "INTEGER"},
-                                                                       {"name": "choice", "type": "STRING"}]}}
+    hints = {
+        "samples": {
+            "type": "RECORD",
+            "mode": "REPEATED",
+            "fields": [{"name": "sample_index", "type": "INTEGER"}, {"name": "choice", "type": "STRING"}],
+        }
+    }
     schema = infer_schema(rows, hints)
     assert [(f["name"], f["type"]) for f in schema] == [
-        ("id", "INTEGER"), ("score", "FLOAT"), ("flag", "BOOLEAN"), ("text", "STRING"), ("meta", "JSON"),
-        ("tags", "JSON"), ("none", "STRING"), ("mixed", "JSON"), ("samples", "RECORD"),
+        ("id", "INTEGER"),
+        ("score", "FLOAT"),
+        ("flag", "BOOLEAN"),
+        ("text", "STRING"),
+        ("meta", "JSON"),
+        ("tags", "JSON"),
+        ("none", "STRING"),
+        ("mixed", "JSON"),
+        ("samples", "RECORD"),
     ]
     assert schema[-1]["mode"] == "REPEATED"
     assert [(f["name"], f["type"]) for f in schema[-1]["fields"]] == [
-        ("sample_index", "INTEGER"), ("extra", "FLOAT"), ("choice", "STRING"),
+        ("sample_index", "INTEGER"),
+        ("extra", "FLOAT"),
+        ("choice", "STRING"),
     ]
 
 
@@ -204,7 +239,9 @@ def test_load_creates_a_new_table_and_never_appends(client):
     rows = [{"id": "a", "n": 1}, {"id": "b", "n": None}]
     assert load_rows_to_new_table(rows, table, infer_schema(rows), description="test rows") == 2
     assert sorted(dict(r.items())["id"] for r in client.list_rows(table.table_id)) == ["a", "b"]
-    with pytest.raises(InputError, match=rf"BigQuery rejected the load into {PROJECT}\.{client.test_dataset}\.t: .*not empty"):
+    with pytest.raises(
+        InputError, match=rf"BigQuery rejected the load into {PROJECT}\.{client.test_dataset}\.t: .*not empty"
+    ):
         load_rows_to_new_table(rows, table, infer_schema(rows))
     assert client.get_table(table.table_id).num_rows == 2
 
@@ -216,12 +253,30 @@ def test_load_into_a_missing_dataset_names_it(client):
 
 
 def _judgment(qid: str, choice: str, **extra) -> dict:
-    sample = {"sample_index": 0, "flipped": False, "choice": choice, "explanation": "e", "raw_response": "{}",
-              "error": None, "attempts": 1, "cached": False}
-    return {"question_id": qid, "inference_instruction": "q?", "response_a": "a", "response_b": "b",
-            "choice": choice, "confidence": 1.0, "explanation": "why",
-            "samples": [sample, {**sample, "sample_index": 1, "flipped": True}],
-            "human_preference": "A", "input_token_count": 10, "output_token_count": 0, **extra}
+    sample = {
+        "sample_index": 0,
+        "flipped": False,
+        "choice": choice,
+        "explanation": "e",
+        "raw_response": "{}",
+        "error": None,
+        "attempts": 1,
+        "cached": False,
+    }
+    return {
+        "question_id": qid,
+        "inference_instruction": "q?",
+        "response_a": "a",
+        "response_b": "b",
+        "choice": choice,
+        "confidence": 1.0,
+        "explanation": "why",
+        "samples": [sample, {**sample, "sample_index": 1, "flipped": True}],
+        "human_preference": "A",
+        "input_token_count": 10,
+        "output_token_count": 0,
+        **extra,
+    }
 
 
 def test_export_judgments_to_bigquery(client, tmp_path):
@@ -229,8 +284,11 @@ def test_export_judgments_to_bigquery(client, tmp_path):
     prefix = f"{PROJECT}.{client.test_dataset}.run"
 
     result = autosxs.export_judgments(
-        judgments=judgments, judgments_format="bigquery", destination=str(tmp_path / "judgments.jsonl"),
-        bigquery_destination_prefix=prefix, project=PROJECT,
+        judgments=judgments,
+        judgments_format="bigquery",
+        destination=str(tmp_path / "judgments.jsonl"),
+        bigquery_destination_prefix=prefix,
+        project=PROJECT,
     )
 
     assert result.path == str(tmp_path / "judgments.jsonl")
@@ -241,7 +299,14 @@ def test_export_judgments_to_bigquery(client, tmp_path):
     fields = {f.name: f for f in bq_table.schema}
     assert (fields["samples"].field_type, fields["samples"].mode) == ("RECORD", "REPEATED")
     assert [f.name for f in fields["samples"].fields] == [
-        "sample_index", "flipped", "choice", "explanation", "raw_response", "error", "attempts", "cached",
+        "sample_index",
+        "flipped",
+        "choice",
+        "explanation",
+        "raw_response",
+        "error",
+        "attempts",
+        "cached",
     ]
     assert fields["confidence"].field_type == "FLOAT" and fields["question_id"].field_type == "STRING"
     rows = sorted((dict(r.items()) for r in client.list_rows(table.table_id)), key=lambda r: r["question_id"])
@@ -250,10 +315,14 @@ def test_export_judgments_to_bigquery(client, tmp_path):
 
 def test_export_validates_before_writing_anything(client, tmp_path):
     with pytest.raises(InputError, match=r"bigquery_destination_prefix: is required"):
-        autosxs.export_judgments(judgments=[_judgment("q1", "A")], judgments_format="bigquery",
-                                 destination=str(tmp_path / "j.jsonl"))
+        autosxs.export_judgments(
+            judgments=[_judgment("q1", "A")], judgments_format="bigquery", destination=str(tmp_path / "j.jsonl")
+        )
     assert not (tmp_path / "j.jsonl").exists()
     with pytest.raises(InputError, match=r"column name 'bad\.column' is not a valid BigQuery column name"):
-        autosxs.export_judgments(judgments=[_judgment("q1", "A", **{"bad.column": 1})], judgments_format="bigquery",
-                                 destination=str(tmp_path / "j.jsonl"),
-                                 bigquery_destination_prefix=f"{PROJECT}.{client.test_dataset}")
+        autosxs.export_judgments(
+            judgments=[_judgment("q1", "A", **{"bad.column": 1})],
+            judgments_format="bigquery",
+            destination=str(tmp_path / "j.jsonl"),
+            bigquery_destination_prefix=f"{PROJECT}.{client.test_dataset}",
+        )

@@ -79,7 +79,9 @@ def test_missing_objects_buckets_and_bad_uris_name_the_uri(bucket):
         read_dataset(f"{root}/nope.jsonl")
     with pytest.raises(InputError, match=rf"{root}/\*\.jsonl: the wildcard matched no files"):
         read_dataset(f"{root}/*.jsonl")
-    with pytest.raises(InputError, match=r"gs://no-such-bucket/\*\.jsonl: not found in Cloud Storage while trying to list"):
+    with pytest.raises(
+        InputError, match=r"gs://no-such-bucket/\*\.jsonl: not found in Cloud Storage while trying to list"
+    ):
         read_dataset("gs://no-such-bucket/*.jsonl")
     with pytest.raises(InputError, match=r"gs://autorater-\*/x\.jsonl: wildcards are not supported in the bucket name"):
         read_dataset("gs://autorater-*/x.jsonl")

@@ -194,13 +194,15 @@ def test_csv_non_utf8(tmp_path):
 def test_parquet_values_are_json_compatible(tmp_path):
     import datetime as dt
 
-    table = pa.table({
-        "id": ["007", "008"],
-        "n": pa.array([1, None], type=pa.int64()),
-        "f": [float("nan"), 2.5],
-        "when": [dt.datetime(2024, 1, 2, 3, 4, 5), None],
-        "tags": [["a"], []],
-    })
+    table = pa.table(
+        {
+            "id": ["007", "008"],
+            "n": pa.array([1, None], type=pa.int64()),
+            "f": [float("nan"), 2.5],
+            "when": [dt.datetime(2024, 1, 2, 3, 4, 5), None],
+            "tags": [["a"], []],
+        }
+    )
     path = tmp_path / "d.parquet"
     pq.write_table(table, path)
     ds = read_dataset(str(path))
@@ -248,8 +250,11 @@ def test_real_llmbar_mtbench_dataset():
 
 def test_control_character_message_has_no_doubled_at(tmp_path):
     uri = write(tmp_path / "nul.jsonl", '{"id": 1}\n{"t": "a\x00b"}\n')
-    with pytest.raises(InputError, match=r"nul\.jsonl, row 2: is not valid JSON \(Invalid control character at "
-                       r"character 9\).*must be escaped") as info:
+    with pytest.raises(
+        InputError,
+        match=r"nul\.jsonl, row 2: is not valid JSON \(Invalid control character at "
+        r"character 9\).*must be escaped",
+    ) as info:
         read_dataset(uri)
     assert "at at" not in str(info.value)
     with pytest.raises(InputError) as info:
@@ -257,11 +262,14 @@ def test_control_character_message_has_no_doubled_at(tmp_path):
     assert "Unterminated string starting at character" in str(info.value) and "at at" not in str(info.value)
 
 
-@pytest.mark.parametrize(("name", "text", "where"), [
-    ("deep.jsonl", '{"id": 1}\n' + "[" * 100_000 + "\n", r"deep\.jsonl, row 2"),
-    ("deep.json", "[" * 100_000, r"deep\.json"),
-    ("deepobj.jsonl", '{"a": ' * 100_000 + "1" + "}" * 100_000 + "\n", r"deepobj\.jsonl, row 1"),
-])
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        ("deep.jsonl", '{"id": 1}\n' + "[" * 100_000 + "\n", r"deep\.jsonl, row 2"),
+        ("deep.json", "[" * 100_000, r"deep\.json"),
+        ("deepobj.jsonl", '{"a": ' * 100_000 + "1" + "}" * 100_000 + "\n", r"deepobj\.jsonl, row 1"),
+    ],
+)
 def test_deeply_nested_json_is_an_input_error(tmp_path, name, text, where):
     with pytest.raises(InputError, match=rf"{where}: is nested too deeply"):
         read_dataset(write(tmp_path / name, text))
@@ -275,8 +283,11 @@ def test_crlf_u0085_and_escaped_form_feed_inside_strings(tmp_path):
 def test_comma_in_a_file_name_says_commas_separate_files(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "d_comma,name.jsonl", '{"id": 1}\n')
-    with pytest.raises(InputError, match=r"^evaluation_dataset: file not found: 'd_comma', but 'd_comma,name\.jsonl' "
-                       r"is a file\. Commas separate files in evaluation_dataset.*rename the file"):
+    with pytest.raises(
+        InputError,
+        match=r"^evaluation_dataset: file not found: 'd_comma', but 'd_comma,name\.jsonl' "
+        r"is a file\. Commas separate files in evaluation_dataset.*rename the file",
+    ):
         read_dataset("d_comma,name.jsonl")
     with pytest.raises(InputError, match=r"^evaluation_dataset: file not found: '.*d_comma'.*Commas separate"):
         read_dataset(f"{tmp_path / 'd_comma,name.jsonl'}")

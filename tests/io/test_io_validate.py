@@ -5,8 +5,7 @@ from autorater_pipelines.io import Dataset, canonical_id_value, check_unique_ids
 
 
 def make(rows, source="d.jsonl"):
-    return Dataset(rows=rows, locations=[(source, i + 1) for i in range(len(rows))], units={source: "line"},
-                   uri=source)
+    return Dataset(rows=rows, locations=[(source, i + 1) for i in range(len(rows))], units={source: "line"}, uri=source)
 
 
 def test_columns_are_union_in_first_seen_order():

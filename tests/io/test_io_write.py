@@ -59,9 +59,22 @@ def test_json_safe_encoding(tmp_path):
         raw = handle.read()
     assert "NaN" not in raw and "Infinity" not in raw
     assert json.loads(raw) == {
-        "nan": None, "inf": None, "none": None, "np_int": 3, "np_float": 0.5, "np_nan": None,
-        "np_bool": True, "array": [1, 2], "pd_na": None, "nat": None, "ts": "2024-05-06T07:08:09",
-        "date": "2024-01-02", "decimal": 1.25, "tuple": [1, "a"], "bytes": "aGk=", "point": {"x": 1},
+        "nan": None,
+        "inf": None,
+        "none": None,
+        "np_int": 3,
+        "np_float": 0.5,
+        "np_nan": None,
+        "np_bool": True,
+        "array": [1, 2],
+        "pd_na": None,
+        "nat": None,
+        "ts": "2024-05-06T07:08:09",
+        "date": "2024-01-02",
+        "decimal": 1.25,
+        "tuple": [1, "a"],
+        "bytes": "aGk=",
+        "point": {"x": 1},
         "3": "int key",
     }
 

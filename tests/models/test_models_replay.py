@@ -81,8 +81,11 @@ def test_duplicate_key_names_the_line(tmp_path: Path) -> None:
         ('{"id": 1, "response": ', r"bad\.jsonl, row 2: is not valid JSON .*a replay line looks like"),
         ("[1, 2]", r"bad\.jsonl, row 2: expected a JSON object .*got a JSON array"),
         ("[" * 100_000, r"bad\.jsonl, row 2: is nested too deeply"),
-        ('{"id": 1, "response": "a\x00b"}', r"bad\.jsonl, row 2: is not valid JSON \(Invalid control character at "
-         r"character"),
+        (
+            '{"id": 1, "response": "a\x00b"}',
+            r"bad\.jsonl, row 2: is not valid JSON \(Invalid control character at "
+            r"character",
+        ),
         ('{"id": 1}', r"bad\.jsonl, row 2, column 'response': field 'response' must be the raw model output"),
         ('{"id": 1, "response": {"choice": "A"}}', r"row 2, column 'response'"),
     ],

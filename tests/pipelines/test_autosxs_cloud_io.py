@@ -89,7 +89,12 @@ def test_gcs_wildcard_dataset_and_replay_in_bigquery_judgments_out(cloud, tmp_pa
     assert len(rows) == len(judgments) == 6
     assert sorted(rows, key=lambda r: r["question_id"]) == sorted(judgments, key=lambda r: r["question_id"])
     assert {j["question_id"]: j["choice"] for j in judgments} == {
-        "q1": "A", "q2": "B", "q3": "TIE", "q4": "TIE", "q5": "A", "q6": "A",
+        "q1": "A",
+        "q2": "B",
+        "q3": "TIE",
+        "q4": "TIE",
+        "q5": "A",
+        "q6": "A",
     }
 
 

@@ -42,7 +42,10 @@ def test_quickstart_from_relative_paths(tmp_path, monkeypatch, capsys):
     code = main(["run", "autosxs", "--params", "examples/quickstart/params.json", "--output-dir", str(out), "--quiet"])
     assert code == 0
     assert sorted(p.name for p in out.iterdir()) == [
-        "error_messages.jsonl", "judgments.jsonl", "metrics.json", "report.html"
+        "error_messages.jsonl",
+        "judgments.jsonl",
+        "metrics.json",
+        "report.html",
     ]
     assert "AutoSxS report" in (out / "report.html").read_text()
     judgments = {j["question_id"]: j for j in _read_jsonl(out / "judgments.jsonl")}
@@ -269,7 +272,10 @@ def test_model_a_responses_are_generated_when_the_dataset_has_none(tmp_path):
     data.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "answer_model_a"}) + "\n" for r in rows))
     answers = tmp_path / "model_a.jsonl"
     answers.write_text(
-        "".join(json.dumps({"question_id": r["question_id"], "model": "a", "response": r["answer_model_a"]}) + "\n" for r in rows[:5])
+        "".join(
+            json.dumps({"question_id": r["question_id"], "model": "a", "response": r["answer_model_a"]}) + "\n"
+            for r in rows[:5]
+        )
     )
     params = {
         **_quickstart_params(),

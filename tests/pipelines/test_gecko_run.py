@@ -17,15 +17,22 @@ from pathlib import Path
 
 import pytest
 
-from autorater_pipelines import gecko_steps
 from autorater_pipelines.cli import main
+from autorater_pipelines.gecko import steps as gecko_steps
 from autorater_pipelines.gecko.verdicts import choice_label
 from autorater_pipelines.testing import ModelEmulator
 from autorater_pipelines.testing.gecko_script import scripted_gecko_model, tiny_png
 
 REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = REPO / "examples" / "gecko_quickstart"
-OUTPUT_FILES = ["error_messages.jsonl", "metrics.json", "report.html", "results.jsonl", "rubrics.jsonl", "validations.jsonl"]
+OUTPUT_FILES = [
+    "error_messages.jsonl",
+    "metrics.json",
+    "report.html",
+    "results.jsonl",
+    "rubrics.jsonl",
+    "validations.jsonl",
+]
 EMULATED = {"cache_dir": "off", "progress": False, "initial_backoff_s": 0.05, "max_backoff_s": 0.2}
 GCP = {"project": "test-project", "location": "us-central1"}
 
@@ -191,6 +198,8 @@ IMAGE_RUBRIC = {
         {"keyword_id": 2, "question": "Is there a bicycle?", "question_type": "vehicle", "answer": "yes"},
     ],
 }
+
+
 def generating_responder(request):
     """Rubric generator (structured output with a ``qas`` schema) and validator in one emulated model."""
     if "qas" in (request.response_schema or {}).get("properties", {}):

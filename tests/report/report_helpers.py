@@ -14,7 +14,8 @@ import json
 import sys
 from pathlib import Path
 
-from autorater_pipelines import autosxs, gecko_steps, io
+from autorater_pipelines import autosxs, io
+from autorater_pipelines.gecko import steps as gecko_steps
 
 REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = REPO / "examples" / "quickstart"

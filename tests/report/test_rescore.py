@@ -8,8 +8,8 @@ import pytest
 from report_helpers import gecko_run, mixed_gecko_params
 
 from autorater_pipelines import gecko, io
+from autorater_pipelines.autosxs.metrics import pairwise_metrics
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.metrics import pairwise_metrics
 from autorater_pipelines.report import ABSENT, changes, rescore, validation_rows_from_results, write_rescore
 
 TIE_DEPENDENT = {

@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pytest
 
+from autorater_pipelines.autosxs.prompt_parameters import compile_prompt_parameters
+from autorater_pipelines.autosxs.tasks import CHOICES, JUDGMENT_SCHEMA, get_task
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.io import read_dataset
-from autorater_pipelines.prompts import compile_prompt_parameters
-from autorater_pipelines.tasks import CHOICES, JUDGMENT_SCHEMA, get_task
 
 REAL_DATA = Path("/work/shared/data/llmbar-mtbench/dataset.json")
 VALUES = {"inference_instruction": "Summarize the report.", "inference_context": "Sales rose 5% in May."}
@@ -65,8 +65,10 @@ def test_optional_context_is_left_out_and_extra_keys_ignored():
 
 def test_missing_required_prompt_value():
     task = get_task("summarization@001")
-    message = (r"^autorater_prompt_parameters: task 'summarization@001' needs prompt parameter\(s\) "
-               r"\['inference_instruction'\], got \['inference_context'\]")
+    message = (
+        r"^autorater_prompt_parameters: task 'summarization@001' needs prompt parameter\(s\) "
+        r"\['inference_instruction'\], got \['inference_context'\]"
+    )
     with pytest.raises(InputError, match=message):
         task.render_judge_prompt({"inference_context": "c"}, "a", "b")
 
@@ -94,12 +96,22 @@ def test_a_response_cannot_close_its_own_block():
 
 
 def test_custom_task_prompt_uses_its_keys_and_criteria():
-    task = get_task("custom", {"custom_task_definition": {
-        "evaluation_criteria": [{"name": "Politeness", "definition": "Courteous.",
-                                 "evaluation_steps": {"STEP 1": "Look for rude words."}}],
-        "score_rubric": {"A": "A is politer.", "B": "B is politer.", "SAME": "Equally polite."},
-        "autorater_prompt_parameter_keys": ["inference_instruction", "customer_message"],
-    }})
+    task = get_task(
+        "custom",
+        {
+            "custom_task_definition": {
+                "evaluation_criteria": [
+                    {
+                        "name": "Politeness",
+                        "definition": "Courteous.",
+                        "evaluation_steps": {"STEP 1": "Look for rude words."},
+                    }
+                ],
+                "score_rubric": {"A": "A is politer.", "B": "B is politer.", "SAME": "Equally polite."},
+                "autorater_prompt_parameter_keys": ["inference_instruction", "customer_message"],
+            }
+        },
+    )
     values = {"inference_instruction": "Reply.", "customer_message": "Hi!"}
     prompt = task.render_judge_prompt(values, "a", "b")
     assert "1. Politeness: Courteous.\n   - STEP 1: Look for rude words.\n" in prompt

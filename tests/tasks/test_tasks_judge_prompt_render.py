@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from autorater_pipelines import tasks
-from autorater_pipelines.tasks import _judge_prompt
+from autorater_pipelines.autosxs import tasks
+from autorater_pipelines.autosxs.tasks import _judge_prompt
 
 TRICKY = [
     "",
@@ -23,7 +23,10 @@ TRICKY = [
 def test_fast_render_matches_jinja(task_name: str, text: str) -> None:
     task = tasks.get_task(task_name, {})
     criteria = [c.model_dump() for c in task.criteria]
-    for task_values in ([("inference_instruction", text)], [("inference_instruction", "q"), ("inference_context", text)]):
+    for task_values in (
+        [("inference_instruction", text)],
+        [("inference_instruction", "q"), ("inference_context", text)],
+    ):
         for first, second in ((text, "other"), ("other", text), (text, text)):
             kwargs = dict(
                 criteria=criteria,

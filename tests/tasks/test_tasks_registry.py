@@ -3,15 +3,21 @@ import json
 
 import pytest
 
+from autorater_pipelines.autosxs.tasks import BUILTIN_TASKS, TaskDefinition, available_tasks, get_task
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.tasks import BUILTIN_TASKS, TaskDefinition, available_tasks, get_task
 
 CUSTOM = {
     "evaluation_criteria": [
-        {"name": "Politeness", "definition": "The reply is courteous.",
-         "evaluation_steps": ["Look for rude wording.", "Check the greeting."]},
-        {"name": "Accuracy", "definition": "The reply is correct.",
-         "evaluation_steps": {"STEP 1": "Check facts.", "STEP 2": "Check numbers."}},
+        {
+            "name": "Politeness",
+            "definition": "The reply is courteous.",
+            "evaluation_steps": ["Look for rude wording.", "Check the greeting."],
+        },
+        {
+            "name": "Accuracy",
+            "definition": "The reply is correct.",
+            "evaluation_steps": {"STEP 1": "Check facts.", "STEP 2": "Check numbers."},
+        },
     ],
     "score_rubric": {"SAME": "Neither is better.", "A": "A is better.", "B": "B is better."},
     "autorater_prompt_parameter_keys": ["inference_instruction", "customer_message"],
@@ -42,10 +48,18 @@ def test_criteria_and_default_instructions():
     summarization = get_task("summarization@001")
     qa = get_task("question_answering@001")
     assert [c.name for c in summarization.criteria] == [
-        "Instruction following", "Groundedness", "Comprehensiveness", "Conciseness", "Fluency",
+        "Instruction following",
+        "Groundedness",
+        "Comprehensiveness",
+        "Conciseness",
+        "Fluency",
     ]
     assert [c.name for c in qa.criteria] == [
-        "Answers the question", "Groundedness", "Relevance", "Completeness", "Fluency",
+        "Answers the question",
+        "Groundedness",
+        "Relevance",
+        "Completeness",
+        "Fluency",
     ]
     assert summarization.default_instruction == "Summarize the following text."
     assert qa.default_instruction == "Answer the question."
@@ -60,7 +74,10 @@ def test_get_task_returns_a_copy():
 
 def test_available_tasks():
     assert available_tasks() == [
-        "question_answering@001", "question_answering@latest", "summarization@001", "summarization@latest",
+        "question_answering@001",
+        "question_answering@latest",
+        "summarization@001",
+        "summarization@latest",
         "custom",
     ]
 
@@ -68,16 +85,26 @@ def test_available_tasks():
 @pytest.mark.parametrize(
     ("task", "message"),
     [
-        ("summarization", r"^task: 'summarization' has no version; write 'summarization@latest' or a fixed "
-                          r"version such as 'summarization@001' \(versions: \['001'\]\)"),
-        ("summarization@1",
-         r"^task: version '1' in 'summarization@1' must be three digits \(e\.g\. '001'\) or 'latest'"),
+        (
+            "summarization",
+            r"^task: 'summarization' has no version; write 'summarization@latest' or a fixed "
+            r"version such as 'summarization@001' \(versions: \['001'\]\)",
+        ),
+        (
+            "summarization@1",
+            r"^task: version '1' in 'summarization@1' must be three digits \(e\.g\. '001'\) or 'latest'",
+        ),
         ("summarization@v001", r"version 'v001' in 'summarization@v001' must be three digits"),
         ("summarization@", r"version '' in 'summarization@' must be three digits"),
-        ("summarization@002",
-         r"^task: task 'summarization' has no version '002'; valid versions: \['001'\] or 'latest'"),
-        ("translation@001", r"^task: unknown task 'translation' in 'translation@001'; valid values: "
-                            r"\['question_answering@001', .*'custom'\]"),
+        (
+            "summarization@002",
+            r"^task: task 'summarization' has no version '002'; valid versions: \['001'\] or 'latest'",
+        ),
+        (
+            "translation@001",
+            r"^task: unknown task 'translation' in 'translation@001'; valid values: "
+            r"\['question_answering@001', .*'custom'\]",
+        ),
         ("", r"^task: expected '\{task\}@\{version\}' such as 'summarization@001', got ''"),
         (None, r"got None; valid values: \["),
     ],
@@ -122,36 +149,54 @@ def _with(**changes):
 @pytest.mark.parametrize(
     ("definition", "message"),
     [
-        ([1], r"expected an object with evaluation_criteria, score_rubric and "
-              r"autorater_prompt_parameter_keys, got \[1\]"),
-        ({}, r"evaluation_criteria: Field required; score_rubric: Field required; "
-             r"autorater_prompt_parameter_keys: Field required"),
+        (
+            [1],
+            r"expected an object with evaluation_criteria, score_rubric and "
+            r"autorater_prompt_parameter_keys, got \[1\]",
+        ),
+        (
+            {},
+            r"evaluation_criteria: Field required; score_rubric: Field required; "
+            r"autorater_prompt_parameter_keys: Field required",
+        ),
         (_with(evaluation_criteria=[]), r"evaluation_criteria: List should have at least 1 item"),
         (_with(evaluation_criteria=[{"name": "x"}]), r"evaluation_criteria\[0\]\.definition: Field required"),
-        (_with(evaluation_criteria=[{"name": "x", "definiton": "y"}]),
-         r"evaluation_criteria\[0\]\.definiton: unknown key; valid keys: \['name', 'definition', "
-         r"'evaluation_steps'\]"),
-        (_with(evaluation_criteria=[{"name": "x", "definition": "y", "evaluation_steps": "do it"}]),
-         r"evaluation_criteria\[0\]\.evaluation_steps: must be a list of steps or an object of "
-         r"label -> step, got 'do it'"),
-        (_with(evaluation_criteria=[{"name": "x", "definition": "y", "evaluation_steps": [1]}]),
-         r"evaluation_criteria\[0\]\.evaluation_steps\[0\]: Input should be a valid string \(got 1\)"),
-        (_with(evaluation_criteria=[{"name": "x", "definition": "y"}] * 2),
-         r"criterion names must be unique, repeated: \['x'\]"),
-        (_with(evaluation_criteria=[{"name": " ", "definition": "y"}]),
-         r"evaluation_criteria\[0\]\.name: String should have at least 1 character"),
-        (_with(score_rubric={"A": "a", "B": "b"}),
-         r"score_rubric: labels must be exactly \['A', 'B', 'SAME'\] .* got \['A', 'B'\]"),
+        (
+            _with(evaluation_criteria=[{"name": "x", "definiton": "y"}]),
+            r"evaluation_criteria\[0\]\.definiton: unknown key; valid keys: \['name', 'definition', "
+            r"'evaluation_steps'\]",
+        ),
+        (
+            _with(evaluation_criteria=[{"name": "x", "definition": "y", "evaluation_steps": "do it"}]),
+            r"evaluation_criteria\[0\]\.evaluation_steps: must be a list of steps or an object of "
+            r"label -> step, got 'do it'",
+        ),
+        (
+            _with(evaluation_criteria=[{"name": "x", "definition": "y", "evaluation_steps": [1]}]),
+            r"evaluation_criteria\[0\]\.evaluation_steps\[0\]: Input should be a valid string \(got 1\)",
+        ),
+        (
+            _with(evaluation_criteria=[{"name": "x", "definition": "y"}] * 2),
+            r"criterion names must be unique, repeated: \['x'\]",
+        ),
+        (
+            _with(evaluation_criteria=[{"name": " ", "definition": "y"}]),
+            r"evaluation_criteria\[0\]\.name: String should have at least 1 character",
+        ),
+        (
+            _with(score_rubric={"A": "a", "B": "b"}),
+            r"score_rubric: labels must be exactly \['A', 'B', 'SAME'\] .* got \['A', 'B'\]",
+        ),
         (_with(score_rubric={"A": "a", "B": "b", "TIE": "t"}), r"got \['A', 'B', 'TIE'\]"),
-        (_with(score_rubric={"A": "", "B": "b", "SAME": "s"}),
-         r"descriptions must be non-empty, empty for \['A'\]"),
-        (_with(autorater_prompt_parameter_keys=[]),
-         r"autorater_prompt_parameter_keys: List should have at least"),
+        (_with(score_rubric={"A": "", "B": "b", "SAME": "s"}), r"descriptions must be non-empty, empty for \['A'\]"),
+        (_with(autorater_prompt_parameter_keys=[]), r"autorater_prompt_parameter_keys: List should have at least"),
         (_with(autorater_prompt_parameter_keys=["a b"]), r"keys must be identifiers .* got \['a b'\]"),
         (_with(autorater_prompt_parameter_keys=["a", "a"]), r"keys must be unique, got \['a', 'a'\]"),
-        (_with(prompt_template="x"),
-         r"prompt_template: unknown key; valid keys: \['evaluation_criteria', 'score_rubric', "
-         r"'autorater_prompt_parameter_keys', 'default_instruction'\]"),
+        (
+            _with(prompt_template="x"),
+            r"prompt_template: unknown key; valid keys: \['evaluation_criteria', 'score_rubric', "
+            r"'autorater_prompt_parameter_keys', 'default_instruction'\]",
+        ),
     ],
 )
 def test_malformed_custom_task(definition, message):

@@ -41,7 +41,8 @@ def preflight(params: dict[str, Any]) -> None:
     Raises:
         InputError: the same errors the pipeline's rubric step would raise before any model call.
     """
-    from autorater_pipelines import gecko, gecko_steps
+    from autorater_pipelines import gecko
+    from autorater_pipelines.gecko import steps as gecko_steps
 
     gecko_steps.check_run_parameters(
         id_columns=params["id_columns"],

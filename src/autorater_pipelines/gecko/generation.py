@@ -13,6 +13,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from autorater_pipelines.evaluation.json_extraction import JSONExtractionError, extract_json
 from autorater_pipelines.gecko import prompts
 from autorater_pipelines.gecko._common import (
     IMAGE_QUESTION_TYPES,
@@ -26,7 +27,6 @@ from autorater_pipelines.gecko._common import (
 )
 from autorater_pipelines.gecko.rubrics import RubricError, normalize_generated_rubric, rubric_row
 from autorater_pipelines.models import GenerateConfig, ModelRequest, get_model
-from autorater_pipelines.parsing import JSONExtractionError, extract_json
 
 __all__ = ["generate_rubrics", "parse_generated_rubric"]
 
@@ -37,7 +37,7 @@ def parse_generated_rubric(text: str | None, *, media_type: str) -> dict[str, An
     """Parse the rubric generator's raw reply into a normalized rubric.
 
     Tolerates prose around the JSON, Markdown code fences and trailing commas
-    (:func:`autorater_pipelines.parsing.extract_json`).
+    (:func:`autorater_pipelines.evaluation.json_extraction.extract_json`).
 
     Args:
         text: The raw model output.

@@ -189,9 +189,7 @@ def score_row(
         message = f"row has no rubric questions with question ids ('qas'), got {str(qas)[:200]!r}"
         return None, [error_row(row, id_columns, stage="scoring", kind="invalid_rubric", message=message)]
     answers = row.get("answers") or {}
-    qa_results = [
-        _score_question(qa, answers.get(qa["question_id"]) or [], options.logprob_weighting) for qa in qas
-    ]
+    qa_results = [_score_question(qa, answers.get(qa["question_id"]) or [], options.logprob_weighting) for qa in qas]
     errors: list[dict[str, Any]] = []
     missing = [r for r in qa_results if r["status"] == "missing"]
     if missing:

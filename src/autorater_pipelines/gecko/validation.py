@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.evaluation.json_extraction import JSONExtractionError, extract_json
 from autorater_pipelines.gecko import prompts
 from autorater_pipelines.gecko._common import (
     StageResult,
@@ -39,7 +40,6 @@ from autorater_pipelines.gecko._common import (
 from autorater_pipelines.gecko.media import MediaError, resolve_media
 from autorater_pipelines.gecko.verdicts import choice_label, choice_probabilities, is_yes_no
 from autorater_pipelines.models import GenerateConfig, ModelOutput, ModelRequest, get_model
-from autorater_pipelines.parsing import JSONExtractionError, extract_json
 
 __all__ = ["VALIDATOR_DEFAULTS", "parse_all_answers", "validate", "validator_settings"]
 

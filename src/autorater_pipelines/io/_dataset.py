@@ -160,18 +160,17 @@ def id_key(row: Mapping[str, Any], id_columns: Sequence[str]) -> tuple[str | Non
 
 def _check_id_columns_param(id_columns: Any) -> list[str]:
     if isinstance(id_columns, str) or not isinstance(id_columns, Sequence):
-        raise InputError(
-            f"expected a list of column names, got {id_columns!r}; write e.g. [\"id\"]", source="id_columns"
-        )
+        raise InputError(f'expected a list of column names, got {id_columns!r}; write e.g. ["id"]', source="id_columns")
     if not id_columns:
         raise InputError(
-            "is empty; name at least one column whose values identify each example, e.g. [\"id\"]",
+            'is empty; name at least one column whose values identify each example, e.g. ["id"]',
             source="id_columns",
         )
     for column in id_columns:
         if not isinstance(column, str) or not column:
-            raise InputError(f"expected non-empty column names, got {column!r} in {list(id_columns)!r}",
-                             source="id_columns")
+            raise InputError(
+                f"expected non-empty column names, got {column!r} in {list(id_columns)!r}", source="id_columns"
+            )
     return list(id_columns)
 
 
@@ -203,12 +202,16 @@ def check_unique_ids(ds: Dataset, id_columns: Sequence[str]) -> list[tuple[str |
                 state = "missing" if column not in row else f"null ({value!r})"
                 raise InputError(
                     f"the id value is {state}; every row needs a value in each id column {columns}",
-                    source=source, row=number, column=column,
+                    source=source,
+                    row=number,
+                    column=column,
                 )
             if isinstance(value, (dict, list)):
                 raise InputError(
                     f"id values must be strings or numbers, got {value!r}; pick scalar id columns",
-                    source=source, row=number, column=column,
+                    source=source,
+                    row=number,
+                    column=column,
                 )
         key = id_key(row, columns)
         if key in seen:
@@ -216,12 +219,13 @@ def check_unique_ids(ds: Dataset, id_columns: Sequence[str]) -> list[tuple[str |
             this = {c: row.get(c) for c in columns}
             values = repr(this)
             if repr(first) != values:  # e.g. 7 and "7": the same id once compared as text
-                values = f"{first!r} and {this!r} (ids are compared as text: 7, 7.0 and \"7\" are the same id)"
+                values = f'{first!r} and {this!r} (ids are compared as text: 7, 7.0 and "7" are the same id)'
             raise InputError(
                 f"duplicate id {values}: {ds.location(seen[key])} and "
                 f"{ds.location(index)} have the same values in id columns {columns}; make the ids unique or "
                 "add a column to id_columns",
-                source=source, row=number,
+                source=source,
+                row=number,
             )
         seen[key] = index
         keys.append(key)

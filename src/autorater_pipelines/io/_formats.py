@@ -24,8 +24,15 @@ from typing import Any, NamedTuple
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.io._jsonsafe import to_jsonable
 
-__all__ = ["SUPPORTED_EXTENSIONS", "NumberedRows", "ParsedFile", "decode_utf8", "load_json", "parse_bytes",
-           "parse_jsonl_text"]
+__all__ = [
+    "SUPPORTED_EXTENSIONS",
+    "NumberedRows",
+    "ParsedFile",
+    "decode_utf8",
+    "load_json",
+    "parse_bytes",
+    "parse_jsonl_text",
+]
 
 NumberedRows = list[tuple[int, dict[str, Any]]]
 """Rows of one file as ``(1-based line or row number, row)`` pairs, in file order."""
@@ -72,8 +79,9 @@ def _reject_constant(name: str, line: int | None) -> Callable[[str], Any]:
     def parse_constant(token: str) -> Any:
         if token == "NaN":
             return None  # Python's json.dumps writes NaN for missing floats; treat it as null.
-        raise InputError(f"holds the non-standard JSON number {token!r}; use a finite number or null",
-                         source=name, row=line)
+        raise InputError(
+            f"holds the non-standard JSON number {token!r}; use a finite number or null", source=name, row=line
+        )
 
     return parse_constant
 
@@ -143,14 +151,13 @@ def parse_jsonl_text(text: str, name: str, *, note: str = "") -> NumberedRows:
             raise InputError(
                 f"is not valid JSON ({_json_error(exc)} at character {exc.colno}): {snippet!r}{_json_hint(exc)}; "
                 "each line must hold "
-                f"exactly one JSON object such as {{\"id\": 1, \"text\": \"...\"}}{note}",
+                f'exactly one JSON object such as {{"id": 1, "text": "..."}}{note}',
                 source=name,
                 row=number,
             ) from exc
         if not isinstance(value, dict):
             raise InputError(
-                f"expected a JSON object ({{...}}) on each line, got a JSON {_json_type(value)}: "
-                f"{_short(value)}{note}",
+                f"expected a JSON object ({{...}}) on each line, got a JSON {_json_type(value)}: {_short(value)}{note}",
                 source=name,
                 row=number,
             )
@@ -176,7 +183,7 @@ def _parse_json(data: bytes, name: str) -> ParsedFile:
             return ParsedFile(parse_jsonl_text(text, name), "line")
         raise InputError(
             f"is not valid JSON ({_json_error(exc)} at line {exc.lineno}, character {exc.colno}){_json_hint(exc)}; "
-            "expected a list of objects or {\"instances\": [...]}",
+            'expected a list of objects or {"instances": [...]}',
             source=name,
             row=exc.lineno,
         ) from exc
@@ -222,8 +229,9 @@ def _parse_csv(data: bytes, name: str) -> ParsedFile:
         columns = [c.strip() or f"Unnamed: {i}" for i, c in enumerate(header)]
         dupes = sorted({c for c in columns if columns.count(c) > 1})
         if dupes:
-            raise InputError(f"the header repeats column name(s) {dupes}; rename them so each is unique",
-                             source=name, row=1)
+            raise InputError(
+                f"the header repeats column name(s) {dupes}; rename them so each is unique", source=name, row=1
+            )
         rows: NumberedRows = []
         while True:
             start = reader.line_num + 1
@@ -261,8 +269,7 @@ def _parse_parquet(data: bytes, name: str) -> ParsedFile:
 
 def _parse_unknown(data: bytes, name: str) -> ParsedFile:
     ext = _extension(name) or "(none)"
-    note = (f" (read as JSONL because the extension {ext!r} is not one of "
-            f"{', '.join(SUPPORTED_EXTENSIONS)})")
+    note = f" (read as JSONL because the extension {ext!r} is not one of {', '.join(SUPPORTED_EXTENSIONS)})"
     return ParsedFile(parse_jsonl_text(decode_utf8(data, name), name, note=note), "line")
 
 

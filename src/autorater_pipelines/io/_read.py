@@ -86,9 +86,7 @@ def read_dataset(uri: str, *, source_name: str = "evaluation_dataset") -> Datase
     """
     sources = [part.strip() for part in uri.split(",") if part.strip()] if isinstance(uri, str) else []
     if not sources:
-        raise InputError(
-            f"expected one or more comma-separated file paths or URIs, got {uri!r}", source=source_name
-        )
+        raise InputError(f"expected one or more comma-separated file paths or URIs, got {uri!r}", source=source_name)
     rows, locations, units = [], [], {}
     for source in sources:
         reader = _SOURCE_READERS.get(split_scheme(source)[0], _read_files)

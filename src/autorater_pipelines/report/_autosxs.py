@@ -1,8 +1,8 @@
 """The AutoSxS report: win rates, confidence, position and length bias, human alignment, judgments.
 
-Headline numbers come from ``metrics.json`` (:func:`autorater_pipelines.metrics.pairwise_metrics`);
+Headline numbers come from ``metrics.json`` (:func:`autorater_pipelines.autosxs.metrics.pairwise_metrics`);
 figures and the judgments table are drawn from ``judgments.jsonl`` (rows documented in
-:mod:`autorater_pipelines.pairwise`).
+:mod:`autorater_pipelines.autosxs.judging`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from matplotlib.ticker import PercentFormatter
 
-from autorater_pipelines.metrics import wilson_interval
+from autorater_pipelines.autosxs.metrics import wilson_interval
 from autorater_pipelines.report._figures import COLORS, FigureHTML, bar_with_intervals, heatmap, histogram, new_figure
 from autorater_pipelines.report._outputs import (
     PROMPT_PARAMETER_KEYS,
@@ -46,7 +46,7 @@ def confusion_matrix(
 
     Rows whose human label or choice is outside ``categories`` (e.g. ``ERROR``) are not counted. With
     the default categories, the ``A``/``B`` block equals the ``true_positive_count`` …
-    ``true_negative_count`` of :func:`~autorater_pipelines.metrics.pairwise_metrics` (A positive).
+    ``true_negative_count`` of :func:`~autorater_pipelines.autosxs.metrics.pairwise_metrics` (A positive).
     """
     index = {c: i for i, c in enumerate(categories)}
     matrix = [[0] * len(categories) for _ in categories]

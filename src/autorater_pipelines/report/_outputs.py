@@ -144,7 +144,7 @@ def load_files(
     if metrics_path:
         return RunOutputs(kind, directory, rows, _read_json(metrics_path), errors)
     if kind == "autosxs":
-        from autorater_pipelines.metrics import pairwise_metrics
+        from autorater_pipelines.autosxs.metrics import pairwise_metrics
 
         metrics = pairwise_metrics(rows, human_preference_column=human_preference_column(rows, {}))
     else:

@@ -8,7 +8,7 @@ AutoSxS
     ``autorater_model_a_win_rate`` / ``_model_b_`` become mean scores (win 1, tie 0.5, loss 0) with
     Student-t intervals, human preference win rates count human ties as 0.5, and metrics.json gets
     ``"ties_as_half": true``; every other key keeps its value
-    (:func:`autorater_pipelines.metrics.pairwise_metrics`).
+    (:func:`autorater_pipelines.autosxs.metrics.pairwise_metrics`).
     ``human_preference_column`` (str, ``""`` = none): the human labels to align with. Judgments carry
     only the column given at run time, so another column is read from ``evaluation_dataset`` (the
     original dataset, joined on ``id_columns``, default: the judgments' id columns) and normalized as
@@ -36,9 +36,10 @@ from typing import Any, NamedTuple
 
 import pydantic
 
-from autorater_pipelines import gecko, io, pairwise
+from autorater_pipelines import gecko, io
+from autorater_pipelines.autosxs import judging as pairwise
+from autorater_pipelines.autosxs.metrics import pairwise_metrics
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.metrics import pairwise_metrics
 from autorater_pipelines.report._outputs import (
     SCORE_FIELDS,
     RunOutputs,

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from autorater_pipelines.autosxs.tasks import _judge_prompt
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.tasks import _judge_prompt
 
 __all__ = ["Criterion", "TaskDefinition"]
 
@@ -28,7 +28,7 @@ class Criterion(BaseModel):
 class TaskDefinition(BaseModel):
     """An AutoSxS task: everything needed to build the judge prompt for one example.
 
-    Built-in tasks come from :func:`autorater_pipelines.tasks.get_task`; a ``custom`` task is built from
+    Built-in tasks come from :func:`autorater_pipelines.autosxs.tasks.get_task`; a ``custom`` task is built from
     ``experimental_args["custom_task_definition"]``.
     """
 
@@ -64,9 +64,7 @@ class TaskDefinition(BaseModel):
         """Extra variables for prompt templates: ``{"default_instruction": ...}`` when the task has one."""
         return {"default_instruction": self.default_instruction} if self.default_instruction else {}
 
-    def render_judge_prompt(
-        self, prompt_values: Mapping[str, str], response_first: str, response_second: str
-    ) -> str:
+    def render_judge_prompt(self, prompt_values: Mapping[str, str], response_first: str, response_second: str) -> str:
         """Build the autorater prompt for one comparison.
 
         Args:

@@ -9,7 +9,7 @@ not identical. A new wording is a new version: never edit a published version in
 
 from __future__ import annotations
 
-from autorater_pipelines.tasks._definition import Criterion, TaskDefinition
+from autorater_pipelines.autosxs.tasks._definition import Criterion, TaskDefinition
 
 __all__ = ["BUILTIN_TASKS"]
 

@@ -11,11 +11,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from autorater_pipelines.autosxs.tasks._builtin import BUILTIN_TASKS
+from autorater_pipelines.autosxs.tasks._custom import SOURCE as CUSTOM_SOURCE
+from autorater_pipelines.autosxs.tasks._custom import parse_custom_task
+from autorater_pipelines.autosxs.tasks._definition import TaskDefinition
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.tasks._builtin import BUILTIN_TASKS
-from autorater_pipelines.tasks._custom import SOURCE as CUSTOM_SOURCE
-from autorater_pipelines.tasks._custom import parse_custom_task
-from autorater_pipelines.tasks._definition import TaskDefinition
 
 __all__ = ["available_tasks", "get_task"]
 
@@ -34,14 +34,18 @@ def available_tasks() -> list[str]:
 
 def _parse(task: Any) -> tuple[str, str | None]:
     if not isinstance(task, str) or not task.strip():
-        raise InputError(f"expected '{{task}}@{{version}}' such as 'summarization@001', got {task!r}; valid "
-                         f"values: {available_tasks()}", source="task")
+        raise InputError(
+            f"expected '{{task}}@{{version}}' such as 'summarization@001', got {task!r}; valid "
+            f"values: {available_tasks()}",
+            source="task",
+        )
     name, sep, version = task.strip().partition("@")
     name = name.strip().lower()
     version = version.strip().lower()
     if sep and not _VERSION.match(version):
-        raise InputError(f"version {version!r} in {task!r} must be three digits (e.g. '001') or 'latest'",
-                         source="task")
+        raise InputError(
+            f"version {version!r} in {task!r} must be three digits (e.g. '001') or 'latest'", source="task"
+        )
     return name, (version if sep else None)
 
 
@@ -71,22 +75,28 @@ def get_task(task: str, experimental_args: Mapping[str, Any] | None = None) -> T
     custom = args.get("custom_task_definition")
     if name == _CUSTOM:
         if custom is None:
-            raise InputError(f"task {task!r} needs experimental_args.custom_task_definition with "
-                             "evaluation_criteria, score_rubric and autorater_prompt_parameter_keys",
-                             source="task")
+            raise InputError(
+                f"task {task!r} needs experimental_args.custom_task_definition with "
+                "evaluation_criteria, score_rubric and autorater_prompt_parameter_keys",
+                source="task",
+            )
         return parse_custom_task(custom, version=version or "latest")
     if name not in BUILTIN_TASKS:
-        raise InputError(f"unknown task {name!r} in {task!r}; valid values: {available_tasks()}",
-                         source="task")
+        raise InputError(f"unknown task {name!r} in {task!r}; valid values: {available_tasks()}", source="task")
     versions = BUILTIN_TASKS[name]
     if version is None:
-        raise InputError(f"{task!r} has no version; write '{name}@latest' or a fixed version such as "
-                         f"'{name}@{max(versions)}' (versions: {sorted(versions)})", source="task")
+        raise InputError(
+            f"{task!r} has no version; write '{name}@latest' or a fixed version such as "
+            f"'{name}@{max(versions)}' (versions: {sorted(versions)})",
+            source="task",
+        )
     if custom is not None:
-        raise InputError(f"is set but task is {task!r}; set task to 'custom' to use it, or remove it",
-                         source=CUSTOM_SOURCE)
+        raise InputError(
+            f"is set but task is {task!r}; set task to 'custom' to use it, or remove it", source=CUSTOM_SOURCE
+        )
     resolved = max(versions) if version == "latest" else version
     if resolved not in versions:
-        raise InputError(f"task {name!r} has no version {version!r}; valid versions: {sorted(versions)} or "
-                         "'latest'", source="task")
+        raise InputError(
+            f"task {name!r} has no version {version!r}; valid versions: {sorted(versions)} or 'latest'", source="task"
+        )
     return versions[resolved].model_copy(deep=True)

@@ -21,9 +21,12 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from autorater_pipelines import io, pairwise, prompts, tasks
+from autorater_pipelines import io
+from autorater_pipelines.autosxs import judging as pairwise
+from autorater_pipelines.autosxs import prompt_parameters as prompts
+from autorater_pipelines.autosxs import tasks
+from autorater_pipelines.autosxs.metrics import pairwise_metrics
 from autorater_pipelines.errors import AutoraterError, InputError
-from autorater_pipelines.metrics import pairwise_metrics
 from autorater_pipelines.models import GenerateConfig, ModelOutput, ModelRequest, get_model, parse_model_spec
 
 __all__ = [
@@ -126,7 +129,7 @@ def prepare_examples(
             prepared example then holds ``model_a_prompt`` and ``response_a`` = None).
         response_column_b: As ``response_column_a``, for model B.
         human_preference_column: Optional column of human labels (A/B/TIE, model_a/model_b).
-        model_a: Model A spec used to generate responses (see :mod:`autorater_pipelines.inference`).
+        model_a: Model A spec used to generate responses (see :mod:`autorater_pipelines.autosxs.inference`).
         model_b: Model B spec, as ``model_a``.
         model_a_prompt_parameters: ``{"prompt": {"column": c} | {"template": …}}`` for model A.
         model_b_prompt_parameters: As ``model_a_prompt_parameters``, for model B.

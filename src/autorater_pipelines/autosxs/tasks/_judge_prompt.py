@@ -28,8 +28,7 @@ JUDGMENT_SCHEMA: dict[str, Any] = {
     "properties": {
         "explanation": {
             "type": "string",
-            "description": "Comparison of the two responses on each criterion, then the reason for the "
-            "choice.",
+            "description": "Comparison of the two responses on each criterion, then the reason for the choice.",
         },
         "choice": {
             "type": "string",
@@ -112,7 +111,10 @@ Reply with one JSON object and nothing else. Write the explanation first, then t
 ``response_b`` and ``fence`` (the marker id)."""
 
 _ENV = SandboxedEnvironment(
-    undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True,
+    undefined=jinja2.StrictUndefined,
+    autoescape=False,
+    trim_blocks=True,
+    lstrip_blocks=True,
     keep_trailing_newline=True,
 )
 _TEMPLATE = _ENV.from_string(JUDGE_PROMPT_TEMPLATE)
@@ -156,9 +158,12 @@ def _skeleton(criteria: list[Any], score_rubric: dict[str, str], labels: list[st
     if key in _SKELETONS:
         return _SKELETONS[key]
     text = _TEMPLATE.render(
-        criteria=criteria, score_rubric=score_rubric,
+        criteria=criteria,
+        score_rubric=score_rubric,
         task_blocks=[{"label": label, "text": f"\x00T{i}\x00"} for i, label in enumerate(labels)],
-        response_a="\x00RA\x00", response_b="\x00RB\x00", fence="\x00F\x00",
+        response_a="\x00RA\x00",
+        response_b="\x00RB\x00",
+        fence="\x00F\x00",
     )
     pieces: list[str] | None = _SLOT.split(text)
     if _has_nul([criteria, score_rubric, labels]):
@@ -196,8 +201,11 @@ def render(
     pieces = _skeleton(list(criteria), dict(score_rubric), labels)
     if pieces is None:
         return render_with_jinja(
-            criteria=criteria, score_rubric=score_rubric, task_values=task_values,
-            response_first=response_first, response_second=response_second,
+            criteria=criteria,
+            score_rubric=score_rubric,
+            task_values=task_values,
+            response_first=response_first,
+            response_second=response_second,
         )
     values = {"F": fence, "RA": response_first, "RB": response_second}
     values.update((f"T{i}", text) for i, (_, text) in enumerate(task_values))
@@ -216,6 +224,10 @@ def render_with_jinja(
     blocks = [{"label": _LABELS.get(k, k.upper()), "text": v} for k, v in task_values]
     fence = _fence(*(v for _, v in task_values), response_first, response_second)
     return _TEMPLATE.render(
-        criteria=list(criteria), score_rubric=dict(score_rubric), task_blocks=blocks,
-        response_a=response_first, response_b=response_second, fence=fence,
+        criteria=list(criteria),
+        score_rubric=dict(score_rubric),
+        task_blocks=blocks,
+        response_a=response_first,
+        response_b=response_second,
+        fence=fence,
     )

@@ -28,8 +28,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.evaluation.json_extraction import extract_json_values
 from autorater_pipelines.models import ModelOutput, ModelRequest, Usage
-from autorater_pipelines.parsing import extract_json_values
 
 __all__ = [
     "CHOICES",

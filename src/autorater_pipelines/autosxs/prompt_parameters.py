@@ -67,8 +67,7 @@ class _Environment(SandboxedEnvironment):
         return super().call_binop(context, operator_, left, right)
 
 
-_ENV = _Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
-                    finalize=_finalize)
+_ENV = _Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True, finalize=_finalize)
 
 
 @dataclass(frozen=True)
@@ -146,7 +145,8 @@ class PromptParameters:
         raise InputError(
             f"{self.source_name}.{param.name} reads this column but the value is {state}; fill it in, drop "
             "the row, or change the prompt parameter",
-            source=location, column=name,
+            source=location,
+            column=name,
         )
 
     def _render_one(self, param: PromptParameter, row: Mapping[str, Any], location: str) -> str:
@@ -198,26 +198,33 @@ def _compile_one(
         raise InputError(f"expected {example}, got {spec!r}", source=where)
     unknown = [k for k in spec if k not in _VALID_KEYS]
     if unknown:
-        raise InputError(f"unknown key(s) {unknown} in {dict(spec)!r}; valid keys are 'column' and "
-                         "'template' (exactly one)", source=where)
+        raise InputError(
+            f"unknown key(s) {unknown} in {dict(spec)!r}; valid keys are 'column' and 'template' (exactly one)",
+            source=where,
+        )
     if len(spec) != 1:
-        raise InputError(f"expected exactly one of 'column' or 'template', got {dict(spec)!r}; write "
-                         f"{example}", source=where)
+        raise InputError(
+            f"expected exactly one of 'column' or 'template', got {dict(spec)!r}; write {example}", source=where
+        )
     ((kind, value),) = spec.items()
     if not isinstance(value, str) or not value.strip():
         raise InputError(f"{kind!r} must be a non-empty string, got {value!r}", source=where)
     if kind == "column":
         if value not in columns:
-            raise InputError(f"column {value!r} is not in the dataset; available columns: {columns}."
-                             f"{_did_you_mean(value, columns)}", source=where, column=value)
+            raise InputError(
+                f"column {value!r} is not in the dataset; available columns: {columns}.{_did_you_mean(value, columns)}",
+                source=where,
+                column=value,
+            )
         cols = frozenset({value})
         return PromptParameter(name=name, column=value, template=None, variables=cols, columns=cols)
     try:
         ast = _ENV.parse(value)
         compiled = _ENV.from_string(ast)
     except jinja2.TemplateSyntaxError as exc:
-        raise InputError(f"template syntax error on line {exc.lineno}: {exc.message}; template: {value!r}",
-                         source=where) from exc
+        raise InputError(
+            f"template syntax error on line {exc.lineno}: {exc.message}; template: {value!r}", source=where
+        ) from exc
     _refuse_private_access(ast, where, value)
     variables = frozenset(meta.find_undeclared_variables(ast))
     known = set(columns) | set(extra)
@@ -226,11 +233,18 @@ def _compile_one(
         raise InputError(
             f"template variable {variable!r} is not a column of the dataset; available columns: {columns}"
             f"{extras}.{_did_you_mean(variable, known)} (Columns whose names are not Python identifiers "
-            "cannot be used in templates: use {\"column\": ...} instead.)",
-            source=where, column=variable,
+            'cannot be used in templates: use {"column": ...} instead.)',
+            source=where,
+            column=variable,
         )
-    return PromptParameter(name=name, column=None, template=value, variables=variables,
-                           columns=variables & frozenset(columns), compiled=compiled)
+    return PromptParameter(
+        name=name,
+        column=None,
+        template=value,
+        variables=variables,
+        columns=variables & frozenset(columns),
+        compiled=compiled,
+    )
 
 
 def compile_prompt_parameters(
@@ -264,8 +278,7 @@ def compile_prompt_parameters(
         params = {}
     if not isinstance(params, Mapping):
         raise InputError(
-            "expected a mapping of parameter name to {'column': ...} or {'template': ...}, "
-            f"got {params!r}",
+            f"expected a mapping of parameter name to {{'column': ...}} or {{'template': ...}}, got {params!r}",
             source=source_name,
         )
     columns = list(available_columns)

@@ -139,7 +139,7 @@ def pairwise_metrics(
     """Aggregate judgment rows into AutoSxS metrics.
 
     Args:
-        judgments: Judgment rows (see :mod:`autorater_pipelines.pairwise`): ``choice`` in
+        judgments: Judgment rows (see :mod:`autorater_pipelines.autosxs.judging`): ``choice`` in
             ``A``/``B``/``TIE``/``ERROR``, ``samples`` list, token counts, and — when
             ``human_preference_column`` is given — that column holding ``A``/``B``/``TIE``.
         human_preference_column: Column of normalized human labels, or None/empty.

@@ -25,9 +25,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from autorater_pipelines.autosxs.tasks._definition import Criterion, TaskDefinition
+from autorater_pipelines.autosxs.tasks._judge_prompt import CHOICES
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.tasks._definition import Criterion, TaskDefinition
-from autorater_pipelines.tasks._judge_prompt import CHOICES
 
 __all__ = ["SOURCE", "parse_custom_task"]
 
@@ -133,8 +133,9 @@ def parse_custom_task(definition: Any, *, version: str) -> TaskDefinition:
         parsed = _CustomTask.model_validate(definition)
     except ValidationError as exc:
         raise InputError(f"invalid custom task definition: {_format_errors(exc)}", source=SOURCE) from exc
-    criteria = [Criterion(name=c.name, definition=c.definition, steps=c.evaluation_steps)
-                for c in parsed.evaluation_criteria]
+    criteria = [
+        Criterion(name=c.name, definition=c.definition, steps=c.evaluation_steps) for c in parsed.evaluation_criteria
+    ]
     return TaskDefinition(
         name="custom",
         version=version,
