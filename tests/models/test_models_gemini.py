@@ -194,3 +194,125 @@ def test_sdk_typed_path_gives_the_same_outputs(emulator: ModelEmulator, make_con
     assert dataclasses.replace(a, latency_s=0, raw=None) == dataclasses.replace(b, latency_s=0, raw=None)
     assert a.raw["candidates"][0]["content"] == b.raw["candidates"][0]["content"]
     assert a.usage.input_tokens > 0 and a.finish_reason == "stop"
+
+
+# --- the start-up self-check of google-genai's private transport ------------------------------------------
+
+
+@pytest.fixture
+def fresh_fallback_log(monkeypatch):
+    """The once-per-process fallback warning not yet given (another test may have triggered it)."""
+    from autorater_pipelines.models.providers import _genai_transport
+
+    monkeypatch.setattr(_genai_transport, "_fallback_logged", False)
+
+
+def _fallback_warnings(caplog) -> list[str]:
+    from autorater_pipelines.models.providers._genai_transport import FALLBACK_MESSAGE
+
+    return [r.getMessage() for r in caplog.records if FALLBACK_MESSAGE in r.getMessage()]
+
+
+def test_the_installed_google_genai_passes_the_self_check(emulator, make_config, caplog) -> None:
+    """The google-genai installed here (the locked one; the newest allowed in .ci/newest_sdks.sh) has the
+    private transport in the expected shape: calls take the fast path and nothing is logged."""
+    from importlib.metadata import version
+
+    from autorater_pipelines.models.providers._genai_transport import private_transport
+
+    model = get_model("gemini-2.5-flash", make_config())
+    transport, problem = private_transport(model._backend._client.aio._api_client)
+    assert problem is None, f"google-genai {version('google-genai')}: {problem}"
+    assert model._backend._transport is not None
+    emulator.responder = lambda req: "fast"
+    assert model.generate([ModelRequest(parts=("x",))])[0].text == "fast"
+    assert _fallback_warnings(caplog) == []
+
+
+@pytest.mark.parametrize(
+    "shape, problem",
+    [
+        ("missing", "BaseApiClient.async_request is missing"),
+        ("not-async", "is no longer a coroutine function"),
+        ("renamed", "takes ['method', 'url', 'body', 'options'], expected ['http_method', 'path'"),
+        ("new-required", "takes ['http_method', 'path', 'request_dict', 'http_options', 'stream']"),
+    ],
+)
+def test_the_self_check_names_what_changed(shape, problem) -> None:
+    from types import SimpleNamespace
+
+    from autorater_pipelines.models.providers._genai_transport import private_transport
+
+    async def renamed(method, url, body, options=None): ...
+    def plain(http_method, path, request_dict, http_options=None): ...
+    async def new_required(http_method, path, request_dict, http_options, *, stream): ...
+    async def new_optional(http_method, path, request_dict, http_options=None, *, stream=False): ...
+
+    methods = {"renamed": renamed, "not-async": plain, "new-required": new_required}
+    client = SimpleNamespace(**({"async_request": methods[shape]} if shape in methods else {}))
+    transport, found = private_transport(client)
+    assert transport is None and problem in found
+    assert private_transport(SimpleNamespace(async_request=new_optional)) == (new_optional, None)
+
+
+def _renamed_parameters(original):
+    async def async_request(self, method, url, body, options=None):  # same job, other parameter names
+        return await original(self, method, url, body, options)
+
+    return async_request
+
+
+def _no_longer_async(original):
+    def async_request(self, http_method, path, request_dict, http_options=None):  # returns an awaitable
+        return original(self, http_method, path, request_dict, http_options)
+
+    return async_request
+
+
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        (_renamed_parameters, "takes ['method', 'url', 'body', 'options'], expected ['http_method', 'path'"),
+        (_no_longer_async, "is no longer a coroutine function"),
+    ],
+    ids=["renamed-parameters", "not-async"],
+)
+def test_a_changed_private_transport_falls_back_to_the_public_call_and_says_so_once(
+    change, problem, emulator, make_config, monkeypatch, caplog, fresh_fallback_log
+) -> None:
+    """A google-genai whose private method changed shape (its public path still working, as in a release)."""
+    from importlib.metadata import version
+
+    from google.genai import _api_client
+
+    original = _api_client.BaseApiClient.async_request
+    monkeypatch.setattr(_api_client.BaseApiClient, "async_request", change(original))
+    emulator.responder = lambda req: f"answer to {req.prompt_text}"
+    first, second = get_model("gemini-2.5-flash", make_config()), get_model("gemini-2.5-flash", make_config())
+    assert first._backend._transport is None and second._backend._transport is None
+    outputs = first.generate([ModelRequest(parts=("one",))]) + second.generate([ModelRequest(parts=("two",))])
+    assert [o.text for o in outputs] == ["answer to one", "answer to two"]
+    assert all(o.ok and o.usage.input_tokens > 0 for o in outputs)
+    assert [r.path.rsplit("/", 1)[1] for r in emulator.requests] == ["gemini-2.5-flash:generateContent"] * 2
+    [warning] = _fallback_warnings(caplog)  # two providers, one warning
+    assert warning.startswith(f"google-genai {version('google-genai')}: ") and problem in warning
+
+
+def test_a_private_transport_answering_in_another_shape_falls_back_on_the_first_call(
+    emulator, make_config, monkeypatch, caplog, fresh_fallback_log
+) -> None:
+    calls = []
+
+    async def answers_a_dict(http_method, path, request_dict, http_options=None):
+        calls.append(path)
+        return {"candidates": []}  # not the SdkHttpResponse (with .body) the provider reads
+
+    emulator.responder = lambda req: f"answer to {req.prompt_text}"
+    model = get_model("gemini-2.5-flash", make_config(max_concurrency=1))
+    monkeypatch.setattr(model._backend, "_transport", answers_a_dict)  # what the provider took from the SDK
+    outputs = model.generate([ModelRequest(parts=(f"q{i}",), key={"i": i}) for i in range(3)])
+    assert [o.text for o in outputs] == ["answer to q0", "answer to q1", "answer to q2"]
+    assert len(calls) == 1, "after the first odd answer the private transport is not used again"
+    assert len(emulator.requests) == 3
+    [warning] = _fallback_warnings(caplog)
+    assert "answered dict without a text body" in warning

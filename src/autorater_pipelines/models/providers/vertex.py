@@ -31,8 +31,12 @@ SDK's transport (``BaseApiClient.async_request``: the same URL building, credent
 and ``APIError`` mapping). Going through ``client.aio.models.generate_content`` instead costs about 1–2 ms
 of CPU per call in pydantic conversions of the request and the response (measured: 284 vs 477 calls/s at
 concurrency 64 on 2 vCPU), which caps a judging run on one core. If a future SDK drops that transport
-method, calls go through ``generate_content`` (same results, slower). The SDK's per-request decision
-whether to use google-auth's async transport is taken once per client (:func:`_pin_transport_choice`).
+method, calls go through ``generate_content`` (same results, slower): ``_genai_transport.private_transport``
+checks the method's shape when the provider starts, and the first answer's shape on the first call; when either check
+fails, calls use the public path and one warning names the google-genai version and what changed
+(``google-genai`` is bounded below its next major in pyproject.toml, and the image installs the locked
+version; ``.ci/newest_sdks.sh`` runs these paths against the newest release allowed). The SDK's per-request decision
+whether to use google-auth's async transport is taken once per client (:func:`~._genai_transport.pin_transport_choice`).
 ``ModelOutput.raw`` is the ``GenerateContentResponse`` JSON as the API sends it (camelCase keys).
 """
 
@@ -40,7 +44,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import inspect
 import json
 import os
 import re
@@ -75,8 +78,14 @@ from autorater_pipelines.models._types import (
     TokenLogprob,
     Usage,
 )
+from autorater_pipelines.models.providers._genai_transport import (
+    log_fallback,
+    pin_transport_choice,
+    private_transport,
+)
 
 __all__ = ["GeminiProvider"]
+
 
 DEFAULT_LOCATION = "us-central1"
 EMULATOR_PROJECT = "local"
@@ -154,9 +163,10 @@ class GeminiProvider(Provider):
         self._path = f"{_model_path(self.name, vertex=mode == 'vertex')}:generateContent"
         self._endpoint = (self.provider, config.base_url or "", project or "", location, self.name)
         api_client = getattr(self._client.aio, "_api_client", None)
-        transport = getattr(api_client, "async_request", None)
-        self._transport = transport if inspect.iscoroutinefunction(transport) else None
-        _pin_transport_choice(api_client)
+        self._transport, problem = private_transport(api_client)
+        if problem:
+            log_fallback(problem)
+        pin_transport_choice(api_client)
 
     # ------------------------------------------------------------------------------------------
     async def generate(self, request: ModelRequest) -> ModelOutput:
@@ -193,10 +203,16 @@ class GeminiProvider(Provider):
                 return output
 
     async def _send(self, request: ModelRequest, mode: OutputMode | None) -> ModelOutput:
-        if self._transport is None:
+        transport = self._transport
+        if transport is None:
             return await self._generate_with_sdk_types(request, mode)
-        answer = await self._transport("post", self._path, self.request_body(request, mode), None)
-        return _output(json.loads(answer.body) if answer.body else {})
+        answer = await transport("post", self._path, self.request_body(request, mode), None)
+        body = getattr(answer, "body", None)
+        if not isinstance(body, (str, bytes)):  # the private method answers in another shape now
+            self._transport = None
+            log_fallback(f"BaseApiClient.async_request answered {type(answer).__name__} without a text body")
+            return await self._generate_with_sdk_types(request, mode)
+        return _output(json.loads(body) if body else {})
 
     def request_body(self, request: ModelRequest, mode: OutputMode | None = OutputMode.JSON_SCHEMA) -> dict[str, Any]:
         """The ``generateContent`` JSON body of ``request`` (wire format, as the SDK would send it).
@@ -344,19 +360,6 @@ def _part(part: str | MediaPart) -> types.Part:
             return types.Part.from_uri(file_uri=part.uri, mime_type=part.mime_type)
         raise InputError(f"media part {part!r} has neither data nor uri")
     return types.Part.from_text(text=str(part))
-
-
-def _pin_transport_choice(api_client: Any) -> None:
-    """Decide once per client whether google-genai uses google-auth's async transport.
-
-    The SDK re-decides on every request (``_use_google_auth_async``: an import and several mTLS certificate
-    file checks, about 13 % of a call's CPU at 500 calls/s); the inputs (installed packages, certificate
-    configuration) do not change during a run. Only this client instance is changed.
-    """
-    decide = getattr(api_client, "_use_google_auth_async", None)
-    if callable(decide):
-        decided = bool(decide())
-        api_client._use_google_auth_async = lambda *args, **kwargs: decided
 
 
 def _model_path(name: str, *, vertex: bool) -> str:
