@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,8 +19,20 @@ from autorater_pipelines.pipelines import PIPELINE_NAMES
 from autorater_pipelines.pipelines._local import template_inputs
 
 DOCS = Path(__file__).resolve().parent / "autosxs_docs"
+REPO = Path(__file__).resolve().parents[2]
 VERTEX = ["--project", "my-project", "--location", "us-central1", "--pipeline-root", "gs://my-bucket/pipeline-root"]
 DOCUMENTED_PARAMETER_SETS = ["compare_models", "compare_predictions", "check_alignment"]
+REAL_IMAGE = "us-central1-docker.pkg.dev/my-project/autorater/autorater-pipelines:abc1234"
+
+
+@functools.cache
+def _compiled_with_real_image() -> Path:
+    """Both templates compiled with a pushed image's name (what ``autorater compile --image`` runs), once."""
+    from autorater_pipelines.pipelines import compile_pipelines
+
+    directory = Path(tempfile.mkdtemp(prefix="submit-templates-"))
+    compile_pipelines(str(directory), image=REAL_IMAGE)
+    return directory
 
 
 def _write(tmp_path: Path, params: dict, name: str = "params.json") -> str:
@@ -27,7 +42,9 @@ def _write(tmp_path: Path, params: dict, name: str = "params.json") -> str:
 
 
 def _submit(*args: str) -> int:
-    return main(["submit", *VERTEX, *args])
+    """``autorater submit`` with a template compiled against a real image unless ``--template`` is given."""
+    template = [] if "--template" in args else ["--template", str(_compiled_with_real_image() / f"{args[0]}.yaml")]
+    return main(["submit", *VERTEX, *args, *template])
 
 
 def _dry_run(capsys, *args: str) -> tuple[int, dict | None, str]:
@@ -37,9 +54,14 @@ def _dry_run(capsys, *args: str) -> tuple[int, dict | None, str]:
 
 
 def _sample(ir_type: str | None):
-    return {"STRING": "x", "NUMBER_INTEGER": 1, "NUMBER_DOUBLE": 0.5, "BOOLEAN": True, "LIST": ["x"], "STRUCT": {}}[
-        ir_type
-    ]
+    return {
+        "STRING": "gs://b/x",
+        "NUMBER_INTEGER": 1,
+        "NUMBER_DOUBLE": 0.5,
+        "BOOLEAN": True,
+        "LIST": ["x"],
+        "STRUCT": {},
+    }[ir_type]
 
 
 def _wrong(ir_type: str | None):
@@ -146,11 +168,133 @@ def test_bad_options_fail_with_one_clear_line(args, message, capsys):
     assert len(err.strip().splitlines()) == 1
 
 
-def test_local_dataset_paths_draw_a_warning(tmp_path, capsys):
+@pytest.mark.parametrize("pipeline", PIPELINE_NAMES)
+def test_the_checked_in_templates_are_refused_with_the_build_and_push_commands(pipeline, tmp_path, capsys):
+    """Their placeholder image cannot be pulled by any project: refused before anything is built or sent."""
+    params = {"autosxs": DOCS / "compare_models.json", "gecko": REPO / "examples/gecko_quickstart/params.json"}[
+        pipeline
+    ]
+    for extra in (["--dry-run"], []):
+        code = main(["submit", *VERTEX, pipeline, "--params", str(params), *extra])
+        captured = capsys.readouterr()
+        assert code == 2 and captured.out == ""
+        err = captured.err
+        assert err.startswith(f"error: {template_path(pipeline, None)}: its steps run in ")
+        assert "us-docker.pkg.dev/autorater-pipelines/images/autorater-pipelines:" in err
+        assert "the job would fail at image pull on Vertex AI" in err
+        assert (
+            "gcloud builds submit --config cloudbuild.yaml --region us-central1 "
+            "--substitutions=_REGION=us-central1,_COMMIT=$(git rev-parse --short HEAD)" in err
+        )
+        image = "us-central1-docker.pkg.dev/my-project/autorater/autorater-pipelines:$(git rev-parse --short HEAD)"
+        assert f"docker build -t {image} . && docker push {image}" in err
+        assert f"autorater compile --image {image} --output-dir build/compiled" in err
+        assert f"autorater submit {pipeline} --template build/compiled/{pipeline}.yaml" in err
+
+
+def test_a_template_compiled_with_a_real_image_passes(tmp_path, capsys):
+    assert main(["compile", "--image", REAL_IMAGE, "--output-dir", str(tmp_path)]) == 0
+    capsys.readouterr()
+    code, spec, err = _dry_run(
+        capsys, "autosxs", "--params", str(DOCS / "compare_models.json"), "--template", str(tmp_path / "autosxs.yaml")
+    )
+    assert code == 0, err
+    assert "placeholder" not in err
+
+
+def _object(bucket, uri: str) -> bytes:
+    return bucket.blob(uri.split("/", 3)[3]).download_as_bytes()
+
+
+def _staged_uri(root: str, path: Path, name: str | None = None) -> str:
+    """Where submit puts a local file: under the pipeline root, named by the first 16 hex of its sha256."""
+    return f"{root}/autorater-inputs/{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}/{name or path.name}"
+
+
+def _quickstart_with_few_shot(tmp_path: Path) -> Path:
+    params = json.loads((REPO / "examples/quickstart/params.json").read_text())
+    few_shot = tmp_path / "few_shot.jsonl"
+    few_shot.write_text('{"question": "2+2?", "a": "4", "b": "5", "choice": "A", "why": "4 is right"}\n')
+    params["experimental_args"] = {"custom_task_definition": {"few_shot_examples_config": {"dataset": str(few_shot)}}}
+    return Path(_write(tmp_path, params))
+
+
+def test_submit_uploads_local_files_under_the_pipeline_root_and_rewrites_the_parameters(
+    vertex, bucket, tmp_path, monkeypatch, capsys
+):
+    blobs, root = bucket
+    monkeypatch.chdir(REPO)  # the quickstart names its files relative to the repository
+    params = _quickstart_with_few_shot(tmp_path)
+    assert _submit("autosxs", "--params", str(params), "--pipeline-root", root) == 0
+    out = capsys.readouterr().out
+    [call] = vertex
+    values = call["job"].runtime_config.parameter_values
+    dataset, replay = REPO / "examples/quickstart/dataset.jsonl", REPO / "examples/quickstart/replay.jsonl"
+    few_shot = tmp_path / "few_shot.jsonl"
+    assert values["evaluation_dataset"] == _staged_uri(root, dataset)
+    assert values["autorater_model"] == "replay/" + _staged_uri(root, replay)
+    staged_few_shot = values["experimental_args"]["custom_task_definition"]["few_shot_examples_config"]["dataset"]
+    assert staged_few_shot == _staged_uri(root, few_shot)
+    for path, uri in (
+        (dataset, values["evaluation_dataset"]),
+        (replay, _staged_uri(root, replay)),
+        (few_shot, staged_few_shot),
+    ):
+        assert _object(blobs, uri) == path.read_bytes()
+    assert f"uploaded evaluation_dataset examples/quickstart/dataset.jsonl -> {_staged_uri(root, dataset)}" in out
+    assert f"uploaded autorater_model examples/quickstart/replay.jsonl -> {_staged_uri(root, replay)}" in out
+    assert "uploaded experimental_args.custom_task_definition.few_shot_examples_config.dataset" in out
+
+
+def test_submit_uploads_a_gecko_dataset_with_its_local_media(vertex, bucket, monkeypatch, capsys):
+    blobs, root = bucket
+    monkeypatch.chdir(REPO)
+    assert _submit("gecko", "--params", "examples/gecko_quickstart/params.json", "--pipeline-root", root) == 0
+    [call] = vertex
+    values = call["job"].runtime_config.parameter_values
+    quickstart = REPO / "examples/gecko_quickstart"
+    rows = [json.loads(line) for line in _object(blobs, values["evaluation_dataset"]).decode().splitlines()]
+    originals = [json.loads(line) for line in (quickstart / "dataset.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in rows] == [r["id"] for r in originals]
+    for row, original in zip(rows, originals, strict=True):
+        assert row["image"] == _staged_uri(root, quickstart / original["image"])
+        assert _object(blobs, row["image"]) == (quickstart / original["image"]).read_bytes()
+        assert {k: v for k, v in row.items() if k != "image"} == {k: v for k, v in original.items() if k != "image"}
+    for key in ("rubric_generation_model", "validator_model"):
+        assert values[key].startswith(f"replay/{root}/autorater-inputs/")
+    assert "uploaded evaluation_dataset (dataset.jsonl, column 'image') " in capsys.readouterr().out
+
+
+def test_dry_run_shows_the_rewritten_parameters_and_uploads_nothing(bucket, monkeypatch, capsys):
+    blobs, root = bucket
+    monkeypatch.chdir(REPO)
+    code, spec, err = _dry_run(
+        capsys, "autosxs", "--params", "examples/quickstart/params.json", "--pipeline-root", root
+    )
+    assert code == 0, err
+    dataset = REPO / "examples/quickstart/dataset.jsonl"
+    assert spec["runtimeConfig"]["parameterValues"]["evaluation_dataset"] == _staged_uri(root, dataset)
+    assert f"would upload evaluation_dataset examples/quickstart/dataset.jsonl -> {_staged_uri(root, dataset)}" in err
+    assert list(blobs.list_blobs(prefix=root.split("/", 3)[3])) == []
+
+
+def test_no_upload_refuses_local_files_with_the_upload_commands(vertex, bucket, monkeypatch, capsys):
+    blobs, root = bucket
+    monkeypatch.chdir(REPO)
+    code = _submit("autosxs", "--params", "examples/quickstart/params.json", "--pipeline-root", root, "--no-upload")
+    assert code == 2 and vertex == []
+    err = capsys.readouterr().err
+    assert "local files cannot be read by steps on Vertex AI" in err
+    assert f"gcloud storage cp examples/quickstart/dataset.jsonl {root}/autorater-inputs/  # evaluation_dataset" in err
+    assert f"gcloud storage cp examples/quickstart/replay.jsonl {root}/autorater-inputs/  # autorater_model" in err
+    assert list(blobs.list_blobs(prefix=root.split("/", 3)[3])) == []
+
+
+def test_a_missing_local_file_is_refused_naming_the_parameter(tmp_path, capsys):
     params = {**json.loads((DOCS / "compare_predictions.json").read_text()), "evaluation_dataset": "data/x.jsonl"}
     code, _, err = _dry_run(capsys, "autosxs", "--params", _write(tmp_path, params))
-    assert code == 0
-    assert "warning: evaluation_dataset 'data/x.jsonl' is a local path" in err
+    assert code == 2
+    assert "evaluation_dataset: 'data/x.jsonl' is neither a local file nor a gs:// URI" in err
 
 
 def test_dry_run_of_an_artifact_registry_template_checks_the_local_package_and_says_so(capsys):
@@ -256,7 +400,7 @@ def test_submit_downloads_and_validates_a_registry_template(vertex, registry, tm
     from kfp.registry import RegistryClient
 
     package, version = RegistryClient(host=registry.host).upload_pipeline(
-        template_path("autosxs", None), tags=["0.1.0", "latest"]
+        str(_compiled_with_real_image() / "autosxs.yaml"), tags=["0.1.0", "latest"]
     )
     for ref in (version, "latest"):
         code = _submit(

@@ -12,6 +12,11 @@ there is one, and Vertex AI validates the remote template's parameter names at s
 
 ``--dry-run`` builds the job offline (anonymous credentials, no network) and prints its spec as JSON on
 stdout; without it, Application Default Credentials are used and the console URL of the run is printed.
+
+Nothing that only exists on this machine reaches Vertex AI (:mod:`._submit_checks`): a template compiled
+with the placeholder image is refused with the commands that build and push a real one (also in
+``--dry-run``), and local files named in the parameters are uploaded under the pipeline root, the
+parameters rewritten to their ``gs://`` URIs (``--no-upload``: refused with the upload command).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import sys
 import tempfile
 from typing import Any
 
-from autorater_pipelines.commands import _common, _registry
+from autorater_pipelines.commands import _common, _registry, _submit_checks
 from autorater_pipelines.errors import AutoraterError, InputError
 
 __all__ = ["console_url", "register"]
@@ -75,7 +80,16 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--wait", action="store_true", help="block until the run finishes; exit 1 if it failed")
     p.add_argument(
-        "--dry-run", action="store_true", help="validate and print the job spec as JSON; no network, nothing submitted"
+        "--upload",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="upload local files named in the parameters (dataset, replay/<path>, few-shot dataset, Gecko media) "
+        "under <pipeline root>/autorater-inputs/ and pass their gs:// URIs (default); --no-upload refuses them",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="validate and print the job spec as JSON; no network, nothing uploaded or submitted",
     )
     p.set_defaults(func=run)
 
@@ -102,25 +116,6 @@ def _check_pipeline_root(pipeline_root: str) -> None:
         )
 
 
-def _warn_local_paths(params: dict[str, Any]) -> None:
-    """Warn about dataset or replay paths on this machine: pipeline steps on Vertex AI cannot read them."""
-    local = []
-    dataset = params.get("evaluation_dataset")
-    if isinstance(dataset, str):
-        local += [("evaluation_dataset", p.strip()) for p in dataset.split(",") if p.strip()]
-    for key in ("autorater_model", "rubric_generation_model", "validator_model", "model_a", "model_b"):
-        value = params.get(key)
-        if isinstance(value, str) and value.startswith("replay/"):
-            local.append((key, value[len("replay/") :]))
-    for key, path in local:
-        if "://" not in path and not path.startswith("/gcs/"):
-            print(
-                f"warning: {key} {path!r} is a local path; steps on Vertex AI cannot read this machine's files: "
-                "copy it to gs://BUCKET/… (or use its /gcs/BUCKET/… path)",
-                file=sys.stderr,
-            )
-
-
 @dataclasses.dataclass(frozen=True)
 class _Template:
     """Where the job's template comes from and what the parameters were checked against.
@@ -130,12 +125,14 @@ class _Template:
         checked: The local file the parameters were validated against; None when not validated.
         uri: The registry URL recorded as the job's ``templateUri``.
         note: What the user should know about the validation (printed on stderr).
+        runs: The local file of the template that will run (its images are checked); None when not at hand.
     """
 
     job_template: str | None
     checked: str | None
     uri: str | None = None
     note: str | None = None
+    runs: str | None = None
 
 
 def _local_template_for(pipeline: str, package: str) -> str | None:
@@ -158,7 +155,7 @@ def _resolve_template(args: argparse.Namespace, workdir: str) -> _Template:
     if not template or "://" not in template:
         path = _common.template_path(args.pipeline, template)
         _registry.read_template(path)
-        return _Template(path, path)
+        return _Template(path, path, runs=path)
     ref = _registry.parse_template_url(template)
     if args.dry_run:
         local = _local_template_for(args.pipeline, ref.package)
@@ -179,8 +176,8 @@ def _resolve_template(args: argparse.Namespace, workdir: str) -> _Template:
             file=sys.stderr,
         )
     if ref.is_artifact_registry:  # Vertex AI fetches it itself and records the job's templateUri
-        return _Template(ref.url, path, ref.url)
-    return _Template(path, path)
+        return _Template(ref.url, path, ref.url, runs=path)
+    return _Template(path, path, runs=path)
 
 
 def _check_pipeline_matches(pipeline: str, checked: str) -> None:
@@ -204,7 +201,13 @@ def _default_job_id(template: _Template, pipeline: str) -> str:
 def _build_job(args: argparse.Namespace, params: dict[str, Any], template: _Template, labels: dict[str, str]) -> Any:
     from google.auth.credentials import AnonymousCredentials
     from google.auth.exceptions import DefaultCredentialsError
-    from google.cloud import aiplatform
+
+    try:
+        from google.cloud import aiplatform
+    except ImportError:
+        raise AutoraterError(
+            "`autorater submit` needs the Vertex AI SDK: pip install 'autorater-pipelines[submit]'"
+        ) from None
 
     assert template.job_template is not None, "a template without a local file is never built into a job"
     job_id = args.job_id or _default_job_id(template, args.pipeline)
@@ -255,7 +258,19 @@ def run(args: argparse.Namespace) -> int:
             _check_pipeline_matches(args.pipeline, template.checked)
         if template.note:
             print(f"note: {template.note}", file=sys.stderr)
-        _warn_local_paths(params)
+        if template.runs:
+            package = _registry.read_template(template.runs).name
+            _submit_checks.check_image(
+                template.runs, pipeline=args.pipeline, package=package, project=args.project, location=args.location
+            )
+        params = _submit_checks.stage_local_inputs(
+            params,
+            pipeline_root=args.pipeline_root,
+            project=args.project,
+            upload=args.upload,
+            dry_run=args.dry_run,
+            say=_submit_checks.print_to_stderr if args.dry_run else print,
+        )
         if template.job_template is None:  # --dry-run of a remote template with no local counterpart
             return _print_unvalidated_spec(args, params, template, labels)
         job = _build_job(args, params, template, labels)

@@ -1,0 +1,236 @@
+"""What ``autorater submit`` checks so that a Vertex AI run cannot trip on things only this machine has.
+
+- The image: a template compiled with the placeholder image of the checked-in templates
+  (:data:`autorater_pipelines.components.IMAGE`) would fail at image pull, after the job started. It is
+  refused with the commands that build and push the image and compile the templates with it.
+- Local files named in the parameters (``evaluation_dataset``, ``replay/<path>`` model specs, a custom task's
+  ``few_shot_examples_config.dataset``, and a Gecko dataset's local media files) cannot be read by steps on
+  Vertex AI. They are uploaded under ``<pipeline root>/autorater-inputs/<sha256 prefix>/<file name>``
+  (content-addressed: a re-submit reuses the object) and the parameters rewritten to the ``gs://`` URIs,
+  or, with ``--no-upload``, refused with the ``gcloud storage cp`` command that uploads them.
+"""
+
+from __future__ import annotations
+
+import copy
+import glob
+import hashlib
+import json
+import os
+import shlex
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import yaml
+
+from autorater_pipelines.errors import InputError
+
+__all__ = ["PLACEHOLDER_IMAGE_PREFIX", "check_image", "stage_local_inputs", "template_images"]
+
+UPLOAD_FOLDER = "autorater-inputs"
+
+
+def _placeholder_prefix() -> str:
+    from autorater_pipelines.components import IMAGE
+
+    return IMAGE.rsplit(":", 1)[0] + ":"
+
+
+PLACEHOLDER_IMAGE_PREFIX = _placeholder_prefix()
+"""``us-docker.pkg.dev/autorater-pipelines/images/autorater-pipelines:``: the image no project can pull."""
+
+
+def template_images(path: str) -> set[str]:
+    """The container images of every executor of a compiled template."""
+    with open(path, encoding="utf-8") as handle:
+        spec = yaml.safe_load(handle) or {}
+    executors = (spec.get("deploymentSpec") or {}).get("executors") or {}
+    return {e["container"]["image"] for e in executors.values() if "container" in e}
+
+
+def check_image(path: str, *, pipeline: str, package: str, project: str, location: str) -> None:
+    """Refuse a template whose steps run in the placeholder image, saying how to build and use a real one.
+
+    Raises:
+        InputError: the template names the placeholder image.
+    """
+    placeholder = sorted(i for i in template_images(path) if i.startswith(PLACEHOLDER_IMAGE_PREFIX))
+    if not placeholder:
+        return
+    image = f"{location}-docker.pkg.dev/{project}/autorater/autorater-pipelines:$(git rev-parse --short HEAD)"
+    registry = f"https://{location}-kfp.pkg.dev/{project}/autorater-templates/{package}/latest"
+    raise InputError(
+        f"its steps run in {placeholder[0]}, the placeholder image of the checked-in templates, which no project "
+        "can pull: the job would fail at image pull on Vertex AI. Build the image in your Artifact Registry and "
+        "use templates compiled with it, either with Cloud Build from this repository (builds, pushes, compiles, "
+        "publishes; Artifact Registry repositories `autorater` (Docker) and `autorater-templates` (KFP)):\n"
+        f"  gcloud builds submit --config cloudbuild.yaml --region {location} "
+        f"--substitutions=_REGION={location},_COMMIT=$(git rev-parse --short HEAD)\n"
+        f"  autorater submit {pipeline} --template {registry} ...\n"
+        "or with Docker here:\n"
+        f"  docker build -t {image} . && docker push {image}\n"
+        f"  autorater compile --image {image} --output-dir build/compiled\n"
+        f"  autorater submit {pipeline} --template build/compiled/{pipeline}.yaml ...",
+        source=path,
+    )
+
+
+def _is_local(value: str) -> bool:
+    text = value.strip()
+    return bool(text) and (not urlparse(text).scheme or text.startswith("file://")) and not text.startswith("/gcs/")
+
+
+def _local_path(value: str) -> str:
+    text = value.strip()
+    return urlparse(text).path if text.startswith("file://") else os.path.expanduser(text)
+
+
+class _Stager:
+    """Uploads (or plans, or refuses) local files; remembers what it did for the summary."""
+
+    def __init__(self, pipeline_root: str, *, project: str, upload: bool, dry_run: bool) -> None:
+        self.root = f"{pipeline_root.rstrip('/')}/{UPLOAD_FOLDER}"
+        self.project, self.upload, self.dry_run = project, upload, dry_run
+        self.done: list[tuple[str, str, str]] = []  # (parameter, local file, gs:// URI)
+        self.refused: list[tuple[str, str]] = []  # (parameter, local file)
+
+    def put(self, parameter: str, path: str, data: bytes | None = None, name: str | None = None) -> str:
+        """The ``gs://`` URI of a local file (or of ``data`` standing in for it) once uploaded."""
+        if data is None:
+            try:
+                data = Path(path).read_bytes()
+            except OSError as exc:
+                raise InputError(
+                    f"local file {path!r} cannot be read ({exc.strerror or exc}); steps on Vertex AI could not "
+                    "read it either: give a gs:// URI",
+                    source=parameter,
+                ) from None
+        uri = f"{self.root}/{hashlib.sha256(data).hexdigest()[:16]}/{name or Path(path).name}"
+        if not self.upload:
+            self.refused.append((parameter, path))
+            return uri
+        if not self.dry_run:
+            from autorater_pipelines.io import GcsFileSystem
+
+            GcsFileSystem(project=self.project).write_atomic(uri, [data])
+        self.done.append((parameter, path, uri))
+        return uri
+
+    def files(self, parameter: str, value: str) -> list[str]:
+        """The local files one dataset entry names (a path or a wildcard), or a clear error."""
+        path = _local_path(value)
+        matches = sorted(glob.glob(path, recursive=True)) if glob.has_magic(path) else [path]
+        matches = [m for m in matches if os.path.isfile(m)]
+        if not matches:
+            raise InputError(
+                f"{value.strip()!r} is neither a local file nor a gs:// URI (no such file here); steps on "
+                "Vertex AI read gs:// URIs",
+                source=parameter,
+            )
+        return matches
+
+
+def _dataset(stager: _Stager, parameter: str, value: str, media_column: str | None) -> str:
+    """Upload the local entries of a comma-separated dataset list; return the rewritten list."""
+    entries = []
+    for entry in (e.strip() for e in value.split(",") if e.strip()):
+        if not _is_local(entry):
+            entries.append(entry)
+            continue
+        for path in stager.files(parameter, entry):
+            rows = _with_uploaded_media(stager, parameter, path, media_column) if media_column else None
+            if rows is None:
+                entries.append(stager.put(parameter, path))
+            else:  # a Gecko dataset pointing at local media: its rows rewritten to the uploaded media
+                data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+                entries.append(stager.put(parameter, path, data, Path(path).stem + ".jsonl"))
+    return ",".join(entries)
+
+
+def _with_uploaded_media(stager: _Stager, parameter: str, path: str, column: str) -> list[dict] | None:
+    """The dataset's rows with local media paths replaced by uploaded ``gs://`` URIs; None if none is local."""
+    from autorater_pipelines.io import read_dataset
+
+    rows = read_dataset(path, source_name=parameter).rows
+    local = [r for r in rows if isinstance(r.get(column), str) and _is_local(r[column]) and r[column][:1] != "{"]
+    if not local:
+        return None
+    rows = copy.deepcopy(rows)
+    for row in rows:
+        value = row.get(column)
+        if isinstance(value, str) and _is_local(value) and value[:1] != "{":
+            media = Path(_local_path(value))
+            media = media if media.is_absolute() else Path(path).resolve().parent / media
+            row[column] = stager.put(f"{parameter} ({Path(path).name}, column {column!r})", str(media))
+    return rows
+
+
+def _few_shot_configs(value: Any, where: str) -> Iterator[tuple[str, dict]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "few_shot_examples_config" and isinstance(item, dict):
+                yield f"{where}.{key}.dataset", item
+            else:
+                yield from _few_shot_configs(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _few_shot_configs(item, f"{where}[{i}]")
+
+
+def stage_local_inputs(
+    params: dict[str, Any],
+    *,
+    pipeline_root: str,
+    project: str,
+    upload: bool,
+    dry_run: bool,
+    say: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Return ``params`` with every local file uploaded under the pipeline root and named by its ``gs://`` URI.
+
+    Args:
+        params: Pipeline parameters (not changed).
+        pipeline_root: The run's ``gs://`` pipeline root.
+        project: Project for the Cloud Storage client.
+        upload: False refuses local files instead, with the command that uploads them.
+        dry_run: Compute the URIs without uploading anything.
+        say: Where the one line per uploaded file goes.
+
+    Raises:
+        InputError: a local file is missing or unreadable, or ``upload`` is False and there are local files.
+    """
+    stager = _Stager(pipeline_root, project=project, upload=upload, dry_run=dry_run)
+    staged = copy.deepcopy(params)
+    if isinstance(staged.get("evaluation_dataset"), str):
+        media = staged.get("media_column") if isinstance(staged.get("media_column"), str) else None
+        staged["evaluation_dataset"] = _dataset(stager, "evaluation_dataset", staged["evaluation_dataset"], media)
+    for key, value in staged.items():
+        if isinstance(value, str) and value.startswith("replay/") and _is_local(value[len("replay/") :]):
+            paths = stager.files(key, value[len("replay/") :])
+            if len(paths) != 1:
+                raise InputError(f"a replay file is one file; {value!r} matches {len(paths)}", source=key)
+            staged[key] = "replay/" + stager.put(key, paths[0])
+    for where, config in _few_shot_configs(staged.get("experimental_args"), "experimental_args"):
+        if isinstance(config.get("dataset"), str):
+            config["dataset"] = _dataset(stager, where, config["dataset"], None)
+    if stager.refused:
+        commands = "\n".join(
+            f"  gcloud storage cp {shlex.quote(p)} {stager.root}/  # {parameter}" for parameter, p in stager.refused
+        )
+        raise InputError(
+            "local files cannot be read by steps on Vertex AI; upload them and pass their gs:// URIs "
+            f"(or submit without --no-upload, which uploads them under the pipeline root):\n{commands}",
+            source="--params",
+        )
+    verb = "would upload" if dry_run else "uploaded"
+    for parameter, path, uri in stager.done:
+        say(f"{verb} {parameter} {path} -> {uri}")
+    return staged
+
+
+def print_to_stderr(line: str) -> None:
+    """``say`` for ``--dry-run``, whose stdout is the job spec."""
+    print(line, file=sys.stderr)
