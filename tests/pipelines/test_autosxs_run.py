@@ -21,11 +21,11 @@ def _read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _run(params: dict, tmp_path: Path, name: str = "out") -> tuple[int, Path]:
+def _run(params: dict, tmp_path: Path, name: str = "out", *flags: str) -> tuple[int, Path]:
     params_path = tmp_path / f"{name}-params.json"
     params_path.write_text(json.dumps(params))
     out = tmp_path / name
-    return main(["run", "autosxs", "--params", str(params_path), "--output-dir", str(out), "--quiet"]), out
+    return main(["run", "autosxs", "--params", str(params_path), "--output-dir", str(out), "--quiet", *flags]), out
 
 
 def _quickstart_params() -> dict:
@@ -285,7 +285,7 @@ def test_model_a_responses_are_generated_when_the_dataset_has_none(tmp_path):
         "model_a_prompt_parameters": {"prompt": {"column": "question"}},
         "judgments_format": "json",
     }
-    code, out = _run(params, tmp_path)
+    code, out = _run(params, tmp_path, "out", "--max-failed-share", "0.2")
     assert code == 0
     assert json.loads((out / "judgments.json").read_text()) == _read_jsonl(out / "judgments.jsonl")
     judgments = {j["question_id"]: j for j in _read_jsonl(out / "judgments.jsonl")}

@@ -46,11 +46,11 @@ def _write_jsonl(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-def _run(params: dict, tmp_path: Path, name: str = "out") -> tuple[int, Path]:
+def _run(params: dict, tmp_path: Path, name: str = "out", *flags: str) -> tuple[int, Path]:
     params_path = tmp_path / f"{name}-params.json"
     params_path.write_text(json.dumps(params))
     out = tmp_path / name
-    return main(["run", "gecko", "--params", str(params_path), "--output-dir", str(out), "--quiet"]), out
+    return main(["run", "gecko", "--params", str(params_path), "--output-dir", str(out), "--quiet", *flags]), out
 
 
 def _outputs(out: Path) -> tuple[dict, dict, list[dict]]:
@@ -173,7 +173,7 @@ def test_tifa_sample_through_the_gemini_emulator_with_the_real_images_and_bad_ro
             "validator_parameters": {**EMULATED, "base_url": emulator.url},
             **GCP,
         }
-        code, out = _run(params, tmp_path)
+        code, out = _run(params, tmp_path, "out", "--max-failed-share", "1")
         assert code == 0
         assert emulator.call_count == 2  # all questions of a row in one call; bad rows make no call
         for request in emulator.requests:
@@ -239,7 +239,7 @@ def test_generated_image_rubric_end_to_end_through_the_emulator_with_bad_rows(tm
     ]
     dataset = _write_jsonl(tmp_path / "images.jsonl", rows)
     with ModelEmulator(responder=generating_responder) as emulator:
-        code, out = _run(_generation_params(dataset, "image", emulator.url), tmp_path)
+        code, out = _run(_generation_params(dataset, "image", emulator.url), tmp_path, "out", "--max-failed-share", "1")
         assert code == 0
         requests = emulator.requests
     generation = [r for r in requests if r.response_schema and "qas" in r.response_schema["properties"]]

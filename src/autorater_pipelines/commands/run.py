@@ -42,14 +42,15 @@ class RunSpec:
             component output artifact found under the pipeline root (``task/output`` form).
         print_summary: Prints the run summary from ``metrics.json``'s dict.
         extra_outputs: Further output files that depend on the parameters (same form as ``outputs``).
-        nothing_evaluated: True when the metrics show that no row could be evaluated (exit status 1).
+        failed_rows: ``(failed, total)`` rows of a run from its metrics; the exit status is 1 when no row
+            was evaluated, or when ``failed / total`` exceeds ``--max-failed-share``.
     """
 
     preflight: Callable[[dict[str, Any]], None]
     outputs: dict[str, str]
     print_summary: Callable[[dict[str, Any]], None]
     extra_outputs: Callable[[dict[str, Any]], dict[str, str]] = lambda params: {}
-    nothing_evaluated: Callable[[dict[str, Any]], bool] = lambda metrics: False
+    failed_rows: Callable[[dict[str, Any]], tuple[int, int]] = lambda metrics: (0, 0)
 
 
 RUNNABLE: dict[str, RunSpec] = {
@@ -63,16 +64,19 @@ RUNNABLE: dict[str, RunSpec] = {
         },
         print_summary=_autosxs_run.print_summary,
         extra_outputs=_autosxs_run.extra_outputs,
-        nothing_evaluated=lambda m: m.get("evaluation_count", 0) > 0 and m.get("judged_count") == 0,
+        failed_rows=lambda m: (int(m.get("error_count") or 0), int(m.get("evaluation_count") or 0)),
     ),
     "gecko": RunSpec(
         preflight=_gecko_run.preflight,
         outputs=_gecko_run.OUTPUTS,
         print_summary=_gecko_run.print_summary,
-        nothing_evaluated=lambda m: m.get("rows_scored") == 0,
+        failed_rows=lambda m: (int(m.get("rows_unscored") or 0), int(m.get("evaluation_count") or 0)),
     ),
 }
 """Pipelines ``autorater run`` can run, by name."""
+
+DEFAULT_MAX_FAILED_SHARE = 0.1
+"""Default of ``--max-failed-share``: a run where more than 10 % of the rows failed exits with status 1."""
 
 
 def register(sub: Any) -> None:
@@ -84,7 +88,25 @@ def register(sub: Any) -> None:
     p.add_argument("--template", default=None, help="compiled YAML to run (default: compiled/<pipeline>.yaml)")
     p.add_argument("--keep-pipeline-root", action="store_true", help="keep the local runner's task outputs")
     p.add_argument("--quiet", action="store_true", help="hide the local runner's task logs (shown on failure)")
+    p.add_argument(
+        "--max-failed-share",
+        type=_share,
+        default=DEFAULT_MAX_FAILED_SHARE,
+        metavar="SHARE",
+        help="exit with status 1 when more than this share (0-1) of the rows ended with an error; the outputs "
+        f"are written either way (default: {DEFAULT_MAX_FAILED_SHARE}; 1 = only when no row was evaluated)",
+    )
     p.set_defaults(func=run)
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a share between 0 and 1 such as 0.1, got {text!r}")
+    return value
 
 
 def _locate(outputs: dict[str, Any], name: str, pipeline_root: str) -> str:
@@ -165,8 +187,20 @@ def run(args: argparse.Namespace) -> int:
     spec.print_summary(metrics)
     _print_error_reasons(os.path.join(out_dir, "error_messages.jsonl"))
     print(f"Outputs in {out_dir}: {', '.join(sources)}")
-    if spec.nothing_evaluated(metrics):
+    return _exit_status(*spec.failed_rows(metrics), args.max_failed_share)
+
+
+def _exit_status(failed: int, total: int, max_share: float) -> int:
+    """1 when no row was evaluated or more than ``max_share`` of the rows failed (message on stderr), else 0."""
+    if total > 0 and failed >= total:
         print("error: no row could be evaluated; see error_messages.jsonl", file=sys.stderr)
+        return 1
+    if total > 0 and failed / total > max_share:
+        print(
+            f"error: {failed} of {total} rows ({failed / total:.0%}) ended with an error, more than "
+            f"--max-failed-share {max_share:g}; see error_messages.jsonl",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
