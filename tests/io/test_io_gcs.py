@@ -51,7 +51,7 @@ def test_recursive_wildcard_csv_and_parquet_objects(bucket):
 
     ds = read_dataset(f"{root}/**/data.*")
 
-    assert ds.rows == [{"id": "007", "n": None}, {"id": "p1", "n": 1.5}]
+    assert ds.rows == [{"id": "007", "n": ""}, {"id": "p1", "n": 1.5}]
     assert ds.units == {f"{root}/a/b/data.csv": "line", f"{root}/a/data.parquet": "row"}
 
 

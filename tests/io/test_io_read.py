@@ -160,7 +160,7 @@ def test_csv_keeps_strings_and_line_numbers(tmp_path):
     ds = read_dataset(uri)
     assert ds.rows == [
         {"id": "007", "text": "two\nlines", "score": "1.50"},
-        {"id": "008", "text": None, "score": "NA"},  # only an empty cell is missing
+        {"id": "008", "text": "", "score": "NA"},  # an empty cell is "", as in JSONL
         {"id": "009", "text": "a, b", "score": "None"},
     ]
     assert [n for _, n in ds.locations] == [2, 4, 6]
@@ -168,7 +168,7 @@ def test_csv_keeps_strings_and_line_numbers(tmp_path):
 
 
 def test_csv_short_row_is_padded_long_row_is_refused(tmp_path):
-    assert read_dataset(write(tmp_path / "s.csv", "a,b\n1\n")).rows == [{"a": "1", "b": None}]
+    assert read_dataset(write(tmp_path / "s.csv", "a,b\n1\n")).rows == [{"a": "1", "b": ""}]
     with pytest.raises(InputError, match=r"l\.csv, row 3: has 3 fields but the header has 2 columns"):
         read_dataset(write(tmp_path / "l.csv", "a,b\n1,2\n1,2,3\n"))
 
@@ -178,6 +178,22 @@ def test_csv_header_problems(tmp_path):
         read_dataset(write(tmp_path / "dup.csv", "a,b,a\n1,2,3\n"))
     ds = read_dataset(write(tmp_path / "idx.csv", ",text\n0,x\n"))  # pandas' to_csv index column
     assert ds.columns == ["Unnamed: 0", "text"]
+
+
+def test_csv_unclosed_quote_is_an_error_naming_the_line(tmp_path):
+    # A stray quote in the last column used to swallow the rest of the file: 1 row read out of 4.
+    text = 'id,question,a,b\nq1,Q1,x,y\n\nq2,"Q2\nstill Q2",x,"y\nq3,Q3,x,y\nq4,Q4,x,y\n'
+    with pytest.raises(InputError, match=r"q\.csv, row 4: a quoted value opens \(\"\) on this line and never closes"):
+        read_dataset(write(tmp_path / "q.csv", text))
+
+
+def test_csv_line_numbers_after_multiline_values_and_blank_lines(tmp_path):
+    uri = write(tmp_path / "m.csv", 'id,t\r\n1,"a\r\nb"\r\n\r\n2,c\r\n,\r\n')
+    ds = read_dataset(uri)
+    assert ds.rows == [{"id": "1", "t": "a\r\nb"}, {"id": "2", "t": "c"}, {"id": "", "t": ""}]
+    assert [n for _, n in ds.locations] == [2, 5, 6]
+    with pytest.raises(InputError, match=r"x\.csv, row 5: has 3 fields but the header has 2 columns \['id', 't'\]"):
+        read_dataset(write(tmp_path / "x.csv", 'id,t\n1,"a\nb"\n\n2,c,d\n'))
 
 
 def test_csv_long_field(tmp_path):

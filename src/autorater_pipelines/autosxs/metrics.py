@@ -151,6 +151,7 @@ def pairwise_metrics(
 
     Returns:
         A flat dict of JSON-compatible values (None where a rate has no denominator):
+        ``dataset_rows_read`` (data rows read from the dataset: each ends in exactly one judgment),
         ``evaluation_count`` (rows), ``judged_count`` (choice ≠ ERROR), ``error_count``,
         ``autorater_model_a_win_rate`` / ``_model_b_`` / ``autorater_tie_rate`` (fractions of judged
         rows) each with ``_ci_lower``/``_ci_upper``; ``autorater_model_a_win_rate_ties_as_half``
@@ -168,6 +169,7 @@ def pairwise_metrics(
     judged = [c for c in choices if c in ("A", "B", "TIE")]
     n = len(judged)
     out: dict[str, Any] = {
+        "dataset_rows_read": len(rows),  # every dataset row ends in exactly one judgment
         "evaluation_count": len(rows),
         "judged_count": n,
         "error_count": len(rows) - n,

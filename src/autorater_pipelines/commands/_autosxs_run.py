@@ -14,8 +14,11 @@ def extra_outputs(params: dict[str, Any]) -> dict[str, str]:
     return {}
 
 
-def preflight(params: dict[str, Any]) -> None:
+def preflight(params: dict[str, Any]) -> int:
     """Validate parameters and the dataset in-process before the pipeline starts (fast, clean errors).
+
+    Returns:
+        The number of data rows read from ``evaluation_dataset``.
 
     Raises:
         InputError: the same errors the pipeline's prepare step would raise.
@@ -30,7 +33,7 @@ def preflight(params: dict[str, Any]) -> None:
         project=params.get("project", ""),
         location=params.get("location", ""),
     )
-    autosxs.prepare_examples(
+    examples = autosxs.prepare_examples(
         evaluation_dataset=params["evaluation_dataset"],
         task=params["task"],
         id_columns=params["id_columns"],
@@ -44,6 +47,7 @@ def preflight(params: dict[str, Any]) -> None:
         model_b_prompt_parameters=params.get("model_b_prompt_parameters"),
         experimental_args=params.get("experimental_args"),
     )
+    return len(examples)
 
 
 def _fmt(value: Any, spec: str) -> str:

@@ -32,11 +32,14 @@ _CHECKED: dict[str, Any] = {
 }
 
 
-def preflight(params: dict[str, Any]) -> None:
+def preflight(params: dict[str, Any]) -> int:
     """Validate parameters and the dataset in-process before the pipeline starts (fast, clean errors).
 
     Media files and rubrics are not checked here: a row whose media cannot be read or whose rubric is
     not valid becomes an error row of the run, and the other rows are still scored.
+
+    Returns:
+        The number of data rows read from ``evaluation_dataset``.
 
     Raises:
         InputError: the same errors the pipeline's rubric step would raise before any model call.
@@ -49,13 +52,14 @@ def preflight(params: dict[str, Any]) -> None:
         media_column=params["media_column"],
         **{name: params.get(name, default) for name, default in _CHECKED.items()},
     )
-    gecko.load_dataset(
+    rows = gecko.load_dataset(
         params["evaluation_dataset"],
         id_columns=params["id_columns"],
         media_column=params["media_column"],
         prompt_column=params.get("prompt_column") or None,
         rubrics_column=params.get("rubrics_column") or None,
     )
+    return len(rows)
 
 
 def _fmt(value: Any, spec: str = ".4f") -> str:

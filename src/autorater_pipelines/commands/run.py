@@ -37,7 +37,8 @@ class RunSpec:
     """How ``autorater run`` treats one pipeline.
 
     Attributes:
-        preflight: Validates ``params`` in-process; raises InputError.
+        preflight: Validates ``params`` in-process and returns the number of data rows read; raises
+            InputError.
         outputs: Output file name in ``--output-dir`` → name of the pipeline output artifact, or of a
             component output artifact found under the pipeline root (``task/output`` form).
         print_summary: Prints the run summary from ``metrics.json``'s dict.
@@ -46,7 +47,7 @@ class RunSpec:
             was evaluated, or when ``failed / total`` exceeds ``--max-failed-share``.
     """
 
-    preflight: Callable[[dict[str, Any]], None]
+    preflight: Callable[[dict[str, Any]], int]
     outputs: dict[str, str]
     print_summary: Callable[[dict[str, Any]], None]
     extra_outputs: Callable[[dict[str, Any]], dict[str, str]] = lambda params: {}
@@ -153,7 +154,8 @@ def run(args: argparse.Namespace) -> int:
     params.setdefault("location", "us-central1")
     _common.absolutize_local_paths(params)
     _check_output_dir(os.path.abspath(args.output_dir), [*spec.outputs, *spec.extra_outputs(params)])
-    spec.preflight(params)
+    rows_read = spec.preflight(params)
+    print(f"read {rows_read} data row(s) from evaluation_dataset", flush=True)
 
     out_dir = os.path.abspath(args.output_dir)
     parent = os.path.dirname(out_dir)

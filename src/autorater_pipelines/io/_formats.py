@@ -7,17 +7,18 @@ Formats are chosen by file extension:
   is JSONL whatever the file is called (e.g. BigQuery exports named ``*.json``).
 - ``.json``: a list of objects, or an object holding that list under ``"instances"`` or ``"data"``;
   numbers are 1-based item positions. A ``.json`` file holding one object per line is read as JSONL.
-- ``.csv``: header row + records, parsed by the stdlib ``csv`` module so every value stays a string
-  (ids such as ``007`` survive); empty cells become ``None``; numbers are the line the record starts on.
+- ``.csv``: header row + records, parsed strictly by pandas' C parser; every value stays a string (ids
+  such as ``007`` survive) and an empty cell is ``""``, as in JSONL; a quote that never closes or a record
+  with more fields than the header is an error naming the line; numbers are the line the record starts on.
 - ``.parquet``: read with pyarrow; values converted to JSON-compatible Python; numbers are 1-based rows.
 """
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import os
+import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -217,43 +218,99 @@ def _parse_jsonl(data: bytes, name: str) -> ParsedFile:
     return ParsedFile(parse_jsonl_text(decode_utf8(data, name), name), "line")
 
 
+_CSV_RECORD = re.compile(r"(?:EOF inside string starting at row|in line) (\d+)")
+
+
+def _read_csv_records(text: str, nrows: int | None = None) -> list[list[str]]:
+    """Every CSV record (header included) as a list of strings, parsed by pandas' C tokenizer."""
+    import pandas as pd
+
+    frame = pd.read_csv(
+        io.StringIO(text),
+        header=None,
+        dtype=str,
+        keep_default_na=False,
+        na_filter=False,
+        skip_blank_lines=False,
+        engine="c",
+        nrows=nrows,
+    )
+    return frame.to_numpy().tolist()
+
+
+def _record_lines(records: list[list[str]]) -> list[int]:
+    """The 1-based line each record starts on (quoted values may span lines)."""
+    lines, line = [], 1
+    for record in records:
+        lines.append(line)
+        line += 1 + sum(value.count("\n") for value in record)
+    return lines
+
+
+def _csv_error(exc: Exception, text: str, name: str) -> InputError:
+    message = str(exc).replace("Error tokenizing data. C error: ", "").strip()
+    found = _CSV_RECORD.search(message)
+    line = None
+    if found:
+        index = int(found.group(1)) - (0 if "EOF inside string" in message else 1)  # 0-based record index
+        try:
+            before = _read_csv_records(text, nrows=index) if index > 0 else []
+        except Exception:  # noqa: BLE001 - only the line number is lost
+            before = []
+        line = _record_lines([*before, []])[-1] if len(before) == index else None
+    if "EOF inside string" in message:
+        return InputError(
+            'a quoted value opens (") on this line and never closes before the end of the file, so every '
+            "line after it would be read as one value; close the quote, or double a quote inside a quoted value "
+            '("")',
+            source=name,
+            row=line,
+        )
+    counts = re.search(r"Expected (\d+) fields in line \d+, saw (\d+)", message)
+    if counts:
+        header = _read_csv_records(text, nrows=1)[0]
+        return InputError(
+            f"has {counts.group(2)} fields but the header has {counts.group(1)} columns {header}; quote values "
+            "that contain commas",
+            source=name,
+            row=line,
+        )
+    return InputError(f"is not valid CSV: {message}", source=name, row=line)
+
+
 def _parse_csv(data: bytes, name: str) -> ParsedFile:
+    """Parse CSV strictly with pandas' C parser (see the module docstring).
+
+    Every value is a string (ids such as ``007`` survive) and an empty cell is ``""`` as in JSONL; an
+    unclosed quote or an extra field is an error naming the line.
+    """
+    import pandas as pd
+
     text = decode_utf8(data, name)
-    reader = csv.reader(io.StringIO(text, newline=""))
-    old_limit = csv.field_size_limit()
-    csv.field_size_limit(max(old_limit, 2**31 - 1))  # long documents exceed the 128 KiB default
     try:
-        header = next(reader, None)
-        if header is None:
-            return ParsedFile([], "line")
-        columns = [c.strip() or f"Unnamed: {i}" for i, c in enumerate(header)]
-        dupes = sorted({c for c in columns if columns.count(c) > 1})
-        if dupes:
-            raise InputError(
-                f"the header repeats column name(s) {dupes}; rename them so each is unique", source=name, row=1
-            )
-        rows: NumberedRows = []
-        while True:
-            start = reader.line_num + 1
-            try:
-                record = next(reader, None)
-            except csv.Error as exc:
-                raise InputError(f"is not valid CSV: {exc}", source=name, row=start) from exc
-            if record is None:
-                return ParsedFile(rows, "line")
-            if not record:  # blank line
-                continue
-            if len(record) > len(columns):
-                raise InputError(
-                    f"has {len(record)} fields but the header has {len(columns)} columns {columns}; quote "
-                    "values that contain commas",
-                    source=name,
-                    row=start,
-                )
-            padded = record + [""] * (len(columns) - len(record))
-            rows.append((start, {c: (v if v != "" else None) for c, v in zip(columns, padded, strict=True)}))
-    finally:
-        csv.field_size_limit(old_limit)
+        records = _read_csv_records(text)
+    except pd.errors.EmptyDataError:
+        return ParsedFile([], "line")
+    except (pd.errors.ParserError, ValueError) as exc:
+        raise _csv_error(exc, text, name) from None
+    if not records:
+        return ParsedFile([], "line")
+    lines = _record_lines(records)
+    columns = [str(c).strip() or f"Unnamed: {i}" for i, c in enumerate(records[0])]
+    dupes = sorted({c for c in columns if columns.count(c) > 1})
+    if dupes:
+        raise InputError(
+            f"the header repeats column name(s) {dupes}; rename them so each is unique", source=name, row=1
+        )
+    physical: list[str] | None = None
+    rows: NumberedRows = []
+    for line, record in zip(lines[1:], records[1:], strict=True):
+        if not any(record):
+            physical = physical if physical is not None else text.split("\n")
+            if not physical[line - 1].strip():
+                continue  # a blank line, not a row of empty cells
+        rows.append((line, dict(zip(columns, record, strict=True))))
+    return ParsedFile(rows, "line")
 
 
 def _parse_parquet(data: bytes, name: str) -> ParsedFile:
