@@ -44,14 +44,93 @@ def test_prepare_renders_the_model_prompt_when_responses_must_be_generated(tmp_p
         ({"model_a": ""}, r"response_column_a and model_a are both empty"),
         (
             {"model_a_prompt_parameters": {}},
-            r"model_a_prompt_parameters: to generate model A's responses, set exactly one prompt parameter named 'prompt'",
+            r"model_a_prompt_parameters: to generate model A's responses, write the model's prompt parameters in "
+            r"one of the documented forms: \{\"prompt\": \.\.\.\} \(text models\); or \{\"contents\": \.\.\.\}",
         ),
+        (
+            {"model_a_prompt_parameters": {"prompt": "question", "system_instruction": "question"}},
+            r"model_a_prompt_parameters: .*documented forms.*got \{'prompt': 'question', 'system_instruction'",
+        ),
+        ({"model_a_prompt_parameters": {"system_instruction": "question"}}, r"documented forms"),
         ({"model_a_prompt_parameters": {"prompt": {"column": "nope"}}}, r"nope"),
+        (
+            {"response_column_a": "respnse"},
+            r"^response_column_a: 'respnse' is neither a column of evaluation_dataset \(columns: \['id', "
+            r"'question', 'answer_b'\]\) nor a field of model A's output \(\['response', .*'content'.*\]: each is "
+            r"the generated text\).* Did you mean 'response'\?",
+        ),
+        ({"response_column_a": "answer_a", "model_a": ""}, r"response_column_a.*answer_a"),
     ],
 )
 def test_prepare_rejects_unusable_generation_settings(tmp_path, overrides, message):
     with pytest.raises(InputError, match=message):
         _prepare(tmp_path, **overrides)
+
+
+@pytest.mark.parametrize(
+    ("prompt_parameters", "response_column", "expected"),
+    [
+        # text models (text-bison): "prompt" in, "content" out; default_instruction available in templates
+        (
+            {"prompt": {"template": "{{ default_instruction }}: {{ question }}"}},
+            "content",
+            {"model_a_prompt": "Answer the question.: What is 1 + 1?"},
+        ),
+        # Gemini request body: contents (+ optional system_instruction); the output field is inferred
+        (
+            {"contents": {"column": "question"}, "system_instruction": {"template": "{{ default_instruction }}"}},
+            "",
+            {"model_a_prompt": "What is 1 + 1?", "model_a_system_instruction": "Answer the question."},
+        ),
+        ({"contents": "question"}, "predictions", {"model_a_prompt": "What is 1 + 1?"}),
+    ],
+)
+def test_documented_model_prompt_forms(tmp_path, prompt_parameters, response_column, expected):
+    examples = _prepare(tmp_path, model_a_prompt_parameters=prompt_parameters, response_column_a=response_column)
+    assert {k: v for k, v in examples[0].items() if k.startswith("model_a")} == expected
+    assert examples[0]["response_a"] is None
+
+
+def test_a_response_column_the_dataset_has_is_read_even_with_a_model(tmp_path):
+    rows = [{**r, "content": f"pre-generated {r['id']}"} for r in ROWS]
+    (tmp_path / "with_content").mkdir()
+    dataset = _dataset(tmp_path / "with_content", rows)
+    examples = _prepare(tmp_path, evaluation_dataset=dataset, response_column_a="content")
+    assert [e["response_a"] for e in examples] == ["pre-generated 1", "pre-generated 2", "pre-generated 3"]
+    assert not any(k.startswith("model_a") for k in examples[0])
+
+
+def test_a_missing_default_instruction_in_a_model_template_is_an_error(tmp_path):
+    custom = {
+        "evaluation_criteria": [{"name": "Correct", "definition": "The answer is right."}],
+        "score_rubric": {"A": "A is better.", "B": "B is better.", "SAME": "Neither."},
+        "autorater_prompt_parameter_keys": ["question"],
+    }
+    with pytest.raises(InputError, match=r"model_a_prompt_parameters\.prompt, column 'default_instruction'"):
+        _prepare(
+            tmp_path,
+            task="custom",
+            experimental_args={"custom_task_definition": custom},
+            autorater_prompt_parameters={"question": "question"},
+            model_a_prompt_parameters={"prompt": {"template": "{{ default_instruction }} {{ question }}"}},
+        )
+
+
+def test_system_instruction_reaches_the_model(tmp_path):
+    examples = _prepare(
+        tmp_path,
+        model_a="gemini-2.5-flash",
+        model_a_prompt_parameters={"contents": "question", "system_instruction": {"template": "Be brief."}},
+    )
+    with ModelEmulator(responder=lambda request: f"[{request.system_instruction}] {request.prompt_text}") as emulator:
+        inference.fill_missing_responses(
+            examples,
+            id_columns=["id"],
+            models={"a": "gemini-2.5-flash", "b": ""},
+            parameters={"a": {"base_url": emulator.url, "cache_dir": "off"}, "b": None},
+            project="p",
+        )
+    assert [e["response_a"] for e in examples] == [f"[Be brief.] What is {i} + {i}?" for i in (1, 2, 3)]
 
 
 def test_generation_through_openai_emulator_and_failed_rows_become_error_judgments(tmp_path):
@@ -118,3 +197,17 @@ def test_infer_response_column():
         InputError, match=r"cannot infer the response column of model B: found \['response', 'content'\]"
     ):
         inference.infer_response_column(["response", "content"], side="b")
+
+
+def test_an_id_column_may_also_be_the_prompt_parameter_of_the_same_name(tmp_path):
+    """Google's custom-task notebook: ``id_columns: ["content"]`` and ``"content": "content"``."""
+    custom = {
+        "evaluation_criteria": [{"name": "Correct", "definition": "The answer is right."}],
+        "score_rubric": {"A": "A is better.", "B": "B is better.", "SAME": "Neither."},
+        "autorater_prompt_parameter_keys": ["question"],
+    }
+    args = dict(task="custom@001", experimental_args={"custom_task_definition": custom}, id_columns=["question"])
+    examples = _prepare(tmp_path, autorater_prompt_parameters={"question": "question"}, **args)
+    assert examples[0]["question"] == "What is 1 + 1?"
+    with pytest.raises(InputError, match=r"^id_columns\[0\]: column name 'question' is also an output field"):
+        _prepare(tmp_path, autorater_prompt_parameters={"question": {"template": "Q: {{ question }}"}}, **args)

@@ -212,13 +212,25 @@ def test_logprob_confidence_is_used_when_every_sample_has_it():
 
 
 @pytest.mark.parametrize(
-    "value, expected", [("A", "A"), (" b ", "B"), ("model_a", "A"), ("MODEL_B", "B"), ("tie", "TIE")]
+    "value, expected",
+    [
+        ("A", "A"),
+        (" b ", "B"),
+        ("model_a", "A"),
+        ("MODEL_B", "B"),
+        ("tie", "TIE"),
+        ("TIE", "TIE"),
+        ("Model A", "A"),  # the choice values of Google's judgments table
+        ("model b", "B"),
+        ("MODEL  A", "A"),
+        ("Model-B", "B"),
+    ],
 )
 def test_normalize_preference(value, expected):
     assert pairwise.normalize_preference(value, column="human", location="d.jsonl line 3") == expected
 
 
-@pytest.mark.parametrize("value", ["maybe", "", None, float("nan"), 1])
+@pytest.mark.parametrize("value", ["maybe", "", None, float("nan"), 1, "Model C", "modelA B", "A B"])
 def test_bad_preference_names_row_and_column(value):
     with pytest.raises(
         InputError, match=r"d.jsonl line 3, column 'human': human preference .* is not one of A, B, TIE"

@@ -78,7 +78,11 @@ def test_column_wins_over_extra_variable():
     ("params", "message"),
     [
         ("nope", r"^autorater_prompt_parameters: expected a mapping of parameter name to"),
-        ({"p": "question"}, r"^autorater_prompt_parameters\.p: expected \{\"column\": \"my_column\"\}"),
+        (
+            {"p": 3},
+            r"^autorater_prompt_parameters\.p: expected \{\"column\": \"my_column\"\}, .* or \"my_column\", got 3",
+        ),
+        ({"p": ""}, r"^autorater_prompt_parameters\.p: 'column' must be a non-empty string, got ''"),
         (
             {"p": {"colum": "question"}},
             r"^autorater_prompt_parameters\.p: unknown key\(s\) \['colum'\] in .*valid keys are 'column' and "
@@ -94,6 +98,18 @@ def test_column_wins_over_extra_variable():
 def test_malformed_params(params, message):
     with pytest.raises(InputError, match=message):
         compile_(params)
+
+
+def test_a_bare_string_names_a_column():
+    """Google's sample notebooks write ``{"content": "content"}`` for ``{"content": {"column": "content"}}``."""
+    pp = compile_({"inference_context": "document", "q": {"column": "question"}})
+    assert pp.parameters[0].column == "document" and pp.parameters[0].template is None
+    assert pp.render({"question": "Why?", "document": "Because."}, location="x") == {
+        "inference_context": "Because.",
+        "q": "Why?",
+    }
+    with pytest.raises(InputError, match=r"column 'documnet' is not in the dataset.*Did you mean 'document'"):
+        compile_({"inference_context": "documnet"})
 
 
 def test_missing_column_lists_available_columns():

@@ -1,7 +1,8 @@
 """Generate model A / model B responses for AutoSxS when the dataset has no response column.
 
 GCPC's ``autosxs-template`` runs batch prediction for ``model_a`` / ``model_b`` with
-``model_*_prompt_parameters`` (``{"prompt": {"column": c} | {"template": …}}``) and
+``model_*_prompt_parameters`` (``{"prompt": …}``, or Gemini's ``{"contents": …, "system_instruction": …}``;
+see :mod:`autorater_pipelines.autosxs.sides`) and
 ``model_*_parameters`` (generation settings as strings, e.g. ``{"temperature": "0.2"}``). Here every
 call goes through the one model-call layer (:mod:`autorater_pipelines.models`): Vertex AI Gemini
 (publisher models, tuned endpoints), OpenAI-compatible servers (``openai/<model>``) and ``replay/``
@@ -133,8 +134,9 @@ def generate_responses(
     """Fill ``response_<side>`` of every example from its rendered ``model_<side>_prompt``.
 
     Args:
-        examples: Prepared examples; each holds ``model_<side>_prompt`` (the rendered ``prompt``
-            prompt parameter). Modified in place.
+        examples: Prepared examples; each holds ``model_<side>_prompt`` (the rendered ``prompt`` or
+            ``contents`` prompt parameter) and, optionally, ``model_<side>_system_instruction`` (sent as the
+            request's system instruction). Modified in place.
         side: ``"a"`` or ``"b"``.
         model: Model spec (DESIGN.md "Model specs").
         id_columns: Id columns (the replay key, with ``model`` = side).
@@ -151,9 +153,13 @@ def generate_responses(
     """
     config = model_config(parameters, side=side, project=project, location=location)
     backend = get_model(model, config)
-    prompt_key = f"model_{side}_prompt"
+    prompt_key, system_key = f"model_{side}_prompt", f"model_{side}_system_instruction"
     requests = [
-        ModelRequest(parts=(str(example[prompt_key]),), key={**{c: example[c] for c in id_columns}, "model": side})
+        ModelRequest(
+            parts=(str(example[prompt_key]),),
+            key={**{c: example[c] for c in id_columns}, "model": side},
+            system_instruction=example.get(system_key) or None,
+        )
         for example in examples
     ]
     outputs = backend.generate(requests, desc=f"model {side.upper()} responses")

@@ -360,16 +360,19 @@ def total_usage(outputs: Sequence[ModelOutput]) -> Usage:
 def normalize_preference(value: Any, *, column: str, location: str) -> str:
     """Normalize a human preference label to ``A``, ``B`` or ``TIE``.
 
-    Accepts ``A``/``B``/``TIE`` and ``model_a``/``model_b``, case-insensitive, surrounding spaces ignored.
+    Accepts ``A``/``B``/``TIE``, ``Model A``/``Model B`` (the choice values of Google's judgments table) and
+    ``model_a``/``model_b``, case-insensitive; surrounding spaces are ignored and a space, ``_`` or ``-``
+    between ``model`` and the letter are the same.
 
     Raises:
         InputError: any other value, including empty and NaN, naming the row and column.
     """
     text = "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
-    label = _PREFERENCE_ALIASES.get(text.strip().upper())
+    label = _PREFERENCE_ALIASES.get(re.sub(r"[\s_-]+", "_", text.strip().upper()))
     if label is None:
         raise InputError(
-            f"human preference {value!r} is not one of A, B, TIE (model_a/model_b accepted, any case); "
+            f"human preference {value!r} is not one of A, B, TIE (Model A/Model B and model_a/model_b "
+            "accepted, any case); "
             "fix the label or drop human_preference_column",
             source=location,
             column=column,

@@ -1,4 +1,7 @@
-"""Prompt parameters: GCPC's ``{name: {"column": col} | {"template": "... {{ col }} ..."}}`` mappings.
+"""Prompt parameters: GCPC's ``{name: {"column": col} | {"template": "... {{ col }} ..."} | "col"}`` mappings.
+
+A bare string names a column (``{"content": "content"}`` = ``{"content": {"column": "content"}}``), as in
+Google's AutoSxS sample notebooks.
 
 Used for ``autorater_prompt_parameters``, ``model_a_prompt_parameters`` and ``model_b_prompt_parameters``.
 :func:`compile_prompt_parameters` validates a mapping once, up front, against the dataset's columns;
@@ -193,7 +196,9 @@ def _compile_one(
     name: str, spec: Any, columns: list[str], extra: Mapping[str, Any], source_name: str
 ) -> PromptParameter:
     where = f"{source_name}.{name}"
-    example = '{"column": "my_column"} or {"template": "... {{ my_column }} ..."}'
+    example = '{"column": "my_column"}, {"template": "... {{ my_column }} ..."} or "my_column"'
+    if isinstance(spec, str):  # a bare string names a column (Google's sample notebooks)
+        spec = {"column": spec}
     if not isinstance(spec, Mapping):
         raise InputError(f"expected {example}, got {spec!r}", source=where)
     unknown = [k for k in spec if k not in _VALID_KEYS]
@@ -257,8 +262,8 @@ def compile_prompt_parameters(
     """Validate a prompt-parameter mapping against the dataset's columns and compile its templates.
 
     Args:
-        params: ``{parameter name: {"column": column} | {"template": jinja2 source}}``; ``None`` or ``{}``
-            gives no parameters.
+        params: ``{parameter name: {"column": column} | {"template": jinja2 source} | column}``; ``None`` or
+            ``{}`` gives no parameters.
         available_columns: The dataset's columns (``Dataset.columns``).
         source_name: The pipeline parameter name (e.g. ``"autorater_prompt_parameters"``) for messages.
         extra_variables: Template variables that are not columns, e.g. ``{"default_instruction": ...}``

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 from autorater_pipelines import io
 from autorater_pipelines.autosxs import judging as pairwise
 from autorater_pipelines.autosxs import prompt_parameters as prompts
+from autorater_pipelines.autosxs import sides as model_sides
 from autorater_pipelines.autosxs import tasks
 from autorater_pipelines.autosxs.metrics import pairwise_metrics
 from autorater_pipelines.errors import AutoraterError, InputError
@@ -149,13 +150,7 @@ def prepare_examples(
         "b": (response_column_b, model_b, model_b_prompt_parameters),
     }
     for side, (column, model, _) in sides.items():
-        if not column and not model:
-            raise InputError(
-                f"response_column_{side} and model_{side} are both empty; name the dataset column holding "
-                f"model {side.upper()}'s responses, or set model_{side} and model_{side}_prompt_parameters "
-                "to generate them",
-                source=f"response_column_{side}",
-            )
+        model_sides.require_source(side, column, model)
     if not isinstance(autorater_prompt_parameters, Mapping):
         raise InputError(
             f'must be an object like {{"inference_instruction": {{"column": "question"}}}}, '
@@ -179,13 +174,18 @@ def prepare_examples(
 
     _check_reserved_names(id_columns, human_preference_column, autorater_prompt_parameters)
     dataset = io.read_dataset(evaluation_dataset)
-    # Responses are generated only when the response column is left empty: a named column that is
-    # missing is a typo to report, not a reason to call a model.
-    generate = {side: bool(model) and not column for side, (column, model, _) in sides.items()}
-    model_prompts = {
-        side: _compile_model_prompt(sides[side][2], side, dataset.columns) for side in sides if generate[side]
+    sources = {
+        side: model_sides.resolve_side(
+            side,
+            response_column=column,
+            model=model,
+            prompt_parameters=prompt_parameters,
+            columns=dataset.columns,
+            template_variables=task_def.template_variables,
+        )
+        for side, (column, model, prompt_parameters) in sides.items()
     }
-    columns = {f"response_column_{side}": sides[side][0] for side in sides if not generate[side]}
+    columns = {f"response_column_{s.side}": s.column for s in sources.values() if s.column is not None}
     if human_preference_column:
         columns["human_preference_column"] = human_preference_column
     io.require_columns(dataset, columns)
@@ -201,11 +201,13 @@ def prepare_examples(
         where = dataset.location(index)
         example: dict[str, Any] = {c: row[c] for c in id_columns}
         example.update(compiled.render(row, location=where))
-        for side, prompt in model_prompts.items():
-            example[f"model_{side}_prompt"] = prompt.render(row, location=where)["prompt"]
-            example[f"response_{side}"] = None
-        for side in (s for s in sides if not generate[s]):
-            column = sides[side][0]
+        for source in sources.values():
+            if source.generated:
+                example.update(source.render_prompt(row, location=where))
+                example[f"response_{source.side}"] = None
+                continue
+            side, column = source.side, source.column
+            assert column is not None
             value = row.get(column)
             if value is None or (isinstance(value, float) and value != value):
                 raise InputError(
@@ -237,6 +239,8 @@ RESERVED_COLUMNS = frozenset(
         "output_token_count",
         "model_a_prompt",
         "model_b_prompt",
+        "model_a_system_instruction",
+        "model_b_system_instruction",
         "inference_error_a",
         "inference_error_b",
         "stage",
@@ -250,6 +254,15 @@ RESERVED_COLUMNS = frozenset(
 """Field names of judgments and error messages: id and human-preference columns may not use them."""
 
 
+def _names_column(spec: Any, column: str) -> bool:
+    """True when a prompt parameter is exactly the dataset column ``column`` (``"c"`` or ``{"column": "c"}``).
+
+    Such a parameter and an id column of the same name hold the same value in the judgment row (Google's
+    custom-task notebook uses ``id_columns: ["content"]`` with ``"content": "content"``).
+    """
+    return spec == column or (isinstance(spec, Mapping) and dict(spec) == {"column": column})
+
+
 def _check_reserved_names(
     id_columns: Sequence[str], human_preference_column: str, prompt_parameters: Mapping[str, Any]
 ) -> None:
@@ -257,26 +270,14 @@ def _check_reserved_names(
     if human_preference_column:
         named["human_preference_column"] = human_preference_column
     for parameter, column in named.items():
-        if column in RESERVED_COLUMNS or column in prompt_parameters:
+        same_column = parameter != "human_preference_column" and _names_column(prompt_parameters.get(column), column)
+        if column in RESERVED_COLUMNS or (column in prompt_parameters and not same_column):
             raise InputError(
                 f"column name {column!r} is also an output field of the judgments "
                 f"({'prompt parameter' if column in prompt_parameters else 'reserved'}); rename the column "
                 f"in the dataset. Reserved names: {sorted(RESERVED_COLUMNS)}",
                 source=parameter,
             )
-
-
-def _compile_model_prompt(
-    parameters: Mapping[str, Any] | None, side: str, columns: Sequence[str]
-) -> prompts.PromptParameters:
-    source = f"model_{side}_prompt_parameters"
-    if not isinstance(parameters, Mapping) or set(parameters) != {"prompt"}:
-        raise InputError(
-            f"to generate model {side.upper()}'s responses, set exactly one prompt parameter named 'prompt', "
-            f'e.g. {{"prompt": {{"column": "question"}}}}; got {parameters!r}',
-            source=source,
-        )
-    return prompts.compile_prompt_parameters(dict(parameters), available_columns=columns, source_name=source)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,8 +1,10 @@
 """``get_task``: parse GCPC's ``task`` parameter (``{name}@{version}``) into a :class:`TaskDefinition`.
 
-Decision: like GCPC, a built-in task needs an explicit version (``summarization@001`` or
-``summarization@latest``); a bare ``summarization`` is refused, so a run never changes meaning silently
-when a new version is published. ``custom`` needs no version.
+A task without a version means its latest version, as in Google's documentation and sample notebooks
+(``"task": "summarization"``): ``summarization`` = ``summarization@latest``. Pin a version
+(``summarization@001``) to keep a run's meaning when a new version is published; the resolved version is
+recorded in the task definition (``TaskDefinition.spec``). ``custom`` takes any version (``custom``,
+``custom@001``): its definition comes with the run.
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ _VERSION = re.compile(r"^(\d{3}|latest)$")
 
 
 def available_tasks() -> list[str]:
-    """Every valid ``task`` value, e.g. ``["question_answering@001", "question_answering@latest", ...]``."""
+    """Every valid ``task`` value, e.g. ``["question_answering@001", "question_answering@latest", ...]``.
+
+    A built-in task name without a version (``question_answering``) is valid too and means ``@latest``.
+    """
     specs: list[str] = []
     for name, versions in sorted(BUILTIN_TASKS.items()):
         specs.extend(f"{name}@{v}" for v in sorted(versions))
@@ -53,9 +58,9 @@ def get_task(task: str, experimental_args: Mapping[str, Any] | None = None) -> T
     """Return the task definition named by GCPC's ``task`` parameter.
 
     Args:
-        task: ``{name}@{version}``: ``summarization`` or ``question_answering`` with a 3-digit version or
-            ``latest`` (e.g. ``summarization@001``, ``question_answering@latest``); or ``custom``
-            (optionally ``custom@...``), defined by ``experimental_args["custom_task_definition"]``.
+        task: ``{name}[@{version}]``: ``summarization`` or ``question_answering`` with a 3-digit version or
+            ``latest`` (e.g. ``summarization@001``, ``question_answering@latest``; no version = latest); or
+            ``custom`` (optionally ``custom@...``), defined by ``experimental_args["custom_task_definition"]``.
             Surrounding whitespace and letter case are ignored.
         experimental_args: GCPC's ``experimental_args``; only ``custom_task_definition`` is read here.
 
@@ -63,8 +68,8 @@ def get_task(task: str, experimental_args: Mapping[str, Any] | None = None) -> T
         A copy of the definition (callers may not change the registered one).
 
     Raises:
-        InputError: Malformed ``task``, unknown name or version (the message lists the valid values), a
-            built-in task without a version, ``custom`` without a definition, a definition given for a
+        InputError: Malformed ``task``, unknown name or version (the message lists the valid values),
+            ``custom`` without a definition, a definition given for a
             built-in task, or a malformed custom definition.
 
     """
@@ -84,17 +89,11 @@ def get_task(task: str, experimental_args: Mapping[str, Any] | None = None) -> T
     if name not in BUILTIN_TASKS:
         raise InputError(f"unknown task {name!r} in {task!r}; valid values: {available_tasks()}", source="task")
     versions = BUILTIN_TASKS[name]
-    if version is None:
-        raise InputError(
-            f"{task!r} has no version; write '{name}@latest' or a fixed version such as "
-            f"'{name}@{max(versions)}' (versions: {sorted(versions)})",
-            source="task",
-        )
     if custom is not None:
         raise InputError(
             f"is set but task is {task!r}; set task to 'custom' to use it, or remove it", source=CUSTOM_SOURCE
         )
-    resolved = max(versions) if version == "latest" else version
+    resolved = max(versions) if version in (None, "latest") else version
     if resolved not in versions:
         raise InputError(
             f"task {name!r} has no version {version!r}; valid versions: {sorted(versions)} or 'latest'", source="task"
