@@ -86,6 +86,7 @@ class Scenario:
     fault_statuses: tuple[int, ...]
     concurrency: int
     seed: int
+    declared: bool = True
 
     @property
     def rows(self) -> int:
@@ -116,6 +117,12 @@ class Result:
     @property
     def rate(self) -> float:
         return self.ok_calls / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def attempts_per_success(self) -> float:
+        """HTTP requests the emulator received per successful call (nan when not measured)."""
+        calls = self.emulator.get("calls")
+        return calls / self.ok_calls if calls is not None and self.ok_calls else float("nan")
 
 
 # --- emulator ---------------------------------------------------------------------------------------
@@ -249,7 +256,9 @@ def run_ours(
     }
     if url:
         params["base_url"] = url
-    if sc.quota_rpm:
+    if not sc.declared:  # defaults only: no concurrency, quota or retry settings
+        params = {k: v for k, v in params.items() if k in ("cache_dir", "progress", "base_url")}
+    if sc.quota_rpm and sc.declared:
         params["requests_per_minute"] = sc.quota_rpm  # the quota the user was given
     autosxs_steps.get_model = recording_get_model  # type: ignore[assignment]
     try:
@@ -436,13 +445,14 @@ def ms(value: float | None) -> str:
 def print_table(sc: Scenario, results: list[Result]) -> None:
     print(
         f"{'client':<14}{'ok calls':>9}{'secs':>8}{'calls/s':>9}{'/ideal':>8}{'p50 ms':>8}{'p99 ms':>8}"
-        f"{'retries':>9}{'lost':>6}{'wrong':>6}  emulator answers / note"
+        f"{'retries':>9}{'att/ok':>7}{'lost':>6}{'wrong':>6}  emulator answers / note"
     )
     for r in results:
         statuses = ", ".join(f"{k}×{v}" for k, v in r.emulator.get("by_status", {}).items())
         print(
             f"{r.name:<14}{r.ok_calls:>9}{r.seconds:>8.2f}{r.rate:>9.1f}{r.rate / sc.ideal:>8.3f}"
-            f"{ms(r.latency.quantile(0.5)):>8}{ms(r.latency.quantile(0.99)):>8}{r.retries:>9}{r.lost_rows:>6}"
+            f"{ms(r.latency.quantile(0.5)):>8}{ms(r.latency.quantile(0.99)):>8}{r.retries:>9}"
+            f"{r.attempts_per_success:>7.2f}{r.lost_rows:>6}"
             f"{r.wrong_rows:>6}  {statuses}{'; ' + r.note if r.note else ''}"
         )
 
@@ -461,6 +471,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=1, help="runs of ours, fault seeds seed, seed+1, ... (worst reported)")
     p.add_argument("--baselines", default="sequential,threadpool", help="comma list, or 'none'")
     p.add_argument("--baseline-time-limit-s", type=float, default=None, help="stop baselines starting calls after")
+    p.add_argument(
+        "--unknown-quota",
+        action="store_true",
+        help="ours runs with defaults only: no requests_per_minute (the usual case on Vertex AI), max_concurrency 32",
+    )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", default=None, help="also write the results as JSON here")
     args = p.parse_args(argv)
@@ -481,8 +496,9 @@ def main(argv: list[str] | None = None) -> int:
         burst,
         args.fault_rate,
         statuses,
-        args.concurrency,
+        32 if args.unknown_quota else args.concurrency,
         args.seed,
+        declared=not args.unknown_quota,
     )
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
@@ -563,6 +579,7 @@ def main(argv: list[str] | None = None) -> int:
                             "p99_s": r.latency.quantile(0.99),
                             "retries": r.retries,
                             "lost_rows": r.lost_rows,
+                            "attempts_per_success": r.attempts_per_success,
                             "wrong_rows": r.wrong_rows,
                             "emulator": r.emulator,
                             "note": r.note,

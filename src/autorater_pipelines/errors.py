@@ -47,7 +47,15 @@ class InputError(AutoraterError, ValueError):
 
 
 class ModelCallError(AutoraterError):
-    """A whole run of model calls had to stop (e.g. too many consecutive failures).
+    """A whole run of model calls had to stop (e.g. a wrong endpoint, no progress, too many failures).
 
     Single failed calls never raise: they come back as a ``ModelOutput`` whose ``error`` is set.
+
+    Args:
+        message: Why the run stopped and how to fix it.
+        interrupted: True when the process was asked to stop (SIGTERM), not the endpoint.
     """
+
+    def __init__(self, message: str, *, interrupted: bool = False) -> None:
+        super().__init__(message)
+        self.interrupted = interrupted

@@ -42,10 +42,10 @@ def test_empty_generate_makes_no_calls(emulator: ModelEmulator, make_config) -> 
 def test_failures_are_logged_with_their_key(
     emulator: ModelEmulator, make_config, caplog: pytest.LogCaptureFixture
 ) -> None:
-    emulator.inject_failures(1, status=404, retry_after_s=None)
+    emulator.inject_failures(1, status=400, retry_after_s=None)
     with caplog.at_level(logging.WARNING, logger="autorater_pipelines.models"):
         get_model("openai/m", make_config()).generate([ModelRequest(parts=("x",), key={"id": "row-9"})])
-    assert any("request {'id': 'row-9'} failed: fatal: NotFoundError" in r.getMessage() for r in caplog.records)
+    assert any("request {'id': 'row-9'} failed: fatal: BadRequestError" in r.getMessage() for r in caplog.records)
 
 
 def test_call_stats_since() -> None:

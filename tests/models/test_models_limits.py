@@ -128,19 +128,19 @@ def test_rate_limiter_pause_holds_starts() -> None:
 def test_concurrency_limiter_aimd() -> None:
     now = [0.0]
     limiter = ConcurrencyLimiter(8, adaptive=True, cooldown_s=1.0, clock=lambda: now[0])
-    limiter.on_rate_limited()
+    limiter.on_overloaded()
     assert limiter.limit == 4
-    limiter.on_rate_limited()  # same burst (within the cooldown): no further decrease
+    limiter.on_overloaded()  # same burst (within the cooldown): no further decrease
     assert limiter.limit == 4
     now[0] = 2.0
-    limiter.on_rate_limited()
+    limiter.on_overloaded()
     assert limiter.limit == 2
     for _ in range(100):
         limiter.on_success()
     assert limiter.limit == 8  # grows back, never above max_concurrency
 
     fixed = ConcurrencyLimiter(8, adaptive=False)
-    fixed.on_rate_limited()
+    fixed.on_overloaded()
     assert fixed.limit == 8
 
 
@@ -162,8 +162,54 @@ def test_concurrency_limiter_cancelled_waiter_leaks_no_slot() -> None:
     asyncio.run(run())
 
 
-def test_rate_limits_shrink_concurrency(emulator: ModelEmulator, make_config) -> None:
+def test_a_hinted_429_slows_the_pace_not_the_concurrency(emulator: ModelEmulator, make_config) -> None:
     emulator.inject_failures(1, status=429, retry_after_s=0.01)
     model = get_model("gemini-2.5-flash", make_config(max_concurrency=8))
+    assert model._endpoint.rate.requests_per_minute is None  # no quota declared: unpaced at first
     assert model.generate([ModelRequest(parts=("x",))])[0].ok
-    assert model._slots.limit == 4
+    assert model._slots.limit == 8
+    assert model._endpoint.rate.requests_per_minute is not None  # the 429 said "quota": now paced
+
+
+def test_adaptive_rate_decreases_once_per_burst_and_not_below_the_goodput() -> None:
+    now = [0.0]
+    limiter = RateLimiter(None, adaptive=True, clock=lambda: now[0])
+    for i in range(40):  # 40 starts in the first second, 10 of them succeed
+        now[0] = i * 0.025
+        assert limiter._try_start() == 0.0
+    for _ in range(10):
+        limiter.on_success()
+    now[0] = 1.0
+    assert limiter.on_rate_limited(started_at=0.5)
+    # 40 attempts/s halved = 20/s; the goodput floor (0.95 × 10/s) is lower
+    assert limiter.requests_per_minute == pytest.approx(20 * 60)
+    assert not limiter.on_rate_limited(started_at=0.9)  # sent before the decrease: the same burst
+    for i in range(20):  # the endpoint serves 20 more in the next half second
+        now[0] = 1.0 + i * 0.025
+        limiter.on_success()
+    now[0] = 1.5
+    assert limiter.on_rate_limited(started_at=1.2)
+    # halving would give 10/s, but 30 calls succeeded in the last 1.5 s: the floor is 0.95 × 20/s
+    assert limiter.requests_per_minute == pytest.approx(0.95 * 30 / 1.5 * 60)
+    assert limiter.decreases == 2
+
+
+def test_adaptive_rate_grows_back_additively_up_to_the_declared_ceiling() -> None:
+    now = [0.0]
+    limiter = RateLimiter(600, adaptive=True, clock=lambda: now[0])  # ceiling 10/s
+    assert limiter.on_rate_limited(started_at=0.0)
+    assert limiter.requests_per_minute == pytest.approx(300)  # halved (no goodput yet)
+    rates = []
+    for i in range(1, 200):  # one success every 0.1 s: goodput 10/s
+        now[0] = 0.1 * i
+        limiter.on_success()
+        rates.append(limiter.requests_per_minute)
+    assert rates == sorted(rates)  # only grows
+    assert rates[9] == pytest.approx(300 + 10 * 0.05 * 300 / 5 * 60 / 60, rel=0.05)  # +5 % of 5/s per second
+    assert rates[-1] == pytest.approx(600)  # never above the declared quota
+
+
+def test_a_fixed_rate_limiter_ignores_quota_signals() -> None:
+    limiter = RateLimiter(600)
+    assert not limiter.on_rate_limited(started_at=0.0)
+    assert limiter.requests_per_minute == pytest.approx(600)

@@ -60,22 +60,46 @@ def test_retries_are_bounded_by_max_retries(emulator: ModelEmulator, make_config
     assert out.attempts == 3 and emulator.call_count == 3
 
 
-@pytest.mark.parametrize("spec", SPECS)
-def test_connection_refused_is_transient(spec: str) -> None:
+def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]  # closed again before the call: nothing listens
-    config = GenerateConfig(
-        base_url=f"http://127.0.0.1:{port}",
-        progress=False,
-        cache_dir="off",
-        max_retries=1,
-        initial_backoff_s=0.01,
-        max_backoff_s=0.01,
-        timeout_s=5,
-    )
-    [out] = get_model(spec, config).generate(_requests(1))
+        return sock.getsockname()[1]  # closed again before the call: nothing listens
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_connection_refused_stops_the_run_at_once_naming_the_url(spec: str) -> None:
+    port = _closed_port()
+    config = GenerateConfig(base_url=f"http://127.0.0.1:{port}", progress=False, cache_dir="off", timeout_s=5)
+    model = get_model(spec, config)
+    started = time.monotonic()
+    with pytest.raises(ModelCallError, match=rf"cannot connect to http://127\.0\.0\.1:{port}(/v1)? \(model '{spec}'\)"):
+        model.generate(_requests(30))
+    assert time.monotonic() - started < 5  # no retries, no backoff
+    assert model.stats.calls <= config.max_concurrency  # the first wave only
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_connection_refused_after_the_endpoint_answered_is_transient(spec: str, make_config) -> None:
+    with ModelEmulator() as emulator:
+        model = get_model(spec, make_config(base_url=emulator.url, max_retries=1))
+        assert model.generate(_requests(1))[0].ok
+    [out] = model.generate([ModelRequest(parts=("after the restart",))])  # the server is gone now
     assert out.error.kind is ErrorKind.TRANSIENT and out.attempts == 2
+
+
+@pytest.mark.parametrize(
+    ("status", "fix"), [(401, "check the credentials"), (403, "check the credentials"), (404, "check the model name")]
+)
+def test_auth_and_not_found_stop_a_fresh_endpoint_at_once(
+    emulator: ModelEmulator, make_config, status: int, fix: str
+) -> None:
+    emulator.inject_failures(100, status=status, retry_after_s=None)
+    model = get_model("gemini-2.5-flash", make_config(max_concurrency=1))
+    with pytest.raises(
+        ModelCallError, match=rf"{emulator.url} \(model 'gemini-2.5-flash'\).*HTTP {status}.*Fix: {fix}"
+    ):
+        model.generate(_requests(20))
+    assert emulator.call_count == 1
 
 
 def test_timeout_is_transient(emulator: ModelEmulator, make_config) -> None:
@@ -87,15 +111,18 @@ def test_timeout_is_transient(emulator: ModelEmulator, make_config) -> None:
 
 
 def test_budget_of_consecutive_failures_stops_the_run(emulator: ModelEmulator, make_config) -> None:
-    emulator.inject_failures(100, status=403, retry_after_s=None)
+    emulator.inject_failures(100, status=400, retry_after_s=None)
     model = get_model("gemini-2.5-flash", make_config(max_consecutive_failures=3, max_concurrency=1))
+    outputs = []
     with pytest.raises(
         ModelCallError,
         match=r"stopped calling 'gemini-2.5-flash' after 3 consecutive failed calls "
-        r"\(max_consecutive_failures=3\); 0 of 20 requests were answered\. Last error: fatal \(HTTP 403\)",
+        r"\(max_consecutive_failures=3\)\. Last error: fatal \(HTTP 400\).* 0 of 20 requests were answered\.",
     ):
-        model.generate(_requests(20))
+        model.generate_each(_requests(20), lambda _r, output: outputs.append(output))
     assert emulator.call_count == 3  # the other 17 requests were never sent
+    assert [o.error.kind for o in outputs] == [ErrorKind.FATAL] * 3 + [ErrorKind.BUDGET] * 17  # every one answered
+    assert outputs[-1].error.message.startswith("not called: stopped calling 'gemini-2.5-flash' after 3")
 
 
 def test_budget_counts_only_consecutive_failures(emulator: ModelEmulator, make_config) -> None:
@@ -110,7 +137,7 @@ def test_budget_counts_only_consecutive_failures(emulator: ModelEmulator, make_c
 def test_agenerate_after_budget_returns_budget_errors(emulator: ModelEmulator, make_config) -> None:
     import asyncio
 
-    emulator.inject_failures(2, status=401, retry_after_s=None)
+    emulator.inject_failures(2, status=400, retry_after_s=None)
     model = get_model("openai/m", make_config(max_consecutive_failures=2))
 
     async def run() -> list:

@@ -25,7 +25,7 @@ from typing import Any
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._types import MediaPart, ModelOutput, ModelRequest, TokenLogprob
 
-__all__ = ["ResponseCache", "cache_key", "resolve_cache_dir"]
+__all__ = ["ResponseCache", "as_hit", "cache_key", "decode_entry", "encode_entry", "resolve_cache_dir"]
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +109,11 @@ class ResponseCache:
         self._queue: queue.Queue[str] = queue.Queue()
         self._writer: threading.Thread | None = None
 
+    @property
+    def location(self) -> str:
+        """The cache directory, as a string."""
+        return str(self.directory)
+
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
@@ -169,16 +174,7 @@ class ResponseCache:
 
     def _write(self, key: str, output: ModelOutput) -> None:
         path = self._path(key)
-        entry = {
-            "v": _FORMAT_VERSION,
-            "key": key,
-            "text": output.text,
-            "finish_reason": output.finish_reason,
-            "logprobs": None
-            if output.logprobs is None
-            else [[lp.token, lp.logprob, [list(t) for t in lp.top]] for lp in output.logprobs],
-            "raw": output.raw,
-        }
+        entry = encode_entry(key, output)
         tmp_name = None
         try:
             data = json.dumps(entry, ensure_ascii=False, default=str).encode("utf-8")
@@ -205,6 +201,33 @@ class ResponseCache:
             if not self._write_failed:
                 logger.warning("response cache %s is not writable, continuing without it: %s", self.directory, exc)
                 self._write_failed = True
+
+
+def encode_entry(key: str, output: ModelOutput) -> dict[str, Any]:
+    """The stored form of a successful output (one JSON object; see :func:`decode_entry`)."""
+    return {
+        "v": _FORMAT_VERSION,
+        "key": key,
+        "text": output.text,
+        "finish_reason": output.finish_reason,
+        "logprobs": None
+        if output.logprobs is None
+        else [[lp.token, lp.logprob, [list(t) for t in lp.top]] for lp in output.logprobs],
+        "raw": output.raw,
+    }
+
+
+def decode_entry(entry: dict[str, Any], key: str) -> ModelOutput | None:
+    """The cache hit a stored entry gives, or None when it is malformed or for another key."""
+    try:
+        return _decode(entry, key)
+    except (ValueError, TypeError, KeyError, IndexError):
+        return None
+
+
+def as_hit(output: ModelOutput) -> ModelOutput:
+    """The output as a cache hit returns it (what :func:`decode_entry` gives for its stored entry)."""
+    return _as_hit(output)
 
 
 def _as_hit(output: ModelOutput) -> ModelOutput:

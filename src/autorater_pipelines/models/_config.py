@@ -53,24 +53,42 @@ class GenerateConfig(pydantic.BaseModel):
     max_concurrency: int = pydantic.Field(default=32, ge=1)
     """Maximum calls in flight at once."""
     adaptive_concurrency: bool = True
-    """Halve the calls in flight on HTTP 429 and grow back by one per window of successes (AIMD),
-    never above ``max_concurrency``."""
+    """Halve the calls in flight when timeouts and 5xx answers make up 30 % or more of the last 20 attempts,
+    and grow back by one per window of successes (AIMD), never above ``max_concurrency``."""
     requests_per_minute: float | None = pydantic.Field(default=None, gt=0)
-    """Client-side rate limit in requests per minute (None = unlimited). Cache hits do not count."""
+    """Declared quota in requests per minute: a ceiling on call starts (None = none). Cache hits do not
+    count. Models of one process calling the same endpoint, project, region and model share one limiter;
+    a pipeline that judges in N parallel shards gives each shard ``requests_per_minute / N``."""
+    adaptive_rate: bool = True
+    """Find the sustainable rate from the server's answers when the quota is unknown (AIMD: a 429 that
+    carries a wait hint, or 429s making up 20 % of the last 20 attempts, halve the pace but not below
+    0.95 × the calls per second that succeeded over the last 2 s; each success adds back about 5 % per
+    second), never above ``requests_per_minute``."""
     max_retries: int = pydantic.Field(default=8, ge=0)
-    """Retries after the first attempt for rate-limit and transient errors (0 = no retry)."""
+    """Retries after the first attempt for transient errors (timeouts, connection errors, 5xx; 0 = no
+    retry). Rate-limit answers (429) do not use it up: a rate-limited call waits its turn again for as
+    long as the endpoint makes progress (see ``max_stall_s``)."""
     initial_backoff_s: float = pydantic.Field(default=0.5, gt=0)
     """First retry delay in seconds (as the OpenAI SDK). It doubles with each retry of a request only while
-    the endpoint is in trouble (fewer than half of the last 20 attempts of any call succeeded, and no
-    success since this request's first failure); with sporadic faults every retry waits at most this long.
-    Each delay is drawn uniformly from [0, delay] (full jitter), capped by ``max_backoff_s``. A 429's
-    ``Retry-After`` wins."""
+    the endpoint is in trouble (fewer than half of the last 20 attempts of any call succeeded); with
+    sporadic faults every retry waits at most this long. Each delay is drawn uniformly from [0, delay]
+    (full jitter), capped by ``max_backoff_s``. A server's wait hint (``Retry-After``, ``RetryInfo``) wins."""
     max_backoff_s: float = pydantic.Field(default=60.0, gt=0)
-    """Longest delay between retries in seconds (a longer Retry-After is still honoured)."""
+    """Longest delay between retries in seconds (a longer server wait hint is still honoured, up to
+    ``max_retry_after_s``)."""
+    max_retry_after_s: float = pydantic.Field(default=300.0, gt=0, le=86400.0)
+    """Longest server-requested wait in seconds (``Retry-After`` / ``RetryInfo.retryDelay``) that is
+    honoured; a call asked to wait longer fails with a rate-limit error that says so."""
+    max_stall_s: float = pydantic.Field(default=60.0, gt=0)
+    """A call keeps being retried while the endpoint makes progress; when no call to the endpoint has
+    succeeded for this many seconds (a server-requested wait excluded), the run stops and its remaining
+    calls fail with the reason."""
     timeout_s: float = pydantic.Field(default=120.0, gt=0)
     """Per-attempt timeout in seconds."""
     max_consecutive_failures: int = pydantic.Field(default=50, ge=1)
     """Stop the run (ModelCallError) after this many calls in a row failed after all retries."""
+    heartbeat_s: float = pydantic.Field(default=20.0, gt=0)
+    """Seconds between two progress lines (logger ``autorater_pipelines.progress``, INFO) while calls run."""
     cache_dir: str | None = None
     """Response-cache directory; None = ``$AUTORATER_CACHE_DIR`` or ``~/.cache/autorater-pipelines``;
     the string ``"off"`` disables the cache."""

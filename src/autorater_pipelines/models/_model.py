@@ -5,13 +5,22 @@ Path of one request (:meth:`Model.agenerate`)::
     cache lookup ──hit──▶ output (cached=True, attempts=0; no rate-limit budget used)
         │ miss
         ▼
-    per attempt: concurrency slot ▶ rate limiter (grid spacing, 429 pauses) ▶ provider (timeout)
-        │ RATE_LIMIT / TRANSIENT: wait Retry-After, or a backoff with full jitter: initial_backoff_s
-        │ while most recent attempts of any call succeed (sporadic faults), else doubling per attempt
-        │ while the endpoint keeps failing; try again (retries go first in both queues)
+    per attempt: concurrency slot ▶ endpoint's rate limiter (adaptive pace, server pauses) ▶ provider
+        │ RATE_LIMIT: wait the server's hint (≤ max_retry_after_s) or a short jittered backoff, then queue
+        │   again — without using up max_retries, for as long as the endpoint makes progress (max_stall_s)
+        │ TRANSIENT: the same waits, counted against max_retries; backoff doubles only while the
+        │   endpoint keeps failing (retries go first in both queues)
         │ (an answer the server rejected gives its rate-limiter start back)
         ▼
     success ▶ cache write ▶ output
+
+The run stops (every remaining request fails with the reason, :class:`ModelCallError` at the end) when:
+the endpoint never answered and refuses the connection, cannot be resolved, or answers 401/403/404
+(within seconds, one line naming the URL, the model and the fix); no call has succeeded for
+``max_stall_s``; ``max_consecutive_failures`` calls in a row failed; or the process got SIGTERM (calls in
+flight finish for up to ``DRAIN_S`` seconds and the cache is written, so a re-run repeats none of them).
+
+Rate limiting is per endpoint and quota, shared by every model of the process (:mod:`._endpoint`).
 
 Many requests (:meth:`Model.generate`, :meth:`Model.generate_each`) run on a bounded pool of worker
 coroutines that pull requests lazily from the input iterable, so memory and scheduling cost do not grow
@@ -23,24 +32,25 @@ Replay-style providers (``uses_network = False``) skip the cache, the limiters a
 from __future__ import annotations
 
 import asyncio
-import collections
 import concurrent.futures
 import dataclasses
 import logging
 import random
-import sys
+import signal
+import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
-from tqdm.auto import tqdm
-
 from autorater_pipelines.errors import ModelCallError
 from autorater_pipelines.models._batch import check_batch_support, generate_batch
-from autorater_pipelines.models._cache import ResponseCache, cache_key, resolve_cache_dir
+from autorater_pipelines.models._cache import cache_key
+from autorater_pipelines.models._cache_store import open_response_cache
 from autorater_pipelines.models._config import GenerateConfig
-from autorater_pipelines.models._provider import Provider, ProviderError
-from autorater_pipelines.models._ratelimit import ConcurrencyLimiter, RateLimiter
+from autorater_pipelines.models._endpoint import endpoint_for
+from autorater_pipelines.models._progress import RunProgress
+from autorater_pipelines.models._provider import Provider, ProviderError, is_unreachable
+from autorater_pipelines.models._ratelimit import ConcurrencyLimiter
 from autorater_pipelines.models._stats import CallStats
 from autorater_pipelines.models._types import ErrorKind, ModelError, ModelOutput, ModelRequest
 
@@ -51,10 +61,10 @@ logger = logging.getLogger("autorater_pipelines.models")
 _T = TypeVar("_T")
 _RETRYABLE = (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT)
 _CALL_FAILURES = (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT, ErrorKind.FATAL)
-_LOGGED_FAILURES = 5  # per generate() run, then only the summary
 _TIMEOUT = getattr(asyncio, "timeout", None)
 _SPARE_WORKERS = 16  # workers beyond max_concurrency: requests in backoff or reading the cache
-_HEALTH_WINDOW = 20  # attempts looked at to tell sporadic faults from a failing endpoint
+DRAIN_S = 10.0
+"""Seconds the calls in flight get to finish after SIGTERM before they are cancelled."""
 
 
 class Model:
@@ -75,34 +85,43 @@ class Model:
         self.config = config
         self.stats = CallStats()
         self._backend = backend
-        directory = resolve_cache_dir(config.cache_dir) if backend.uses_network else None
-        self._cache = ResponseCache(directory, background=True) if directory is not None else None
+        self._cache = open_response_cache(config.cache_dir) if backend.uses_network else None
         self._identity = backend.cache_identity()
         if config.mode == "batch":
             check_batch_support(spec, backend, config)
-        self._rate = RateLimiter(config.requests_per_minute)
+        self._endpoint = endpoint_for(
+            backend.quota_key() if backend.uses_network else ("local", spec, id(self)),
+            backend.endpoint_url if backend.uses_network else spec,
+            config.requests_per_minute,
+            config.adaptive_rate,
+        )
         self._slots = ConcurrencyLimiter(config.max_concurrency, adaptive=config.adaptive_concurrency)
         self._random = random.Random()
         self._consecutive_failures = 0
-        self._failed_attempts_in_a_row = 0  # across all calls: how unhealthy the endpoint looks now
-        self._recent_attempts: collections.deque[bool] = collections.deque(maxlen=_HEALTH_WINDOW)  # True = ok
-        self._budget_error: ModelError | None = None
+        self._run_started = time.monotonic()
+        self._stop: tuple[ModelError, str] | None = None  # (last error, why the run stopped)
+        self._interrupted = False
 
     def __repr__(self) -> str:
         return f"Model(spec={self.spec!r}, provider={self.provider!r}, name={self.name!r})"
 
     @property
     def cache_dir(self) -> str | None:
-        """The response-cache directory in use, or None when caching is off (or not applicable)."""
-        return str(self._cache.directory) if self._cache is not None else None
+        """Where the response cache lives (a directory or a ``gs://`` prefix), or None when caching is off."""
+        return self._cache.location if self._cache is not None else None
+
+    @property
+    def endpoint_url(self) -> str:
+        """The URL calls go to (no credentials)."""
+        return self._endpoint.url
 
     # ------------------------------------------------------------------------------------------
     async def agenerate(self, request: ModelRequest) -> ModelOutput:
         """Answer one request: cache → concurrency → rate limit → provider, with retries.
 
-        Never raises for a failed call: the output's ``error`` says what went wrong. Once the
-        consecutive-failure budget is exhausted, further requests are not called and come back with
-        error kind ``BUDGET`` (until the next :meth:`generate`).
+        Never raises for a failed call: the output's ``error`` says what went wrong. Once the run has
+        stopped (see the module docstring), further requests are not called and come back with error
+        kind ``BUDGET`` (until the next :meth:`generate`).
 
         Args:
             request: The request.
@@ -131,8 +150,8 @@ class Model:
             One output per request, in input order; failed calls are outputs with ``error`` set.
 
         Raises:
-            ModelCallError: ``config.max_consecutive_failures`` calls in a row failed after all their
-                retries; the remaining requests were not called.
+            ModelCallError: the run stopped (see the module docstring); the remaining requests were not
+                called.
         """
         requests = list(requests)
         outputs: list[ModelOutput] = []
@@ -161,8 +180,10 @@ class Model:
             total: Number of requests, for the progress bar (default: ``len(requests)`` when it has one).
 
         Raises:
-            ModelCallError: as for :meth:`generate`; ``consume`` has then received the outputs before the
-                first request that was not answered.
+            ModelCallError: the run stopped (see the module docstring). ``consume`` has then received an
+                output for every request: those not called fail with error kind ``BUDGET`` and the reason
+                (``error.interrupted`` is True after SIGTERM: then only the requests before the first one
+                not answered were consumed).
         """
         if self.config.mode == "batch":  # one Vertex AI batch prediction job (models/_batch.py)
             requests = list(requests)
@@ -198,48 +219,38 @@ class Model:
         total: int | None,
     ) -> None:
         self._consecutive_failures = 0
-        self._budget_error = None
-        before = self.stats.snapshot()
-        started = time.monotonic()
+        self._stop = None
+        self._interrupted = False
+        self._run_started = time.monotonic()
         numbered = enumerate(requests)
         ready: dict[int, tuple[ModelRequest, ModelOutput]] = {}  # reorder buffer
         next_index = 0
-        answered = 0
-        logged = 0
-        interactive = bool(getattr(sys.stderr, "isatty", lambda: False)())
-        bar = tqdm(
-            total=total,
-            desc=desc,
-            disable=not self.config.progress,
-            mininterval=0.5 if interactive else 5.0,
-            file=sys.stderr,
+        progress = RunProgress(
+            f"{desc} ({self.spec})",
+            total,
+            show_bar=self.config.progress,
+            stats=self.stats,
+            pace=lambda: self._endpoint.rate.requests_per_minute,
         )
 
         async def worker() -> None:
-            nonlocal next_index, answered, logged
+            nonlocal next_index
             for index, request in numbered:  # shared iterator: each worker pulls the next request
-                if self._budget_error is not None:
+                if self._interrupted:
                     return
                 output = await self.agenerate(request)
-                if output.error is None:
-                    answered += 1
-                elif output.error.kind is not ErrorKind.BUDGET and logged < _LOGGED_FAILURES:
-                    logged += 1
-                    logger.warning(
-                        "%s: request %r failed: %s: %s",
-                        self.spec,
-                        request.key,
-                        output.error.kind.value,
-                        output.error.message,
-                    )
+                if self._interrupted and output.error is not None and output.error.kind is ErrorKind.BUDGET:
+                    return  # not answered: a re-run calls it
+                progress.add(request.key, output)
                 ready[index] = (request, output)
                 while next_index in ready:
                     consume(*ready.pop(next_index))
                     next_index += 1
-                bar.update(1)
 
         workers = 1 if not self._backend.uses_network else self.config.max_concurrency + _SPARE_WORKERS
         tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
+        heartbeat = asyncio.ensure_future(progress.heartbeat(self.config.heartbeat_s))
+        restore = self._on_sigterm(tasks) if self._backend.uses_network else None
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
             for task in done:
@@ -247,24 +258,41 @@ class Model:
                 if failure is not None:
                     raise failure  # a bug in consume or in the iterable
         finally:
-            for task in tasks:
+            if restore is not None:
+                restore()
+            for task in [*tasks, heartbeat]:
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            bar.close()
+            await asyncio.gather(*tasks, heartbeat, return_exceptions=True)
+            progress.close()
             await self.aclose()
-        run = self.stats.since(before)
-        logger.info("%s (%s): %s in %.1f s", desc, self.spec, run.summary(), time.monotonic() - started)
-        if self._budget_error is not None:
-            error = self._budget_error
-            remaining = f"of {total}" if total is not None else "so far; the rest were not called"
+        if self._stop is not None:
             raise ModelCallError(
-                f"stopped calling {self.spec!r} after {self.config.max_consecutive_failures} consecutive "
-                f"failed calls (max_consecutive_failures={self.config.max_consecutive_failures}); "
-                f"{answered} {remaining} requests were answered. Last error: {error.kind.value}"
-                f"{f' (HTTP {error.status_code})' if error.status_code else ''}: {error.message}. "
-                "Check the model name, credentials, project/location or base_url, or raise "
-                "max_consecutive_failures."
+                f"{self._stop[1]} {progress.answered} of {total if total is not None else progress.done} "
+                "requests were answered.",
+                interrupted=self._interrupted,
             )
+
+    def _on_sigterm(self, tasks: list[asyncio.Future[None]]) -> Callable[[], None] | None:
+        """On SIGTERM: stop starting calls, let those in flight finish (``DRAIN_S``), write the cache."""
+        if threading.current_thread() is not threading.main_thread():
+            return None
+        loop = asyncio.get_running_loop()
+
+        def interrupt() -> None:
+            self._interrupted = True
+            self._trip(ModelError(ErrorKind.BUDGET, "interrupted"), "interrupted by SIGTERM;")
+            loop.call_later(DRAIN_S, lambda: [task.cancel() for task in tasks])
+
+        try:
+            previous = signal.signal(signal.SIGTERM, lambda *_: loop.call_soon_threadsafe(interrupt))
+        except ValueError:
+            return None
+        return lambda: signal.signal(signal.SIGTERM, previous)
+
+    def _trip(self, error: ModelError, why: str) -> None:
+        """Stop the run: no further calls; ``why`` is the first sentence of the ModelCallError."""
+        if self._stop is None:
+            self._stop = (error, why)
 
     async def _agenerate_network(self, request: ModelRequest) -> ModelOutput:
         key = cache_key(self._identity, request, self.config) if self._cache is not None else None
@@ -273,63 +301,83 @@ class Model:
             if hit is not None:
                 self.stats.cache_hits += 1
                 return hit
-        if self._budget_error is not None:
-            return self._budget_output()  # cache hits are still served; calls are not made
+        if self._stop is not None:
+            return self._stopped_output()  # cache hits are still served; calls are not made
         output = await self._call_with_retries(request)
         if output.error is None or output.error.kind not in _CALL_FAILURES:
             self._consecutive_failures = 0
         elif output.error.kind in _CALL_FAILURES:
             self._consecutive_failures += 1
-            if self._consecutive_failures >= self.config.max_consecutive_failures and self._budget_error is None:
-                self._budget_error = output.error
+            limit = self.config.max_consecutive_failures
+            if self._consecutive_failures >= limit:
+                error = output.error
+                self._trip(
+                    error,
+                    f"stopped calling {self.spec!r} after {limit} consecutive failed calls "
+                    f"(max_consecutive_failures={limit}). Last error: {error.kind.value}"
+                    f"{f' (HTTP {error.status_code})' if error.status_code else ''}: {error.message}. "
+                    "Check the model name, credentials, project/location or base_url, or raise "
+                    "max_consecutive_failures.",
+                )
         if output.ok and self._cache is not None and key is not None:
             self._cache.put(key, output)
         return output
 
     async def _call_with_retries(self, request: ModelRequest) -> ModelOutput:
-        config = self.config
-        attempt = 0
+        config, endpoint = self.config, self._endpoint
+        attempt = counted = 0  # attempts made; failures that use up max_retries (not rate limits)
         while True:
-            if self._budget_error is not None:
-                return self._budget_output(attempts=attempt)
+            if self._stop is not None:
+                return self._stopped_output(attempts=attempt)
             await self._slots.acquire(priority=attempt > 0)  # retries go first: started work finishes first
             try:
-                await self._rate.acquire(priority=attempt > 0)
-                if self._budget_error is not None:  # tripped while this call waited for its turn
-                    return self._budget_output(attempts=attempt)
+                await endpoint.rate.acquire(priority=attempt > 0)
+                if self._stop is not None:  # stopped while this call waited for its turn
+                    return self._stopped_output(attempts=attempt)
                 attempt += 1
                 self.stats.calls += 1
                 started = time.monotonic()
-                output, error = await self._attempt(request)
+                output, error, unreachable = await self._attempt(request)
                 latency = time.monotonic() - started
             finally:
                 self._slots.release()
-            self._recent_attempts.append(error is None)
             if error is None:
-                self._failed_attempts_in_a_row = 0
+                endpoint.record_success()
                 self._slots.on_success()
                 if output.error is None:
                     self.stats.latency.add(latency)
                 return dataclasses.replace(output, attempts=attempt, latency_s=latency)
-            self._failed_attempts_in_a_row += 1
+            failed = ModelOutput(text=None, error=error, attempts=attempt, latency_s=latency)
+            if endpoint.record_failure(error, started):
+                self._slots.on_overloaded()
             if error.status_code is not None and (error.status_code == 429 or error.status_code >= 500):
-                self._rate.refund()  # the server rejected it: it used none of the quota
+                endpoint.rate.refund()  # the server rejected it: it used none of the quota
             if error.kind is ErrorKind.RATE_LIMIT:
                 self.stats.rate_limited += 1
-                self._slots.on_rate_limited()
-                if error.retry_after_s is not None:
-                    self._rate.pause(error.retry_after_s)
-            if error.kind not in _RETRYABLE or attempt > config.max_retries:
-                return ModelOutput(text=None, error=error, attempts=attempt, latency_s=latency)
-            if error.retry_after_s is not None:
-                delay = error.retry_after_s
-            else:
-                # The backoff grows with the endpoint's trouble, not with this request's bad luck: while
-                # most recent attempts (any call) succeed, faults are sporadic and a retry waits at most
-                # initial_backoff_s (no straggler waits 0.5 + 1 + 2 s after 3 unlucky faults at the end
-                # of a run); otherwise it doubles per attempt, as long as the endpoint keeps failing.
-                exponent = 0 if self._healthy() else min(attempt, self._failed_attempts_in_a_row) - 1
-                delay = self._random.uniform(0.0, min(config.max_backoff_s, config.initial_backoff_s * 2**exponent))
+            wrong = self._endpoint.wrong_endpoint_message(self.spec, error, unreachable=unreachable)
+            if wrong is not None:
+                self._trip(error, wrong)
+                return dataclasses.replace(failed, error=dataclasses.replace(error, message=wrong))
+            if error.kind not in _RETRYABLE:
+                return failed
+            hint = error.retry_after_s
+            if hint is not None and hint > config.max_retry_after_s:
+                message = (
+                    f"{error.message} — the server asked to wait {hint:g} s before retrying, longer than "
+                    f"max_retry_after_s={config.max_retry_after_s:g}; raise max_retry_after_s or run later"
+                )
+                return dataclasses.replace(failed, error=dataclasses.replace(error, message=message))
+            if error.kind is ErrorKind.RATE_LIMIT and hint is not None:
+                endpoint.rate.pause(hint)
+            if error.kind is not ErrorKind.RATE_LIMIT:
+                counted += 1
+                if counted > config.max_retries:
+                    return failed
+            stalled = self._stalled(error)
+            if stalled is not None:
+                self._trip(error, stalled)
+                return dataclasses.replace(failed, error=dataclasses.replace(error, message=stalled))
+            delay = hint if hint is not None else self._backoff(counted or 1)
             self.stats.retries += 1
             logger.debug(
                 "%s: attempt %d for %r failed (%s: %s); retrying in %.2f s",
@@ -342,13 +390,24 @@ class Model:
             )
             await asyncio.sleep(delay)
 
-    def _healthy(self) -> bool:
-        """True when at least half of the last attempts (of any call) succeeded."""
-        window = self._recent_attempts
-        return len(window) >= _HEALTH_WINDOW // 2 and 2 * sum(window) >= len(window)
+    def _backoff(self, attempt: int) -> float:
+        """A retry delay with full jitter: at most ``initial_backoff_s`` while the endpoint is healthy.
 
-    async def _attempt(self, request: ModelRequest) -> tuple[ModelOutput, ModelError | None]:
-        """One provider call bounded by ``timeout_s``; returns (output, retry-classified error or None)."""
+        The backoff grows with the endpoint's trouble, not with this request's bad luck: while most recent
+        attempts (any call) succeed, faults are sporadic and a retry waits at most initial_backoff_s (no
+        straggler waits 0.5 + 1 + 2 s after 3 unlucky faults at the end of a run); otherwise it doubles per
+        attempt, as long as the endpoint keeps failing.
+        """
+        config = self.config
+        exponent = 0 if self._endpoint.healthy() else min(attempt, self._endpoint.failed_in_a_row) - 1
+        return self._random.uniform(0.0, min(config.max_backoff_s, config.initial_backoff_s * 2 ** max(0, exponent)))
+
+    def _stalled(self, error: ModelError) -> str | None:
+        """The stop message when no call has succeeded for ``max_stall_s`` (server-requested waits excluded)."""
+        return self._endpoint.stall_message(self.spec, error, self.config.max_stall_s, since=self._run_started)
+
+    async def _attempt(self, request: ModelRequest) -> tuple[ModelOutput, ModelError | None, bool]:
+        """One provider call bounded by ``timeout_s``: (output, retry-classified error or None, unreachable)."""
         try:
             if _TIMEOUT is not None:  # Python ≥ 3.11: no extra Task per attempt (wait_for creates one)
                 async with _TIMEOUT(self.config.timeout_s):
@@ -356,16 +415,16 @@ class Model:
             else:
                 output = await asyncio.wait_for(self._backend.generate(request), self.config.timeout_s)
         except ProviderError as exc:
-            return ModelOutput(text=None, error=exc.error), exc.error
+            return ModelOutput(text=None, error=exc.error), exc.error, False
         except asyncio.TimeoutError:
             error = ModelError(ErrorKind.TRANSIENT, f"no answer within timeout_s={self.config.timeout_s} s")
-            return ModelOutput(text=None, error=error), error
+            return ModelOutput(text=None, error=error), error, False
         except Exception as exc:  # noqa: BLE001 - every SDK failure is classified, never raised
             error = self._backend.classify_error(exc)
-            return ModelOutput(text=None, error=error), error
+            return ModelOutput(text=None, error=error), error, is_unreachable(exc)
         if output.error is not None and output.error.kind in _CALL_FAILURES:
-            return output, output.error
-        return output, None  # success, or an answer without text (BLOCKED): not retried
+            return output, output.error, False
+        return output, None, False  # success, or an answer without text (BLOCKED): not retried
 
     async def _attempt_local(self, request: ModelRequest) -> ModelOutput:
         try:
@@ -375,13 +434,9 @@ class Model:
         except Exception as exc:  # noqa: BLE001
             return ModelOutput(text=None, error=self._backend.classify_error(exc), attempts=0)
 
-    def _budget_output(self, attempts: int = 0) -> ModelOutput:
-        last = self._budget_error
-        message = (
-            f"not called: {self.config.max_consecutive_failures} consecutive calls to {self.spec!r} failed "
-            f"(last: {last.message if last else 'unknown'})"
-        )
-        return ModelOutput(text=None, error=ModelError(ErrorKind.BUDGET, message), attempts=attempts)
+    def _stopped_output(self, attempts: int = 0) -> ModelOutput:
+        why = self._stop[1] if self._stop is not None else "the run stopped"
+        return ModelOutput(text=None, error=ModelError(ErrorKind.BUDGET, f"not called: {why}"), attempts=attempts)
 
 
 def _run_sync(coro: Coroutine[Any, Any, _T]) -> _T:

@@ -14,6 +14,8 @@ import email.utils
 import ipaddress
 import json
 import re
+import socket
+import sys
 import time
 import urllib.parse
 from collections.abc import Mapping
@@ -26,7 +28,9 @@ __all__ = [
     "Provider",
     "ProviderError",
     "classify_status",
+    "display_url",
     "is_loopback_url",
+    "is_unreachable",
     "parse_retry_after",
 ]
 
@@ -66,6 +70,15 @@ class Provider(abc.ABC):
     def base_url(self) -> str | None:
         """The endpoint actually used, or None for the provider's default."""
         return self.config.base_url
+
+    @property
+    def endpoint_url(self) -> str:
+        """The URL calls go to, for messages (credentials and query removed); providers override it."""
+        return display_url(self.base_url) or f"the {self.provider} default endpoint"
+
+    def quota_key(self) -> tuple[Any, ...]:
+        """What identifies the quota these calls count against (see :mod:`._endpoint`)."""
+        return (self.provider, self.endpoint_url, self.config.project, self.config.location, self.name)
 
     def cache_identity(self) -> dict[str, Any]:
         """Return what, besides the request, determines the answer (part of the cache key)."""
@@ -194,3 +207,42 @@ def is_loopback_url(url: str | None) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def display_url(url: str | None) -> str | None:
+    """``url`` without user info, query or fragment (safe to print: no credentials), or None."""
+    if not url:
+        return None
+    parts = urllib.parse.urlsplit(url if "//" in url else f"//{url}")
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    netloc = f"{host}:{port}" if port else host
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", "")) or None
+
+
+def is_unreachable(exc: BaseException | None) -> bool:
+    """Tell whether a failed call never reached a server: connection refused or host name not resolved.
+
+    Looks at the exception and its causes by type only: ``ConnectionRefusedError``, ``socket.gaierror``,
+    aiohttp's ``ClientConnectorError`` (connect and DNS failures) and httpx's ``ConnectError`` (what the
+    openai SDK wraps in ``APIConnectionError``).
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, (ConnectionRefusedError, socket.gaierror)):
+            return True
+        aiohttp = sys.modules.get("aiohttp")
+        if aiohttp is not None and isinstance(exc, aiohttp.ClientConnectorError):
+            return not isinstance(exc, getattr(aiohttp, "ClientConnectorCertificateError", ()))
+        for name in ("httpx", "httpx2"):
+            module = sys.modules.get(name)
+            if module is not None and isinstance(exc, module.ConnectError):
+                return True
+        exc = exc.__cause__ or exc.__context__
+    return False

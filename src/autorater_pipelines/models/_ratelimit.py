@@ -1,8 +1,9 @@
-"""Pacing of model calls: a requests-per-minute limiter and an (adaptive) concurrency limiter.
+"""Pacing of model calls: an adaptive requests-per-minute limiter and an adaptive concurrency limiter.
 
-Both are used only by :class:`autorater_pipelines.models.Model`. They are meant for one event loop at a
-time (``Model.generate`` runs one ``asyncio.run`` per call; state such as the adaptive limit carries
-over between runs).
+Both are used only by :class:`autorater_pipelines.models.Model`. The rate limiter is shared by every
+model of the process that calls the same endpoint and quota (thread-safe, any event loop); the
+concurrency limiter belongs to one model and one event loop at a time (``Model.generate`` runs one
+``asyncio.run`` per call; state such as the adaptive limits carries over between runs).
 """
 
 from __future__ import annotations
@@ -17,38 +18,98 @@ __all__ = ["ConcurrencyLimiter", "RateLimiter"]
 
 
 class RateLimiter:
-    """Spaces call starts on a grid ``60 / requests_per_minute`` s apart, so the long-run rate is exact.
+    """Paces call starts on a grid ``1 / rate`` s apart; with ``adaptive=True`` the rate follows 429s (AIMD).
 
-    There is no initial burst: the first call starts at once, the next one interval later, and so on.
-    Starts stay on the grid when a waiter wakes up a little late (up to half an interval: timer and
-    event-loop jitter), so small delays do not accumulate into a lower rate; a start later than that (idle
-    or stalled loop) restarts the grid from now, so a stall never releases a burst. Consequently any
+    **Pacing.** There is no initial burst: the first call starts at once, the next one interval later,
+    and so on. Starts stay on the grid when a waiter wakes up a little late (up to half an interval: timer
+    and event-loop jitter), so small delays do not accumulate into a lower rate; a start later than that
+    (idle or stalled loop) restarts the grid from now, so a stall never releases a burst. Consequently any
     window of ``k`` intervals holds at most ``k + 1`` starts (plus refunds, below). Waiters are served first
     come, first served, except that priority waiters (retries) go first.
 
+    **Adaptive rate (AIMD).** Without a declared rate the limiter starts unpaced (bounded only by the
+    concurrency limit). Each quota signal (:meth:`on_rate_limited`: a 429 from an attempt started after the
+    previous decrease, so one burst of 429s counts once) multiplies the rate by ``BETA`` (0.5) — but never
+    below ``FLOOR`` (0.95) × the goodput (successful calls per second over the last
+    ``GOODPUT_WINDOW_S`` s), because the endpoint has just shown that it serves that much; the first
+    signal of an unpaced limiter starts from the attempt rate of the last second. Each success
+    (:meth:`on_success`) adds ``GROWTH`` × (rate after the last decrease) / rate, i.e. about +5 % of that
+    rate per second, up to the declared ceiling and to twice the goodput (no growth while the caller
+    itself is the bottleneck). Against a token-bucket quota this settles just under the quota: a decrease
+    lands at ~0.95 × quota, the bucket refills while the rate climbs back, and the next 429 comes once it
+    is drained again (about 1 % of the quota lost, a few 429s per cycle).
+
     :meth:`refund` gives back the start of a call the server rejected (HTTP 429 or 5xx): a quota counts
-    the requests it served, so with a 10 % fault rate the limiter still admits ``requests_per_minute``
-    successful calls per minute. A refund is a credit for one extra start off the grid, granted only
-    while starts are queued (at most one second's worth is kept; an idle restart or a pause drops them).
-    If a server does count rejected requests, it answers 429 with ``Retry-After`` and :meth:`pause` (which
-    holds every start until that moment) corrects the pace.
+    the requests it served, so with a 10 % fault rate the limiter still admits ``rate`` successful calls
+    per second. A refund is a credit for one extra start off the grid, granted only while starts are queued
+    (at most one second's worth is kept; an idle restart or a pause drops them). :meth:`pause` (a server's
+    ``Retry-After``) holds every start until that moment.
+
+    One limiter can be shared by every model of the process that calls the same endpoint and quota
+    (:mod:`autorater_pipelines.models._endpoint`); it is thread-safe and works from several event loops.
 
     Args:
-        requests_per_minute: Maximum starts per minute; None = no spacing (``pause`` still works).
+        requests_per_minute: Declared rate (a ceiling when adaptive); None = no ceiling, unpaced until the
+            first quota signal when adaptive, never paced otherwise (``pause`` still works).
+        adaptive: Follow quota signals (AIMD, above).
         clock: Monotonic clock in seconds (for tests).
     """
 
-    def __init__(self, requests_per_minute: float | None, clock: Callable[[], float] = time.monotonic) -> None:
-        self.interval_s = 60.0 / requests_per_minute if requests_per_minute else 0.0
-        self._grace_s = self.interval_s / 2.0
-        self._max_credits = max(1, int(1.0 / self.interval_s)) if self.interval_s else 0
+    BETA = 0.5
+    FLOOR = 0.95
+    GROWTH = 0.05
+    GOODPUT_WINDOW_S = 2.0
+    MIN_RATE = 1.0 / 60.0  # one start per minute
+
+    def __init__(
+        self,
+        requests_per_minute: float | None,
+        *,
+        adaptive: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.adaptive = adaptive
+        self.ceiling = requests_per_minute / 60.0 if requests_per_minute else None
+        self._rate = self.ceiling  # starts per second; None = unpaced
+        self._reference = self._rate  # rate right after the last decrease (growth unit)
+        self._last_decrease = -float("inf")
+        self._successes: collections.deque[float] = collections.deque()  # completion times (goodput)
+        self._starts: collections.deque[float] = collections.deque()  # start times while unpaced
+        self._first_start: float | None = None
+        self.decreases = 0
         self._credits = 0
         self._priority_waiting = 0
         self._clock = clock
         self._next_start = -float("inf")
         self._paused_until = -float("inf")
-        self._lock = threading.Lock()  # pause() may come from any thread
+        self._lock = threading.Lock()  # shared across threads / event loops
         self._queues: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+
+    @property
+    def interval_s(self) -> float:
+        """Seconds between two starts now (0 = unpaced)."""
+        return 1.0 / self._rate if self._rate else 0.0
+
+    @property
+    def requests_per_minute(self) -> float | None:
+        """The current pace in requests per minute (None = unpaced)."""
+        return self._rate * 60.0 if self._rate else None
+
+    @property
+    def paused_until(self) -> float:
+        """Clock time until which starts are held (``-inf`` when no pause was requested)."""
+        return self._paused_until
+
+    def limit_to(self, requests_per_minute: float | None) -> None:
+        """Lower the declared ceiling to ``requests_per_minute`` (a second model on the same quota)."""
+        if not requests_per_minute:
+            return
+        with self._lock:
+            ceiling = requests_per_minute / 60.0
+            if self.ceiling is None or ceiling < self.ceiling:
+                self.ceiling = ceiling
+                self._rate = ceiling if self._rate is None else min(self._rate, ceiling)
+                self._reference = self._reference or self._rate
 
     def _queue(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -61,15 +122,24 @@ class RateLimiter:
         """Start now if allowed (returns 0) or return the seconds to wait."""
         with self._lock:
             now = self._clock()
+            interval = self.interval_s
+            if self._first_start is None:
+                self._first_start = now
             if self._priority_waiting and not priority:
-                return max(self.interval_s / 4.0, 0.001)  # a retry is waiting: it goes first
+                return max(interval / 4.0, 0.001)  # a retry is waiting: it goes first
             if now < self._paused_until:
                 return self._paused_until - now
+            if not interval:
+                if self.adaptive:
+                    self._starts.append(now)
+                    while self._starts and self._starts[0] <= now - 1.0:
+                        self._starts.popleft()
+                return 0.0
             if now >= self._next_start:
-                on_grid = now - self._next_start <= self._grace_s and self._paused_until < self._next_start
+                on_grid = now - self._next_start <= interval / 2.0 and self._paused_until < self._next_start
                 if not on_grid:
                     self._credits = 0  # idle or stalled: the grid restarts from now, refunds expire
-                self._next_start = (self._next_start if on_grid else now) + self.interval_s
+                self._next_start = (self._next_start if on_grid else now) + interval
                 return 0.0
             if self._credits:
                 self._credits -= 1  # an extra start for a call the server rejected
@@ -106,8 +176,8 @@ class RateLimiter:
         credits is kept, so it never creates a large burst.
         """
         with self._lock:
-            if self.interval_s and self._next_start > self._clock():
-                self._credits = min(self._credits + 1, self._max_credits)
+            if self._rate and self._next_start > self._clock():
+                self._credits = min(self._credits + 1, max(1, int(self._rate)))
 
     def pause(self, seconds: float) -> None:
         """Hold every start for ``seconds`` from now (never shortens an existing pause)."""
@@ -115,11 +185,58 @@ class RateLimiter:
             self._paused_until = max(self._paused_until, self._clock() + max(0.0, seconds))
             self._credits = 0  # the server asked for quiet: no extra starts when it ends
 
+    def on_success(self) -> None:
+        """Record a successful call (goodput; additive increase of an adaptive rate)."""
+        with self._lock:
+            now = self._clock()
+            self._successes.append(now)
+            while self._successes and self._successes[0] <= now - self.GOODPUT_WINDOW_S:
+                self._successes.popleft()
+            if not self.adaptive or self._rate is None or self._reference is None:
+                return
+            cap = max(2.0 * self._goodput(now), self._reference)
+            if self.ceiling is not None:
+                cap = min(cap, self.ceiling)
+            if self._rate < cap:
+                self._rate = min(cap, self._rate + self.GROWTH * self._reference / self._rate)
+
+    def on_rate_limited(self, started_at: float) -> bool:
+        """Record a quota signal for an attempt started at ``started_at`` (multiplicative decrease).
+
+        Returns:
+            True when the rate was decreased (the first signal since the previous decrease).
+        """
+        if not self.adaptive:
+            return False
+        with self._lock:
+            now = self._clock()
+            if started_at < self._last_decrease:
+                return False  # sent before the last decrease: that decrease already answered it
+            goodput = self._goodput(now)
+            if self._rate is None:
+                current = max(len(self._starts), 1) / 1.0  # attempts of the last second
+            else:
+                current = self._rate
+            rate = min(current, max(self.BETA * current, self.FLOOR * goodput, self.MIN_RATE))
+            self._rate = rate if self.ceiling is None else min(rate, self.ceiling)
+            self._reference = self._rate
+            self._last_decrease = now
+            self._credits = 0
+            self.decreases += 1
+            return True
+
+    def _goodput(self, now: float) -> float:
+        """Successful calls per second over the last ``GOODPUT_WINDOW_S`` s (at least 1 s of history)."""
+        start = self._first_start if self._first_start is not None else now
+        window = min(self.GOODPUT_WINDOW_S, max(1.0, now - start))
+        return sum(1 for t in self._successes if t > now - window) / window
+
 
 class ConcurrencyLimiter:
-    """Bounds calls in flight; optionally adapts the bound to rate limiting (AIMD).
+    """Bounds calls in flight; optionally adapts the bound to an overloaded endpoint (AIMD).
 
-    With ``adaptive=True``, each :meth:`on_rate_limited` halves the limit (at most once per
+    With ``adaptive=True``, each :meth:`on_overloaded` (the model wrapper calls it when timeouts and 5xx
+    answers make up a large share of the recent attempts) halves the limit (at most once per
     ``cooldown_s``, never below 1) and each :meth:`on_success` adds ``1 / limit`` (so about +1 per
     ``limit`` successes), never above ``max_concurrency``. Waiters are served first come, first served,
     except that priority waiters (retries) go to the front.
@@ -127,7 +244,7 @@ class ConcurrencyLimiter:
     Args:
         max_concurrency: Upper bound on calls in flight (>= 1).
         adaptive: Enable AIMD adaptation.
-        cooldown_s: Minimum seconds between two decreases (one burst of 429s counts once).
+        cooldown_s: Minimum seconds between two decreases (one burst of failures counts once).
         clock: Monotonic clock in seconds (for tests).
     """
 
@@ -197,8 +314,8 @@ class ConcurrencyLimiter:
             self._limit = min(float(self.max_concurrency), self._limit + 1.0 / self._limit)
             self._wake()
 
-    def on_rate_limited(self) -> None:
-        """Record an HTTP 429 (multiplicative decrease)."""
+    def on_overloaded(self) -> None:
+        """Record that the endpoint is overloaded: timeouts / 5xx dominate (multiplicative decrease)."""
         if not self.adaptive:
             return
         now = self._clock()

@@ -46,7 +46,7 @@ from autorater_pipelines.models._context import (
     prompt_chars,
     window_from_models,
 )
-from autorater_pipelines.models._provider import Provider, ProviderError, parse_retry_after
+from autorater_pipelines.models._provider import Provider, ProviderError, display_url, parse_retry_after
 from autorater_pipelines.models._structured import MODES, OutputMode, schema_instruction, truncation_error
 from autorater_pipelines.models._types import (
     ErrorKind,
@@ -108,6 +108,11 @@ class OpenAIProvider(Provider):
     def base_url(self) -> str | None:
         """The chat-completions base URL in use (None = OpenAI's)."""
         return self._base_url
+
+    @property
+    def endpoint_url(self) -> str:
+        """The chat-completions base URL for messages (no credentials)."""
+        return display_url(self._base_url) or "https://api.openai.com/v1"
 
     def _client(self) -> openai.AsyncOpenAI:
         loop = asyncio.get_running_loop()

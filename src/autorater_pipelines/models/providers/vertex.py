@@ -64,6 +64,7 @@ from autorater_pipelines.models._context import ContextWindow, check_fits, promp
 from autorater_pipelines.models._provider import (
     Provider,
     ProviderError,
+    display_url,
     is_loopback_url,
     parse_retry_after,
     retry_delay_from_google_details,
@@ -162,11 +163,26 @@ class GeminiProvider(Provider):
 
         self._path = f"{_model_path(self.name, vertex=mode == 'vertex')}:generateContent"
         self._endpoint = (self.provider, config.base_url or "", project or "", location, self.name)
+        self._project, self._location = (project, location) if mode == "vertex" else (None, None)
         api_client = getattr(self._client.aio, "_api_client", None)
         self._transport, problem = private_transport(api_client)
         if problem:
             log_fallback(problem)
         pin_transport_choice(api_client)
+
+    @property
+    def endpoint_url(self) -> str:
+        """The API host calls go to (``base_url`` without credentials, else Google's host)."""
+        if self.config.base_url:
+            return display_url(self.config.base_url) or "base_url"
+        if self.provider == "gemini_api":
+            return "https://generativelanguage.googleapis.com"
+        region = "" if self._location == "global" else f"{self._location}-"
+        return f"https://{region}aiplatform.googleapis.com"
+
+    def quota_key(self) -> tuple[Any, ...]:
+        """Provider, host, project, region and model: the unit Vertex AI counts quota in."""
+        return (self.provider, self.endpoint_url, self._project, self._location, self.name)
 
     # ------------------------------------------------------------------------------------------
     async def generate(self, request: ModelRequest) -> ModelOutput:

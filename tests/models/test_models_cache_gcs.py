@@ -1,0 +1,98 @@
+"""The response cache on Cloud Storage (gcp-storage-emulator): batched segments, shared prefix, FUSE paths."""
+
+from __future__ import annotations
+
+import pytest
+
+from autorater_pipelines.models import ModelRequest, get_model
+from autorater_pipelines.models._cache_store import (
+    GcsResponseCache,
+    cache_under_pipeline_root,
+    open_response_cache,
+    use_pipeline_root_cache,
+)
+from autorater_pipelines.testing import ModelEmulator
+
+
+def _requests(n: int, tag: str = "q") -> list[ModelRequest]:
+    return [ModelRequest(parts=(f"{tag}{i}",), key={"id": i}) for i in range(n)]
+
+
+def _segments(bucket, uri: str) -> list[str]:
+    prefix = uri.split("/", 3)[3] + "/segments/"
+    return sorted(b.name for b in bucket.client.list_blobs(bucket.name, prefix=prefix))
+
+
+def test_a_run_writes_one_segment_and_a_rerun_makes_no_calls(bucket, emulator: ModelEmulator, make_config) -> None:
+    gcs_bucket, folder = bucket
+    uri = f"{folder}/cache"
+    emulator.responder = lambda req: f"answer to {req.prompt_text}"
+    model = get_model("gemini-2.5-flash", make_config(cache_dir=uri))
+    first = model.generate(_requests(40))
+    assert model.cache_dir == uri
+    assert len(_segments(gcs_bucket, uri)) == 1  # 40 entries, one object (not one per call)
+    del model  # a new process would open the prefix afresh
+    emulator.reset()
+    fresh = GcsResponseCache(uri)
+    assert len(fresh) == 40 and fresh.segments_read == 1
+    again = get_model("openai/m", make_config(cache_dir=uri))  # another model: its own entries
+    assert again.generate(_requests(1))[0].cached is False
+    rerun = get_model("gemini-2.5-flash", make_config(cache_dir=uri))
+    second = rerun.generate(_requests(40))
+    assert [o.text for o in second] == [o.text for o in first]
+    assert all(o.cached for o in second) and emulator.call_count == 1
+
+
+def test_entries_are_uploaded_in_batches_of_batch_entries(bucket, emulator: ModelEmulator, make_config) -> None:
+    gcs_bucket, folder = bucket
+    uri = f"{folder}/cache"
+    cache = open_response_cache(uri)
+    assert isinstance(cache, GcsResponseCache)
+    cache.batch_entries = 10
+    model = get_model("openai/m", make_config(cache_dir=uri))
+    assert model._cache is cache  # one store per prefix and process
+    model.generate(_requests(35))
+    names = _segments(gcs_bucket, uri)
+    assert 4 <= len(names) <= 8  # batches of about 10 while running, the rest at the end of the run
+    assert len(GcsResponseCache(uri)) == 35
+
+
+def test_two_writers_of_one_prefix_never_overwrite_each_other(bucket) -> None:
+    from autorater_pipelines.models import ModelOutput
+
+    gcs_bucket, folder = bucket
+    uri = f"{folder}/shared"
+    a, b = GcsResponseCache(uri), GcsResponseCache(uri)  # e.g. two shards at the same time
+    for i in range(5):
+        a.put(f"{i:064d}", ModelOutput(text=f"a{i}"))
+        b.put(f"{i + 100:064d}", ModelOutput(text=f"b{i}"))
+    a.flush()
+    b.flush()
+    assert len(_segments(gcs_bucket, uri)) == 2
+    merged = GcsResponseCache(uri)
+    assert len(merged) == 10 and merged.get(f"{103:064d}").text == "b3"
+
+
+def test_fuse_paths_and_pipeline_roots_map_to_the_storage_client(bucket, monkeypatch) -> None:
+    _, folder = bucket
+    fuse = "/gcs/" + folder[len("gs://") :] + "/fuse-cache"
+    cache = open_response_cache(fuse)
+    assert isinstance(cache, GcsResponseCache) and cache.location == folder + "/fuse-cache"
+    assert cache_under_pipeline_root("gs://b/root/") == "gs://b/root/autorater-cache"
+    assert cache_under_pipeline_root("/gcs/b/root") == "gs://b/root/autorater-cache"
+    assert cache_under_pipeline_root("/tmp/local-root") is None
+    assert cache_under_pipeline_root("{{$.pipeline_root}}") is None
+    monkeypatch.delenv("AUTORATER_CACHE_DIR", raising=False)
+    assert use_pipeline_root_cache("gs://b/root") == "gs://b/root/autorater-cache"
+    monkeypatch.setenv("AUTORATER_CACHE_DIR", "/explicit")
+    assert use_pipeline_root_cache("gs://b/root") == "/explicit"  # an explicit setting wins
+
+
+def test_an_unreachable_bucket_is_a_warning_not_a_failure(
+    emulator: ModelEmulator, make_config, monkeypatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", "http://127.0.0.1:9")  # nothing listens
+    monkeypatch.setattr(GcsResponseCache, "retry_deadline_s", 0.5)
+    model = get_model("openai/m", make_config(cache_dir="gs://no-such-bucket/cache"))
+    assert all(o.ok for o in model.generate(_requests(3)))
+    assert "continuing without it" in caplog.text
