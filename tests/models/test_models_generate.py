@@ -45,7 +45,10 @@ def test_failures_are_logged_with_their_key(
     emulator.inject_failures(1, status=400, retry_after_s=None)
     with caplog.at_level(logging.WARNING, logger="autorater_pipelines.models"):
         get_model("openai/m", make_config()).generate([ModelRequest(parts=("x",), key={"id": "row-9"})])
-    assert any("request {'id': 'row-9'} failed: fatal: BadRequestError" in r.getMessage() for r in caplog.records)
+    assert any(
+        "request {'id': 'row-9'} failed: fatal: the server refused the request as invalid" in r.getMessage()
+        for r in caplog.records
+    )
 
 
 def test_call_stats_since() -> None:
