@@ -43,23 +43,99 @@ def _package_dirs() -> dict[str, Path]:
     return dirs
 
 
-def test_slim_python_base_and_a_non_root_user():
+def test_slim_python_base_as_an_argument_and_root_with_world_writable_caches():
+    """Base: an ARG (CI builds a stand-in where python:3.11-slim cannot be pulled); both stages use it.
+
+    User: root, as Vertex AI and the KFP launcher run steps (a non-root image user cannot write the artifact
+    paths KFP creates, kubeflow/pipelines#5673); what steps write besides artifacts is world-writable, so any
+    uid works too (tests/image runs the templates as uid 10001).
+    """
     instructions = _instructions()
-    [base] = [args for op, args in instructions if op == "FROM"]
-    assert base == "python:3.11-slim"
-    users = [args for op, args in instructions if op == "USER"]
-    assert users and users[-1] not in ("root", "0"), "the image must end as a non-root user"
-    runs = " ".join(args for op, args in instructions if op == "RUN")
-    assert re.search(r"useradd .*\b" + re.escape(users[-1]) + r"\b", runs)
-    run_ops = [i for i, (op, _) in enumerate(instructions) if op == "RUN"]
-    user_op = max(i for i, (op, _) in enumerate(instructions) if op == "USER")
-    assert user_op > max(run_ops), "install as root, then switch user"
+    assert ("ARG", "BASE_IMAGE=python:3.11-slim") in instructions
+    bases = [args.split()[0] for op, args in instructions if op == "FROM"]
+    assert bases == ["${BASE_IMAGE}", "${BASE_IMAGE}"], "a build stage and a runtime stage on the same base"
+    assert not [args for op, args in instructions if op == "USER" and args not in ("root", "0")]
+    env = " ".join(args for op, args in instructions if op == "ENV")
+    cache_dir = re.search(r"AUTORATER_CACHE_DIR=(\S+)", env).group(1)
+    mpl_dir = re.search(r"MPLCONFIGDIR=(\S+)", env).group(1)
+    last_run = [args for op, args in instructions if op == "RUN"][-1]
+    for directory in (cache_dir, mpl_dir):
+        assert directory.startswith("/var/cache/autorater-pipelines/") and directory in last_run
+    assert "chmod 1777 /var/cache/autorater-pipelines/*" in last_run
 
 
-def test_installs_this_package_with_pinned_kfp_and_no_pip_cache():
+def test_installs_the_locked_runtime_dependencies_then_this_package_without_its_dependencies():
     runs = [args for op, args in _instructions() if op == "RUN"]
-    assert any(re.search(r"pip install --no-cache-dir \.(\s|$)", run) for run in runs)
+    assert any(re.search(r"pip install .*-r /tmp/image\.lock", run) for run in runs)
+    assert any(re.search(r"pip install .*--no-deps \.(\s|$)", run) for run in runs)
+    assert any("pip check" in run for run in runs)
+    assert ("COPY", "requirements/image.lock /tmp/image.lock") in _instructions()
     assert "kfp==2.17.3" in _pyproject()["project"]["dependencies"], "kfp must stay pinned (compiled YAML ↔ image)"
+
+
+def _pins(name: str) -> dict[str, str]:
+    pins = {}
+    for line in (REPO / "requirements" / name).read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            package, version = line.split("==")
+            pins[package.lower().replace("_", "-")] = version
+    return pins
+
+
+def _runtime_closure(requirements: list[str]) -> set[str]:
+    """Names of the distributions the requirements need, transitively, from installed metadata (Linux, 3.11)."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    from packaging.requirements import Requirement
+
+    environment = {"sys_platform": "linux", "platform_system": "Linux", "python_version": "3.11"}
+    seen: set[str] = set()
+    todo = [(Requirement(r), "") for r in requirements]
+    while todo:
+        requirement, extra = todo.pop()
+        if requirement.marker and not requirement.marker.evaluate({**environment, "extra": extra}):
+            continue
+        name = requirement.name.lower().replace("_", "-")
+        key = f"{name}[{','.join(sorted(requirement.extras))}]"
+        if key in seen:
+            continue
+        seen.update({key, name})
+        try:
+            needs = requires(name) or []
+        except PackageNotFoundError:
+            continue
+        for wanted in [""] + sorted(requirement.extras):
+            todo += [(Requirement(r), wanted) for r in needs]
+    return {n for n in seen if "[" not in n}
+
+
+def test_the_lock_files_pin_every_dependency_within_pyproject_and_agree():
+    """requirements/image.lock (the Dockerfile) and ci.lock (.ci/run, Cloud Build): regenerate with
+    `bash requirements/update.sh` after changing dependencies."""
+    from packaging.requirements import Requirement
+
+    image, ci = _pins("image.lock"), _pins("ci.lock")
+    assert {p: v for p, v in ci.items() if p in image} == image, "image.lock and ci.lock pin different versions"
+    project = _pyproject()["project"]
+    groups = {"image.lock": (image, project["dependencies"])}
+    groups["ci.lock"] = (ci, [d for deps in project["optional-dependencies"].values() for d in deps])
+    for lock, (pins, requirements) in groups.items():
+        for requirement in map(Requirement, requirements):
+            if requirement.name == "autorater-pipelines":
+                continue
+            name = requirement.name.lower().replace("_", "-")
+            assert name in pins, f"{lock} does not pin {name}: run bash requirements/update.sh"
+            assert pins[name] in requirement.specifier, f"{lock}: {name}=={pins[name]} outside {requirement}"
+    stale = set(image) - _runtime_closure(project["dependencies"])
+    assert not stale, (
+        f"image.lock pins packages no runtime dependency needs: {sorted(stale)}; run bash requirements/update.sh"
+    )
+    assert "google-cloud-aiplatform" not in image, "submit-only: not in the component image"
+    assert not {"pytest", "ruff", "mypy", "docker"} & set(image), "test-only packages in the component image"
+    for sdk in ("google-genai", "openai"):
+        [spec] = [Requirement(d).specifier for d in project["dependencies"] if Requirement(d).name == sdk]
+        assert any(s.operator == "<" for s in spec), f"{sdk} needs an upper bound"
 
 
 def test_copies_every_source_root_and_the_build_context_allows_them():
@@ -118,3 +194,11 @@ def test_the_wheel_holds_every_package_and_file(tmp_path):
     assert not missing, f"files missing from the wheel: {missing}"
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert "autorater = autorater_pipelines.cli:main" in entry_points
+
+
+def test_ci_and_cloud_build_install_with_the_lock():
+    import yaml
+
+    [install] = [s for s in yaml.safe_load((REPO / "cloudbuild.yaml").read_text())["steps"] if s["id"] == "install"]
+    assert "pip install --quiet -c requirements/ci.lock -e '.[test]'" in install["args"][1]
+    assert 'pip" install --quiet -c requirements/ci.lock -e ".[test]"' in (REPO / ".ci" / "run").read_text()
