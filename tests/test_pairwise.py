@@ -1,4 +1,5 @@
 import re
+import time
 
 import pytest
 
@@ -106,11 +107,97 @@ def test_unparseable_json_verdicts_raise(text, message):
         parse_verdict(text, JudgeSettings())
 
 
-def test_regex_verdicts_use_the_first_match_and_the_map():
+def test_regex_verdicts_use_the_map():
     assert parse_verdict("Output (b)", LLMBAR)[0] == "B"
     assert parse_verdict("Reasoning...\nOutput (a) is better", LLMBAR)[0] == "A"
     with pytest.raises(ValueError, match="found no match"):
         parse_verdict("Both are fine", LLMBAR)
+
+
+FASTCHAT = {"verdict_pattern": r"\[\[(A|B|C)\]\]", "verdict_map": {"A": "A", "B": "B", "C": "TIE"}}
+QUOTES_A_CONCLUDES_B = (
+    "Assistant A's answer would deserve [[A]] if it were correct, but it is not. "
+    "Assistant B is right.\n\nFinal verdict: [[B]]"
+)
+
+
+def test_a_judge_quoting_a_verdict_in_its_reasoning_is_read_by_its_concluding_verdict():
+    # FastChat #3921: the first match was taken, so this judgment was recorded as A.
+    settings = JudgeSettings.from_params(FASTCHAT)
+    assert settings.verdict_match == "last"
+    position, _, note = pairwise.parse_verdict_note(QUOTES_A_CONCLUDES_B, settings)
+    assert position == "B"
+    assert note == ("verdict_pattern matched 2 verdicts that disagree ('A' → A, 'B' → B); verdict_match=last took B")
+    assert (
+        parse_verdict(QUOTES_A_CONCLUDES_B, JudgeSettings.from_params({**FASTCHAT, "verdict_match": "first"}))[0] == "A"
+    )
+    with pytest.raises(ValueError, match=r"ambiguous verdict \(verdict_match=unique\): 2 matches disagree"):
+        parse_verdict(QUOTES_A_CONCLUDES_B, JudgeSettings.from_params({**FASTCHAT, "verdict_match": "unique"}))
+
+
+def test_llmbar_pattern_reads_the_concluding_line():
+    text = "Output (a)\nOn reflection the first claim is wrong.\nOutput (b)"
+    assert parse_verdict(text, LLMBAR)[0] == "B"
+
+
+def test_two_sxs_rating_tags_that_disagree_give_the_last_and_are_recorded():
+    settings = JudgeSettings.from_params(
+        {"verdict_pattern": r"\[\[SxSRating:\s*(-?\d)\]\]", "verdict_map": {"-1": "A", "0": "TIE", "1": "B"}}
+    )
+    text = "[[SxSRating: -1]] ... after checking the facts: [[SxSRating: 1]]"
+    sample = pairwise.to_sample(_request(False), ModelOutput(text=text), settings)
+    assert sample.choice == "B" and "2 verdicts that disagree" in sample.note
+    assert sample.to_dict()["note"] == sample.note
+    agreeing = pairwise.to_sample(_request(False), ModelOutput(text="[[SxSRating: 1]] [[SxSRating: 1]]"), settings)
+    assert agreeing.choice == "B" and agreeing.note is None
+
+
+def test_grade_ci_is_not_grade_c():
+    settings = JudgeSettings.from_params(
+        {"verdict_pattern": r"GRADE: ([A-C])", "verdict_map": {"A": "A", "B": "B", "C": "TIE"}}
+    )
+    with pytest.raises(ValueError, match="found no match"):
+        parse_verdict("GRADE: CI", settings)
+    assert parse_verdict("GRADE: C.", settings)[0] == "TIE"
+    assert parse_verdict("GRADE: CI\nGRADE: B", settings)[0] == "B"
+
+
+def test_catastrophic_patterns_run_in_linear_time():
+    settings = JudgeSettings.from_params({"verdict_pattern": r"^(a+)+$", "verdict_map": {"a": "A"}})
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match="found no match"):
+        parse_verdict("a" * 100_000 + "!", settings)  # Python's re would backtrack for ages
+    assert time.perf_counter() - started < 5  # generous bound for a loaded machine
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"verdict_pattern": r"(A)(?=!)", "verdict_map": {"A": "A"}}, r"cannot be matched in linear time"),
+        ({"verdict_pattern": r"(A)\1", "verdict_map": {"A": "A"}}, r"backreferences"),
+        ({"verdict_pattern": "x" * 1001, "verdict_map": {"x": "A"}}, r"1001 characters long, more than 1000"),
+        (
+            {"verdict_pattern": "(A)", "verdict_map": {"A": "A"}, "verdict_match": "best"},
+            r"verdict_match must be one of",
+        ),
+        ({"retry_unparseable": "sometimes"}, r"retry_unparseable must be true or false"),
+    ],
+)
+def test_bad_verdict_settings(params, message):
+    with pytest.raises(InputError, match=message):
+        JudgeSettings.from_params(params)
+
+
+def test_duplicate_choice_keys_are_ambiguous_not_the_last():
+    with pytest.raises(ValueError, match=r"key 'choice' appears more than once with different values \('A' and 'B'\)"):
+        parse_verdict('{"explanation": "x", "choice": "A", "choice": "B"}', JudgeSettings())
+
+
+def test_raw_newline_inside_the_explanation_is_tolerated():
+    assert parse_verdict('{"explanation": "first line\nsecond line", "choice": "B"}', JudgeSettings()) == (
+        "B",
+        "first line\nsecond line",
+    )
 
 
 def test_json_quoted_inside_prose_cannot_override_the_judges_answer():

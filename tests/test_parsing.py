@@ -2,7 +2,12 @@ import time
 
 import pytest
 
-from autorater_pipelines.evaluation.json_extraction import JSONExtractionError, extract_json, extract_json_values
+from autorater_pipelines.evaluation.json_extraction import (
+    AmbiguousJSONError,
+    JSONExtractionError,
+    extract_json,
+    extract_json_values,
+)
 
 
 @pytest.mark.parametrize(
@@ -28,4 +33,49 @@ def test_no_json_raises_quickly(text):
     started = time.perf_counter()
     with pytest.raises(JSONExtractionError):
         extract_json(text)
+    assert time.perf_counter() - started < 5  # bounded work, generous for a loaded machine
+
+
+def test_more_than_64_braces_before_the_json_keep_the_verdict():
+    # Found by the hostile trial: the extractor used to give up after 64 "{" positions.
+    code = "int f() { return 1; }\n" * 200
+    text = f"Here is code:\n{code}\nMy verdict: " + '{"choice": "B", "explanation": "x"}'
+    assert extract_json_values(text) == [{"choice": "B", "explanation": "x"}]
+
+
+def test_raw_newline_inside_a_string_is_tolerated():
+    text = 'Answer: {"explanation": "line one\nline two", "choice": "A"}'
+    assert extract_json(text) == {"explanation": "line one\nline two", "choice": "A"}
+    assert extract_json('{"explanation": "tab\there", "choice": "B"}')["choice"] == "B"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"choice": "A", "choice": "B"}',
+        'Final: {"explanation": "e", "choice": "A", "choice": "B"}',
+        '```json\n{"choice": "A",\n "choice": "B"}\n```',
+    ],
+)
+def test_duplicate_keys_with_different_values_are_ambiguous(text):
+    with pytest.raises(AmbiguousJSONError, match=r"key 'choice' appears more than once with different values"):
+        extract_json_values(text)
+
+
+def test_duplicate_keys_with_the_same_value_are_fine():
+    assert extract_json('{"choice": "A", "choice": "A"}') == {"choice": "A"}
+
+
+def test_prose_quotes_and_stray_braces_before_the_json():
+    text = 'A 5" screen {he said "x} is small. {"choice": "A"} and } done'
+    assert extract_json_values(text) == [{"choice": "A"}]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"a": ' * 20_000 + "x", "{" * 200_000 + '{"choice": "A"', '{"a": "' + "{" * 100_000, "```" * 50_000],
+)
+def test_adversarial_texts_end_quickly(text):
+    started = time.perf_counter()
+    extract_json_values(text)
     assert time.perf_counter() - started < 5  # bounded work, generous for a loaded machine

@@ -84,7 +84,7 @@ def test_a_row_with_nothing_scorable_is_an_error_row():
     assert result.metrics["rows_unscored"] == 1 and result.metrics["mean_final_score"] is None
 
 
-def test_votes_across_samples_and_ties_go_to_the_earliest():
+def test_votes_across_samples_and_a_split_vote_scores_the_share_of_the_expected_answer():
     rows = [
         row(
             1,
@@ -98,7 +98,37 @@ def test_votes_across_samples_and_ties_go_to_the_earliest():
     (r,) = score(rows, id_columns=["id"]).results
     q1, q2 = r["qa_results"]
     assert (q1["verdict"], q1["votes"], q1["score"]) == ("yes", {"no": 1, "yes": 2}, 1.0)
-    assert (q2["verdict"], q2["score"], q2["unparseable_samples"]) == ("no", 0.0, 1)
+    # yes×1, no×1 (the third answer names no choice): half the votes name the expected "yes".
+    assert (q2["verdict"], q2["score"], q2["unparseable_samples"]) == ("no | yes", 0.5, 1)
+    assert q2["tied_vote"] is True and "tied_vote" not in q1
+
+
+def test_a_split_vote_does_not_depend_on_which_sample_came_first():
+    # Found by the hostile trial: {yes: 1, no: 1} scored 0 or 1 depending on the order of the samples.
+    orders = [[sample("yes", index=0), sample("no", index=1)], [sample("no", index=0), sample("yes", index=1)]]
+    scores = [
+        score([row(1, [qa("1")], {"1": answers})], id_columns=["id"]).results[0]["final_score"] for answers in orders
+    ]
+    assert scores == [0.5, 0.5]
+    three = [sample("a", index=0), sample("b", index=1), sample("c", index=2), sample("a", index=3)]
+    (r,) = score([row(1, [qa("1", "b", ["x", "y", "z"])], {"1": three})], id_columns=["id"]).results
+    assert r["qa_results"][0]["score"] == 0.0  # "a" has 2 of 4 votes: a clear verdict, not a tie
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected", "choices"),
+    [
+        ("three", "3", ["2", "3", "4"]),
+        ("Three.", "3", ["2", "3", "4"]),
+        ("3", "three", ["two", "three", "four"]),
+        ("a red apple", "red apple", ["red apple", "green apple"]),
+        ("The cat", "cat", ["cat", "dog"]),
+        ("twelve birds", "12 birds", ["12 birds", "2 birds"]),
+    ],
+)
+def test_number_words_and_articles_are_normalized(answer, expected, choices):
+    (r,) = score([row(1, [qa("1", expected, choices)], {"1": [sample(answer)]})], id_columns=["id"]).results
+    assert r["qa_results"][0]["score"] == 1.0, r["qa_results"][0]
 
 
 @pytest.mark.parametrize(

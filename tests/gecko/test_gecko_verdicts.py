@@ -51,7 +51,8 @@ def test_yes_no_answers_resolve_by_normalized_exact_match(answer, expected):
         ("A Boat.", 1),
         ("e", None),  # no fifth option
         ("b) a plane", None),  # letter and text disagree
-        ("boat", None),  # substring of a choice is not a match
+        ("boat", 1),  # articles are normalized: "a boat" is "boat"
+        ("oat", None),  # a substring of a choice is not a match
     ],
 )
 def test_multiple_choice_answers(answer, expected):

@@ -27,6 +27,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from autorater_pipelines.autosxs.verdicts import (
+    VerdictPattern,
+    check_verdict_match,
+    compile_verdict_pattern,
+    find_verdict,
+)
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.json_extraction import extract_json_values
 from autorater_pipelines.models import ModelOutput, ModelRequest, Usage
@@ -52,7 +58,7 @@ _TIE_WORDS = {"TIE", "SAME", "EQUAL", "BOTH", "NEITHER", "DRAW"}
 _PREFERENCE_ALIASES = {"A": "A", "MODEL_A": "A", "B": "B", "MODEL_B": "B", "TIE": "TIE"}
 
 # autorater_parameters keys consumed here; the rest go to the model-call layer (GenerateConfig).
-_JUDGE_KEYS = ("sampling_count", "flip", "verdict_pattern", "verdict_map")
+_JUDGE_KEYS = ("sampling_count", "flip", "verdict_pattern", "verdict_map", "verdict_match", "retry_unparseable")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,15 +68,22 @@ class JudgeSettings:
     Attributes:
         sampling_count: Samples per example (≥ 1). Default 2: one original and one swapped order.
         flip: Swap positions on half of the samples (seeded by the example ids).
-        verdict_pattern: Optional regex applied to the raw judge output instead of JSON parsing; its
-            first group (or whole match, without groups) is looked up in ``verdict_map``.
+        verdict_pattern: Optional regex (RE2, linear time) applied to the raw judge output instead of JSON
+            parsing; the first group (or whole match, without groups) of a whole-word match is looked up in
+            ``verdict_map`` (see :mod:`autorater_pipelines.autosxs.verdicts`).
         verdict_map: Match text → POSITION verdict: ``A`` (shown first), ``B`` (shown second), ``TIE``.
+        verdict_match: Which match decides when there are several: ``last`` (default, the concluding
+            verdict), ``first``, or ``unique`` (all must agree, else a parse error).
+        retry_unparseable: Ask again, on a re-run, for answers that were cached but could not be parsed;
+            None = on when the judge samples (``temperature`` > 0), off for greedy decoding.
     """
 
     sampling_count: int = 2
     flip: bool = True
-    verdict_pattern: re.Pattern[str] | None = None
+    verdict_pattern: VerdictPattern | None = None
     verdict_map: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    verdict_match: str = "last"
+    retry_unparseable: bool | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any] | None) -> JudgeSettings:
@@ -105,10 +118,7 @@ class JudgeSettings:
             raise InputError("verdict_map is set but verdict_pattern is not; set both", source=src)
         pattern = None
         if pattern_text is not None:
-            try:
-                pattern = re.compile(str(pattern_text))
-            except re.error as exc:
-                raise InputError(f"verdict_pattern {pattern_text!r} is not a valid regex: {exc}", source=src) from None
+            pattern = compile_verdict_pattern(pattern_text, source=src)
             if not verdict_map:
                 raise InputError(
                     'verdict_pattern needs a verdict_map, e.g. {"a": "A", "b": "B", "tie": "TIE"}',
@@ -123,7 +133,19 @@ class JudgeSettings:
                     source=src,
                 )
             clean_map[str(key)] = position
-        return cls(sampling_count=count, flip=flip, verdict_pattern=pattern, verdict_map=clean_map)
+        retry = params.get("retry_unparseable")
+        if isinstance(retry, str) and retry.lower() in ("true", "false"):
+            retry = retry.lower() == "true"
+        if retry is not None and not isinstance(retry, bool):
+            raise InputError(f"retry_unparseable must be true or false, got {retry!r}", source=src)
+        return cls(
+            sampling_count=count,
+            flip=flip,
+            verdict_pattern=pattern,
+            verdict_map=clean_map,
+            verdict_match=check_verdict_match(params.get("verdict_match"), source=src),
+            retry_unparseable=retry,
+        )
 
 
 def judge_parameter_keys() -> tuple[str, ...]:
@@ -196,20 +218,22 @@ def parse_verdict(text: str | None, settings: JudgeSettings) -> tuple[str, str]:
     Raises:
         ValueError: the output holds no recognizable verdict (the message says why).
     """
+    position, explanation, _ = parse_verdict_note(text, settings)
+    return position, explanation
+
+
+def parse_verdict_note(text: str | None, settings: JudgeSettings) -> tuple[str, str, str | None]:
+    """As :func:`parse_verdict`, plus a note when several verdicts in the output disagreed.
+
+    Raises:
+        ValueError: the output holds no recognizable verdict, or (``verdict_match=unique``, or JSON answers /
+            duplicate ``choice`` keys that disagree) an ambiguous one.
+    """
     if text is None or not text.strip():
         raise ValueError("empty judge output")
     if settings.verdict_pattern is not None:
-        match = settings.verdict_pattern.search(text)
-        if match is None:
-            raise ValueError(f"verdict_pattern {settings.verdict_pattern.pattern!r} found no match")
-        found = match.group(1) if match.re.groups else match.group(0)
-        position = settings.verdict_map.get(found)
-        if position is None:
-            lowered = {k.strip().lower(): v for k, v in settings.verdict_map.items()}
-            position = lowered.get((found or "").strip().lower())
-        if position is None:
-            raise ValueError(f"verdict {found!r} is not a key of verdict_map {sorted(settings.verdict_map)}")
-        return position, text.strip()
+        verdict = find_verdict(text, settings.verdict_pattern, settings.verdict_map, settings.verdict_match)
+        return verdict.position, text.strip(), verdict.note
     objects = extract_json_values(text, expect=dict)
     if not objects:
         raise ValueError(f"no JSON dict found in model output starting {text.strip()[:120]!r}")
@@ -222,7 +246,7 @@ def parse_verdict(text: str | None, settings: JudgeSettings) -> tuple[str, str]:
         raise ValueError(f"ambiguous answer: {len(answers)} JSON objects with different choices {sorted(positions)}")
     obj = answers[-1]
     explanation = obj.get("explanation")
-    return positions.pop(), explanation if isinstance(explanation, str) else ""
+    return positions.pop(), explanation if isinstance(explanation, str) else "", None
 
 
 def _position(raw_choice: Any) -> str:
@@ -275,6 +299,7 @@ class Sample:
     distribution: dict[str, float] | None = None
     attempts: int = 0
     cached: bool = False
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form stored in the judgment's ``samples`` list."""
@@ -287,6 +312,7 @@ class Sample:
             "error": self.error,
             "attempts": self.attempts,
             "cached": self.cached,
+            "note": self.note,
         }
 
 
@@ -299,7 +325,7 @@ def to_sample(request: ModelRequest, output: ModelOutput, settings: JudgeSetting
         message = output.error.message if output.error else "no text returned"
         return Sample(request.sample_index, flipped, "ERROR", "", output.text, f"{kind}: {message}", **calls)
     try:
-        position, explanation = parse_verdict(output.text, settings)
+        position, explanation, note = parse_verdict_note(output.text, settings)
     except ValueError as exc:
         return Sample(request.sample_index, flipped, "ERROR", "", output.text, f"parse_error: {exc}", **calls)
     return Sample(
@@ -309,6 +335,7 @@ def to_sample(request: ModelRequest, output: ModelOutput, settings: JudgeSetting
         explanation,
         output.text,
         distribution=_choice_distribution(output, flipped),
+        note=note,
         **calls,
     )
 

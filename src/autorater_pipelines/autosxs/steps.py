@@ -78,6 +78,7 @@ JUDGMENTS_BIGQUERY_FIELDS: dict[str, dict[str, Any]] = {
             {"name": "error", **_STRING},
             {"name": "attempts", **_INTEGER},
             {"name": "cached", **_BOOLEAN},
+            {"name": "note", **_STRING},
         ],
     },
     "input_token_count": _INTEGER,

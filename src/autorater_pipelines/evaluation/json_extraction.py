@@ -1,9 +1,16 @@
 """Tolerant extraction of JSON objects from model text.
 
-Models asked for JSON still wrap it in prose, code fences, or leave trailing commas. This module
-finds JSON objects or arrays in such text. It never guesses values: text with no parseable JSON raises
-:class:`JSONExtractionError`. Work is bounded: at most :data:`MAX_STARTS` candidate start positions are
-tried, each with the C JSON decoder, and nesting too deep for the decoder counts as "not JSON".
+Models asked for JSON still wrap it in prose, code fences, leave trailing commas, or write a raw line
+break inside a string. This module finds JSON objects or arrays in such text. It never guesses values:
+text with no parseable JSON raises :class:`JSONExtractionError`, and an object that repeats a key with
+different values (``{"choice": "A", "choice": "B"}``, which ``json.loads`` silently resolves to the last)
+raises :class:`AmbiguousJSONError`.
+
+Work is linear in the length of the text: candidate starts are tried left to right with the C JSON
+decoder, a start inside a value already found is skipped, and every attempt is charged the characters
+the decoder read; the scan stops once it has read :data:`WORK_FACTOR` times the text (never reached by
+prose: a ``{`` that does not start JSON costs a character or two). Nesting too deep for the decoder
+counts as "not JSON".
 """
 
 from __future__ import annotations
@@ -12,39 +19,85 @@ import json
 import re
 from typing import Any
 
-__all__ = ["MAX_STARTS", "JSONExtractionError", "extract_json", "extract_json_values"]
+__all__ = ["WORK_FACTOR", "AmbiguousJSONError", "JSONExtractionError", "extract_json", "extract_json_values"]
 
-MAX_STARTS = 64
-"""Maximum number of ``{``/``[`` positions tried as the start of a JSON value in one text."""
+WORK_FACTOR = 8
+"""The scan reads at most this many times the text's length (plus a constant) across all attempts."""
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
-_DECODER = json.JSONDecoder()
+_OBJECT_START = re.compile(r"\{\s*[\"}]")  # a JSON object starts with a key or is empty
+_DEEP = 1000  # characters charged for an attempt that ended in RecursionError
 
 
 class JSONExtractionError(ValueError):
     """The text holds no parseable JSON object or array."""
 
 
+class AmbiguousJSONError(JSONExtractionError):
+    """A JSON object repeats a key with different values: which one the model meant is unknown."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for key, item in pairs:
+        if key in value and value[key] != item:
+            raise AmbiguousJSONError(
+                f"ambiguous JSON: key {key!r} appears more than once with different values "
+                f"({value[key]!r} and {item!r})"
+            )
+        value[key] = item
+    return value
+
+
+# strict=False: raw control characters (a line break typed inside a string) are accepted.
+_DECODER = json.JSONDecoder(strict=False, object_pairs_hook=_pairs)
+
+
 def _loads(snippet: str) -> Any:
     try:
-        return json.loads(snippet)
+        return _DECODER.decode(snippet)
     except json.JSONDecodeError:
-        return json.loads(_TRAILING_COMMA.sub(r"\1", snippet))
+        return _DECODER.decode(_TRAILING_COMMA.sub(r"\1", snippet))
 
 
-def _decode_at(text: str, start: int) -> tuple[Any, int] | None:
-    """Decode one JSON value starting at ``start``; also retry with trailing commas removed."""
-    for candidate in (text, None):
-        try:
-            if candidate is not None:
-                return _DECODER.raw_decode(candidate, start)
-            cleaned = _TRAILING_COMMA.sub(r"\1", text[start:])
-            value, end = _DECODER.raw_decode(cleaned, 0)
-            return value, start + end  # approximate end in the original text
-        except (json.JSONDecodeError, RecursionError):
-            continue
-    return None
+def _fenced(text: str) -> list[str]:
+    """The contents of Markdown code fences (```json … ```), split in one pass."""
+    pieces = text.split("```")
+    blocks = []
+    for block in pieces[1:-1:2]:  # odd pieces lie between an opening and a closing fence
+        first, _, rest = block.partition("\n")
+        blocks.append(rest if first.strip().lower() in ("json", "") else block)
+    return blocks
+
+
+def _trailing_comma_at(text: str, position: int) -> bool:
+    """True when the decoder stopped at a ``}``/``]`` right after a comma (a trailing comma)."""
+    if position >= len(text) or text[position] not in "}]":
+        return False
+    index = position - 1
+    while index >= 0 and text[index].isspace():
+        index -= 1
+    return index >= 0 and text[index] == ","
+
+
+def _decode_at(text: str, start: int) -> tuple[Any, int, int]:
+    """Decode one JSON value at ``start``: ``(value or None, end of the value, characters read)``."""
+    try:
+        value, end = _DECODER.raw_decode(text, start)
+        return value, end, end - start
+    except RecursionError:
+        return None, start + 1, _DEEP
+    except json.JSONDecodeError as exc:
+        read = max(1, exc.pos - start)
+        if not _trailing_comma_at(text, exc.pos):
+            return None, start + 1, read
+    cleaned = _TRAILING_COMMA.sub(r"\1", text[start:])
+    try:
+        value, end = _DECODER.raw_decode(cleaned, 0)
+    except (json.JSONDecodeError, RecursionError):
+        return None, start + 1, read + len(cleaned)
+    removed = len(text) - start - len(cleaned)
+    return value, start + end + removed, read + len(cleaned)  # end: approximate, past the value
 
 
 def extract_json_values(text: str | None, *, expect: type = dict) -> list[Any]:
@@ -52,7 +105,10 @@ def extract_json_values(text: str | None, *, expect: type = dict) -> list[Any]:
 
     Tries the whole text first (if it is one JSON value of that type, only it is returned), then the
     contents of Markdown code fences, then JSON values starting at successive ``{``/``[`` positions
-    (non-overlapping, at most :data:`MAX_STARTS` attempts).
+    (non-overlapping; linear work, see the module docstring).
+
+    Raises:
+        AmbiguousJSONError: a JSON object in the text repeats a key with different values.
     """
     if not text or not text.strip():
         return []
@@ -63,29 +119,35 @@ def extract_json_values(text: str | None, *, expect: type = dict) -> list[Any]:
             return [whole]
     except (json.JSONDecodeError, RecursionError):
         pass
-    for match in _FENCE.finditer(text):
+    for block in _fenced(text):
         try:
-            fenced = _loads(match.group(1).strip())
+            fenced = _loads(block.strip())
         except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(fenced, expect):
             return [fenced]
+    return _scan(text, expect)
+
+
+def _scan(text: str, expect: type) -> list[Any]:
     found: list[Any] = []
-    position, attempts = 0, 0
-    opener = "{" if expect is dict else "["
-    while attempts < MAX_STARTS:
-        start = text.find(opener, position)
+    budget = WORK_FACTOR * len(text) + 10_000
+    position = 0
+    while budget > 0:
+        if expect is dict:
+            match = _OBJECT_START.search(text, position)
+            start = match.start() if match else -1
+        else:
+            start = text.find("[", position)
         if start < 0:
             break
-        attempts += 1
-        decoded = _decode_at(text, start)
-        if decoded is None:
-            position = start + 1
-            continue
-        value, end = decoded
-        if isinstance(value, expect):
+        value, end, read = _decode_at(text, start)
+        budget -= read
+        if value is not None and isinstance(value, expect):
             found.append(value)
-        position = max(end, start + 1)
+            position = max(end, start + 1)
+        else:
+            position = start + 1 if value is None else max(end, start + 1)
     return found
 
 
@@ -94,6 +156,7 @@ def extract_json(text: str | None, *, expect: type = dict) -> Any:
 
     Raises:
         JSONExtractionError: no such value is present; the message quotes the start of the text.
+        AmbiguousJSONError: a JSON object in the text repeats a key with different values.
     """
     if not text or not text.strip():
         raise JSONExtractionError(f"empty model output: expected a JSON {expect.__name__}")

@@ -2,11 +2,12 @@
 
 Per question (Gecko, arXiv 2404.16820; TIFA, arXiv 2303.11897): each sample's answer is resolved to
 one of the question's choices (:func:`autorater_pipelines.gecko.verdicts.resolve` — never substring
-matching); the most frequent choice is the verdict (ties: the earliest sample's); score = 1 when the
-verdict is the expected answer, else 0. With ``logprob_weighting`` the score is instead the mean
-probability of the expected answer over samples that carry choice probabilities (questions without
-them fall back to exact match and are counted). A question whose answers all fail to parse is
-``unparseable``: counted and reported, never scored 0.
+matching); the most frequent choice is the verdict; score = 1 when the verdict is the expected answer,
+else 0. A tie between the most frequent choices scores the share of votes for the expected answer
+(``yes``×1, ``no``×1 → 0.5; the verdict reads ``no | yes`` and ``tied_vote`` is set). With
+``logprob_weighting`` the score is instead the mean probability of the expected answer over samples
+that carry choice probabilities (questions without them fall back to exact match and are counted).
+A question whose answers all fail to parse is ``unparseable``: counted and reported, never scored 0.
 
 Per row: ``final_score`` = mean score of the scored questions. With ``dependency_masking`` (DSG,
 arXiv 2310.18235) a question scores 0 when any parent question's own (unmasked) answer is wrong —
@@ -144,8 +145,16 @@ def _score_question(qa: Mapping[str, Any], samples: Sequence[Mapping[str, Any]],
         )
         return result
     votes = Counter(parsed)
-    verdict = votes.most_common(1)[0][0]
+    ranked = votes.most_common()
+    verdict = ranked[0][0]
     exact = 1.0 if normalize(verdict) == normalize(expected) else 0.0
+    if len(ranked) > 1 and ranked[1][1] == ranked[0][1]:
+        # A split vote has no single verdict: the score is the share of votes for the expected answer
+        # (yes×1, no×1 → 0.5), never whichever sample happened to come first.
+        tied = sorted(choice for choice, count in ranked if count == ranked[0][1])
+        exact = sum(n for c, n in votes.items() if normalize(c) == normalize(expected)) / len(parsed)
+        verdict = " | ".join(tied)
+        result["tied_vote"] = True
     result.update(verdict=verdict, score=exact, status="scored", votes=dict(votes), exact_score=exact)
     if weighting:
         probs = [s["choice_probs"] for s in answered if s.get("choice_probs")]

@@ -36,6 +36,14 @@ __all__ = [
 YES_NO: tuple[str, str] = ("yes", "no")
 _STRIP = string.whitespace + "\"'`*.,;:!?()[]{}"
 _PREFIX = re.compile(r"^(?:(?:final )?answer\s*:|verdict\s*:|the answer is\b)\s*")
+_ARTICLES = frozenset({"a", "an", "the"})
+_NUMBER_WORDS = {
+    word: str(number)
+    for number, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+        "seventeen eighteen nineteen twenty".split()
+    )
+}
 _LETTER_ONLY = re.compile(r"^\(?([a-z])\)?[.:)]?$")
 _LETTER_LEAD = re.compile(r"^\(?([a-z])[).:]\s*(.+)$")
 _LETTER_PREFIXED_CHOICE = re.compile(r"^\(?([a-zA-Z])[).:]\s+(.+)$")
@@ -45,7 +53,9 @@ def normalize(text: Any) -> str:
     """Lower-case, NFKC-normalize and trim an answer for comparison.
 
     Removes outer whitespace, quotes, Markdown ``*``/backticks, brackets and punctuation, a leading
-    ``answer:`` label, and collapses inner whitespace. ``True``/``False`` become ``yes``/``no``.
+    ``answer:`` label, and collapses inner whitespace. ``True``/``False`` become ``yes``/``no``; number
+    words from ``zero`` to ``twenty`` become digits (``three`` = ``3``) and a leading article is dropped
+    (``a red apple`` = ``red apple``) when more words follow.
     """
     if isinstance(text, bool):
         return "yes" if text else "no"
@@ -54,7 +64,10 @@ def normalize(text: Any) -> str:
     value = unicodedata.normalize("NFKC", str(text)).lower().replace("**", "")
     value = " ".join(value.split()).strip(_STRIP)
     value = _PREFIX.sub("", value).strip(_STRIP)
-    return value
+    words = [_NUMBER_WORDS.get(word, word) for word in value.split(" ")]
+    if len(words) > 1 and words[0] in _ARTICLES:
+        words = words[1:]  # "a boat" is "boat"; a lone "a" stays a choice letter
+    return " ".join(words)
 
 
 def parse_choices(choices: Any) -> tuple[str, ...]:

@@ -1,0 +1,177 @@
+"""Free-text verdicts: ``verdict_pattern`` matched in linear time, ``verdict_match`` picks among matches.
+
+A judge that quotes ``[[A]]`` while reasoning and concludes ``[[B]]`` means B (FastChat #3921 recorded
+it as A by taking the first match). So every match of the pattern is found, and ``verdict_match``
+decides: ``last`` (default: the concluding verdict), ``first``, or ``unique`` (every match must name the
+same position, else the sample is a parse error). Matches that disagree are always reported in the
+sample's ``note``.
+
+A match counts only as a whole word: ``GRADE: ([A-C])`` does not read ``GRADE: CI`` as ``C`` (a verdict
+token that starts or ends with a letter or digit may not continue into another one).
+
+Patterns run on RE2 (``google-re2``), whose matching time is linear in the text: no pattern can
+backtrack catastrophically (``(a+)+$`` on a long answer takes microseconds). RE2 has no lookaround or
+backreferences; a pattern that needs them is refused with that reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from autorater_pipelines.errors import InputError
+
+__all__ = [
+    "MAX_PATTERN_LENGTH",
+    "VERDICT_MATCHES",
+    "Verdict",
+    "VerdictPattern",
+    "check_verdict_match",
+    "compile_verdict_pattern",
+    "find_verdict",
+]
+
+VERDICT_MATCHES = ("last", "first", "unique")
+"""Values of ``verdict_match``; the first is the default."""
+
+MAX_PATTERN_LENGTH = 1000
+"""Longest ``verdict_pattern`` accepted, in characters."""
+
+
+class VerdictPattern:
+    """A compiled ``verdict_pattern`` (RE2): ``pattern`` is the text, ``groups`` the number of groups."""
+
+    def __init__(self, pattern: str) -> None:
+        import re2  # type: ignore[import-untyped]
+
+        options = re2.Options()
+        options.log_errors = False  # RE2 would print parse errors on stderr
+        self.pattern = pattern
+        self._compiled = re2.compile(pattern, options)
+        self.groups = int(self._compiled.groups)
+
+    def __repr__(self) -> str:
+        return f"VerdictPattern({self.pattern!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, VerdictPattern) and other.pattern == self.pattern
+
+    def __hash__(self) -> int:
+        return hash(self.pattern)
+
+    def tokens(self, text: str) -> Iterator[tuple[str, int, int]]:
+        """Every whole-word match: ``(verdict text, start, end)``; the first group, or the whole match."""
+        for match in self._compiled.finditer(text):
+            group = 1 if self.groups else 0
+            token = match.group(group)
+            if token is None:
+                continue
+            start, end = match.span(group)
+            if token and _word(token[-1]) and end < len(text) and _word(text[end]):
+                continue  # "GRADE: CI" is not the grade C
+            if token and _word(token[0]) and start > 0 and _word(text[start - 1]):
+                continue
+            yield token, start, end
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def compile_verdict_pattern(value: Any, *, source: str = "autorater_parameters") -> VerdictPattern:
+    """Compile ``verdict_pattern`` with RE2.
+
+    Raises:
+        InputError: not a string, longer than :data:`MAX_PATTERN_LENGTH`, not a valid regex, or using syntax
+            RE2 does not run (lookaround, backreferences); the message quotes the pattern.
+    """
+    if not isinstance(value, str):
+        raise InputError(f"verdict_pattern must be a string (a regex), got {value!r}", source=source)
+    if len(value) > MAX_PATTERN_LENGTH:
+        raise InputError(
+            f"verdict_pattern is {len(value)} characters long, more than {MAX_PATTERN_LENGTH}: "
+            f"{value[:60]!r}...; match the verdict token only, e.g. '\\[\\[(A|B|C)\\]\\]'",
+            source=source,
+        )
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise InputError(f"verdict_pattern {value!r} is not a valid regex: {exc}", source=source) from None
+    try:
+        return VerdictPattern(value)
+    except Exception as exc:  # noqa: BLE001 - re2.error, or a pattern too large for RE2's memory budget
+        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise InputError(
+            f"verdict_pattern {value!r} cannot be matched in linear time ({reason}): lookaround "
+            "((?=...), (?!...), (?<=...)), backreferences (\\1) and possessive or atomic groups are not "
+            "supported; match the verdict token itself, e.g. 'Verdict: (A|B|tie)\\b'",
+            source=source,
+        ) from None
+
+
+def check_verdict_match(value: Any, *, source: str = "autorater_parameters") -> str:
+    """``verdict_match`` lower-cased (None or empty = ``last``).
+
+    Raises:
+        InputError: not one of :data:`VERDICT_MATCHES`.
+    """
+    if value is None or value == "":
+        return VERDICT_MATCHES[0]
+    label = value.strip().lower() if isinstance(value, str) else value
+    if label not in VERDICT_MATCHES:
+        raise InputError(
+            f"verdict_match must be one of {list(VERDICT_MATCHES)} (last: the concluding verdict; first; unique: "
+            f"every match must agree), got {value!r}",
+            source=source,
+        )
+    return str(label)
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """A parsed free-text verdict."""
+
+    position: str
+    """``A`` (shown first), ``B`` (shown second) or ``TIE``."""
+    note: str | None = None
+    """Set when the matches disagreed: what was found and which one was taken."""
+
+
+def _lookup(found: str, verdict_map: Mapping[str, str]) -> str | None:
+    position = verdict_map.get(found)
+    if position is None:
+        lowered = {k.strip().lower(): v for k, v in verdict_map.items()}
+        position = lowered.get(found.strip().lower())
+    return position
+
+
+def find_verdict(text: str, pattern: VerdictPattern, verdict_map: Mapping[str, str], match: str = "last") -> Verdict:
+    """Find the verdict in ``text``: every whole-word match of ``pattern``, chosen by ``match``.
+
+    Raises:
+        ValueError: no match; the chosen match is not a key of ``verdict_map``; or, with ``unique``, matches
+            that name different positions or are not in the map (the message lists them).
+    """
+    found = [token for token, _, _ in pattern.tokens(text)]
+    if not found:
+        raise ValueError(f"verdict_pattern {pattern.pattern!r} found no match")
+    positions = [_lookup(token, verdict_map) for token in found]
+    chosen = {"first": 0, "last": len(found) - 1}.get(match)
+    distinct = sorted({p for p in positions if p is not None})
+    listing = ", ".join(f"{t!r} → {p or 'not in verdict_map'}" for t, p in zip(found, positions, strict=True))
+    if chosen is None:  # unique
+        if len(distinct) != 1 or None in positions:
+            raise ValueError(f"ambiguous verdict (verdict_match=unique): {len(found)} matches disagree: {listing}")
+        return Verdict(distinct[0])
+    position = positions[chosen]
+    if position is None:
+        raise ValueError(f"verdict {found[chosen]!r} is not a key of verdict_map {sorted(verdict_map)}")
+    note = None
+    if len(distinct) > 1 or None in positions:
+        note = (
+            f"verdict_pattern matched {len(found)} verdicts that disagree ({listing}); "
+            f"verdict_match={match} took {position}"
+        )
+    return Verdict(position, note)
