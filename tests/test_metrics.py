@@ -82,3 +82,64 @@ def test_position_consistency_and_per_order_accuracy():
     assert (m["swapped_order_correct_count"], m["swapped_order_sample_count"]) == (1, 3)
     assert m["both_orders_correct_count"] == 1
     assert m["model_call_attempt_count"] == 4 and m["cached_sample_count"] == 4
+
+
+def test_wilson_interval_matches_scipy_for_every_count_up_to_25():
+    stats = pytest.importorskip("scipy.stats")
+    for trials in range(1, 26):
+        for successes in range(trials + 1):
+            ci = stats.binomtest(successes, trials).proportion_ci(confidence_level=0.95, method="wilson")
+            low, high = wilson_interval(successes, trials)
+            assert low == pytest.approx(float(ci.low), abs=1e-12), (successes, trials)
+            assert high == pytest.approx(float(ci.high), abs=1e-12), (successes, trials)
+
+
+def test_ties_as_half_interval_matches_scipy_student_t():
+    stats = pytest.importorskip("scipy.stats")
+    choices = ["A", "A", "B", "TIE", "A", "B", "TIE", "A"]
+    scores = [{"A": 1.0, "TIE": 0.5, "B": 0.0}[c] for c in choices]
+    mean = sum(scores) / len(scores)
+    low, high = stats.t.interval(0.95, len(scores) - 1, loc=mean, scale=stats.sem(scores))
+    m = pairwise_metrics([_row(c) for c in choices])
+    assert m["autorater_model_a_win_rate_ties_as_half"] == pytest.approx(mean, abs=1e-12)
+    assert m["autorater_model_a_win_rate_ties_as_half_ci_lower"] == pytest.approx(max(0.0, low), abs=1e-12)
+    assert m["autorater_model_a_win_rate_ties_as_half_ci_upper"] == pytest.approx(min(1.0, high), abs=1e-12)
+
+
+def _labellings():
+    """Every labelling of 1-3 pairs (degenerate ones included) and 20 random ones of 30 pairs."""
+    import itertools
+    import random
+
+    for n in range(1, 4):
+        for labels in itertools.product("AB", repeat=2 * n):
+            yield labels[:n], labels[n:]
+    rng = random.Random(7)
+    for _ in range(20):
+        yield tuple(rng.choice("AB") for _ in range(30)), tuple(rng.choice("AB") for _ in range(30))
+
+
+def test_alignment_metrics_match_scikit_learn():
+    import math
+    import warnings
+
+    skm = pytest.importorskip("sklearn.metrics")
+    for human, choices in _labellings():
+        m = pairwise_metrics([_row(c, h) for h, c in zip(human, choices, strict=True)], human_preference_column="human")
+        tn, fp, fn, tp = skm.confusion_matrix(human, choices, labels=["B", "A"]).ravel()
+        counts = (m["true_negative_count"], m["false_positive_count"], m["false_negative_count"])
+        assert counts + (m["true_positive_count"],) == (tn, fp, fn, tp)
+        assert m["accuracy"] == pytest.approx(skm.accuracy_score(human, choices))
+        for key, score in (
+            ("precision", skm.precision_score),
+            ("recall", skm.recall_score),
+            ("f1_score", skm.f1_score),
+        ):
+            assert m[key] == pytest.approx(score(human, choices, pos_label="A", zero_division=0)), (key, human, choices)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # sklearn warns (and returns NaN) when kappa is undefined
+            kappa = skm.cohen_kappa_score(human, choices, labels=["A", "B"])
+        if math.isnan(kappa):
+            assert m["cohens_kappa"] is None, (human, choices)
+        else:
+            assert m["cohens_kappa"] == pytest.approx(kappa, abs=1e-12), (human, choices)

@@ -5,19 +5,23 @@ losses: they are excluded from every rate and reported as ``error_count``.
 
 Key names follow Vertex AI AutoSxS (``autorater_model_a_win_rate``, ``human_preference_model_a_win_rate``,
 ``true_positive_count`` …, with model A as the positive class) plus our additions. Confidence intervals
-are 95 %: Wilson score intervals for proportions (``scipy.stats.binomtest(...).proportion_ci``), a
-Student-t interval for the mean score with ties counted as 0.5. Alignment metrics use scikit-learn.
+are 95 %: Wilson score intervals for proportions (Wilson 1927, the interval of
+``scipy.stats.binomtest(...).proportion_ci(method="wilson")``), a Student-t interval for the mean score with
+ties counted as 0.5 (quantile from ``scipy.special.stdtrit``, imported when first needed). The alignment
+metrics are the textbook formulas on the 2×2 confusion matrix, with scikit-learn's conventions
+(``zero_division=0``; Cohen's kappa undefined when both raters used one same label).
+
+Why not ``scipy.stats`` and ``sklearn.metrics`` themselves: every KFP step is a fresh process and importing
+them costs ~3 s of CPU (sklearn pulls pandas), more than the rest of a small run; the tests check these
+formulas against both libraries.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
-
-import numpy as np
-from scipy import stats
-from sklearn import metrics as skm
 
 __all__ = ["pairwise_metrics", "wilson_interval"]
 
@@ -25,11 +29,19 @@ _CONFIDENCE = 0.95
 
 
 def wilson_interval(successes: int, trials: int, confidence: float = _CONFIDENCE) -> tuple[float, float] | None:
-    """Wilson score interval of a proportion (None when ``trials`` is 0)."""
+    """Wilson score interval of a proportion, without continuity correction (None when ``trials`` is 0).
+
+    ``z`` is the standard normal quantile at ``(1 + confidence) / 2``; the bounds are
+    ``(2np + z² ∓ z·sqrt(z² + 4np(1-p))) / (2(n + z²))`` clipped to [0, 1].
+    """
     if trials <= 0:
         return None
-    ci = stats.binomtest(successes, trials).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(ci.low), float(ci.high)
+    z = statistics.NormalDist().inv_cdf(0.5 + confidence / 2)
+    n, p = trials, successes / trials
+    centre = 2 * n * p + z * z
+    half = z * math.sqrt(z * z + 4 * n * p * (1 - p))
+    denominator = 2 * (n + z * z)
+    return max(0.0, (centre - half) / denominator), min(1.0, (centre + half) / denominator)
 
 
 def _rate(count: float, total: int) -> float | None:
@@ -42,14 +54,17 @@ def _add_rate(out: dict[str, Any], key: str, count: int, total: int) -> None:
     out[f"{key}_ci_lower"], out[f"{key}_ci_upper"] = interval if interval else (None, None)
 
 
-def _mean_interval(values: np.ndarray) -> tuple[float | None, float | None, float | None]:
+def _mean_interval(values: Sequence[float]) -> tuple[float | None, float | None, float | None]:
+    """Mean and its 95 % Student-t interval (``mean ± t(n-1) · s/sqrt(n)``), clipped to [0, 1]."""
     if len(values) == 0:
         return None, None, None
-    mean = float(values.mean())
-    if len(values) < 2 or float(values.std(ddof=1)) == 0.0:
+    mean = statistics.fmean(values)
+    if len(values) < 2 or statistics.stdev(values) == 0.0:
         return mean, mean, mean
-    low, high = stats.t.interval(_CONFIDENCE, len(values) - 1, loc=mean, scale=stats.sem(values))
-    return mean, max(0.0, float(low)), min(1.0, float(high))
+    from scipy.special import stdtrit  # the t quantile; imported here, only the metrics step pays it
+
+    half = float(stdtrit(len(values) - 1, 0.5 + _CONFIDENCE / 2)) * statistics.stdev(values) / math.sqrt(len(values))
+    return mean, max(0.0, mean - half), min(1.0, mean + half)
 
 
 def _order_stats(judgments: list[Mapping[str, Any]], human: list[str | None]) -> dict[str, Any]:
@@ -110,24 +125,37 @@ def _alignment(choices: list[str], human: list[str]) -> dict[str, Any]:
             out[key] = 0
         out.update(accuracy=None, precision=None, recall=None, f1_score=None, cohens_kappa=None)
         return out
-    y_true = [h for h, _ in pairs]
-    y_pred = [c for _, c in pairs]
-    tn, fp, fn, tp = skm.confusion_matrix(y_true, y_pred, labels=["B", "A"]).ravel()
-    out.update(
-        true_positive_count=int(tp),
-        false_positive_count=int(fp),
-        true_negative_count=int(tn),
-        false_negative_count=int(fn),
-        accuracy=float(skm.accuracy_score(y_true, y_pred)),
-        precision=float(skm.precision_score(y_true, y_pred, pos_label="A", zero_division=0)),
-        recall=float(skm.recall_score(y_true, y_pred, pos_label="A", zero_division=0)),
-        f1_score=float(skm.f1_score(y_true, y_pred, pos_label="A", zero_division=0)),
-    )
-    kappa = skm.cohen_kappa_score(y_true, y_pred, labels=["A", "B"])
-    out["cohens_kappa"] = None if math.isnan(kappa) else float(kappa)
-    interval = wilson_interval(int(tp + tn), len(pairs))
+    out.update(_confusion_metrics(pairs))
+    interval = wilson_interval(out["true_positive_count"] + out["true_negative_count"], len(pairs))
     out["accuracy_ci_lower"], out["accuracy_ci_upper"] = interval if interval else (None, None)
     return out
+
+
+def _confusion_metrics(pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """Counts and scores of (human, autorater) pairs, each ``A`` or ``B``, with ``A`` the positive class.
+
+    Precision, recall and F1 are 0 when undefined (scikit-learn's ``zero_division=0``); Cohen's kappa is
+    ``(po - pe) / (1 - pe)`` and None when undefined (``pe == 1``: both raters used one same label).
+    """
+    tp = sum(h == "A" and c == "A" for h, c in pairs)
+    fp = sum(h == "B" and c == "A" for h, c in pairs)
+    fn = sum(h == "A" and c == "B" for h, c in pairs)
+    tn = len(pairs) - tp - fp - fn
+    n = len(pairs)
+    observed = (tp + tn) / n
+    chance = (tp + fn) * (tp + fp) + (tn + fp) * (tn + fn)  # n² × the agreement expected by chance
+    expected = chance / (n * n)
+    return {
+        "true_positive_count": tp,
+        "false_positive_count": fp,
+        "true_negative_count": tn,
+        "false_negative_count": fn,
+        "accuracy": observed,
+        "precision": tp / (tp + fp) if tp + fp else 0.0,
+        "recall": tp / (tp + fn) if tp + fn else 0.0,
+        "f1_score": 2 * tp / (2 * tp + fp + fn) if tp else 0.0,
+        "cohens_kappa": None if chance == n * n else (observed - expected) / (1 - expected),
+    }
 
 
 def pairwise_metrics(
@@ -177,13 +205,13 @@ def pairwise_metrics(
     _add_rate(out, "autorater_model_a_win_rate", judged.count("A"), n)
     _add_rate(out, "autorater_model_b_win_rate", judged.count("B"), n)
     _add_rate(out, "autorater_tie_rate", judged.count("TIE"), n)
-    scores = np.array([{"A": 1.0, "TIE": 0.5, "B": 0.0}[c] for c in judged])
+    scores = [{"A": 1.0, "TIE": 0.5, "B": 0.0}[c] for c in judged]
     mean, low, high = _mean_interval(scores)
     out["autorater_model_a_win_rate_ties_as_half"] = mean
     out["autorater_model_a_win_rate_ties_as_half_ci_lower"] = low
     out["autorater_model_a_win_rate_ties_as_half_ci_upper"] = high
     confidences = [float(r["confidence"]) for r in rows if r.get("confidence") is not None]
-    out["mean_confidence"] = float(np.mean(confidences)) if confidences else None
+    out["mean_confidence"] = statistics.fmean(confidences) if confidences else None
     out["input_token_count"] = int(sum(int(r.get("input_token_count") or 0) for r in rows))
     out["output_token_count"] = int(sum(int(r.get("output_token_count") or 0) for r in rows))
     samples = [s for r in rows for s in r.get("samples") or []]
@@ -202,7 +230,7 @@ def pairwise_metrics(
 def _count_ties_as_half(out: dict[str, Any], judged: list[str], human: list[str] | None) -> None:
     """Replace the win rates in ``out`` by their ties-as-half versions (see :func:`pairwise_metrics`)."""
     for label, key in (("A", "autorater_model_a_win_rate"), ("B", "autorater_model_b_win_rate")):
-        scores = np.array([1.0 if c == label else 0.5 if c == "TIE" else 0.0 for c in judged])
+        scores = [1.0 if c == label else 0.5 if c == "TIE" else 0.0 for c in judged]
         out[key], out[f"{key}_ci_lower"], out[f"{key}_ci_upper"] = _mean_interval(scores)
     if human is not None:
         ties = 0.5 * human.count("TIE")
