@@ -9,7 +9,7 @@ bounded (adaptive) concurrency, a requests-per-minute limiter, retries with back
 ``Retry-After``, usage accounting and a run-level budget of consecutive failures.
 """
 
-from autorater_pipelines.models._config import GenerateConfig
+from autorater_pipelines.models._config import GenerateConfig, GenerationSettings
 from autorater_pipelines.models._model import Model
 from autorater_pipelines.models._provider import Provider, ProviderError
 from autorater_pipelines.models._registry import (
@@ -33,6 +33,7 @@ __all__ = [
     "CallStats",
     "ErrorKind",
     "GenerateConfig",
+    "GenerationSettings",
     "LatencyHistogram",
     "MediaPart",
     "Model",

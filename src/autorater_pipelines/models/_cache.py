@@ -30,7 +30,6 @@ __all__ = ["ResponseCache", "as_hit", "cache_key", "decode_entry", "encode_entry
 logger = logging.getLogger(__name__)
 
 _FORMAT_VERSION = 1
-_GENERATION_FIELDS = ("temperature", "max_output_tokens", "top_p", "seed", "logprobs")
 
 
 def resolve_cache_dir(setting: str | None) -> Path | None:
@@ -57,7 +56,8 @@ def cache_key(identity: dict[str, Any], request: ModelRequest, config: GenerateC
     Args:
         identity: ``Provider.cache_identity()`` (provider, model name, base_url).
         request: The request; its ``key`` is ignored.
-        config: Generation fields are taken from it.
+        config: Its :attr:`~GenerateConfig.generation` settings are hashed whole (every field of
+            :class:`~autorater_pipelines.models.GenerationSettings`); execution settings are not.
     """
     parts: list[Any] = []
     for part in request.parts:
@@ -76,7 +76,7 @@ def cache_key(identity: dict[str, Any], request: ModelRequest, config: GenerateC
         "parts": parts,
         "system_instruction": request.system_instruction,
         "response_schema": request.response_schema,
-        "generation": {name: getattr(config, name) for name in _GENERATION_FIELDS},
+        "generation": config.generation.model_dump(mode="json"),
         "sample_index": request.sample_index,
     }
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)

@@ -8,19 +8,22 @@ import pydantic
 
 from autorater_pipelines.errors import InputError
 
-__all__ = ["GenerateConfig"]
+__all__ = ["GenerateConfig", "GenerationSettings"]
 
 
-class GenerateConfig(pydantic.BaseModel):
-    """Generation settings and call-execution settings of a model.
+class GenerationSettings(pydantic.BaseModel):
+    """What a model is asked to generate with: every field is sent to the provider with each request.
 
-    Built from a pipeline's ``*_parameters`` dict with :meth:`from_params`; unknown keys are an error
-    that lists the valid ones.
+    The response cache hashes this whole model into its key (``models/_cache.py``, from
+    :attr:`GenerateConfig.generation`), so a setting added here can never serve answers generated with
+    another value of it. A setting that changes the answers belongs here; how calls are made (connection,
+    concurrency, retries, cache, batch mode) does not. ``structured_output`` and ``max_input_tokens`` stay
+    in :class:`GenerateConfig`: one decides how the response schema is sent (and ``auto`` is resolved per
+    endpoint at run time), the other only refuses prompts before any call.
     """
 
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
 
-    # --- generation -------------------------------------------------------------------------
     temperature: float | None = None
     """Sampling temperature (provider default when None)."""
     max_output_tokens: int | None = None
@@ -31,6 +34,18 @@ class GenerateConfig(pydantic.BaseModel):
     """Provider sampling seed, when supported."""
     logprobs: int | None = None
     """Number of top alternatives per generated token to return log-probabilities for (None = off)."""
+
+
+class GenerateConfig(GenerationSettings):
+    """Generation settings (:class:`GenerationSettings`, the fields above) and call-execution settings.
+
+    Built from a pipeline's ``*_parameters`` dict with :meth:`from_params`; unknown keys are an error
+    that lists the valid ones.
+    """
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+    # --- how the response schema is sent, what is refused before a call ----------------------
     structured_output: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
     """How a response schema is sent: ``json_schema`` (enforced by the server), ``json_object`` (server
     guarantees JSON; schema in the prompt), ``prompt`` (schema in the prompt, answer parsed tolerantly), or
@@ -113,6 +128,11 @@ class GenerateConfig(pydantic.BaseModel):
         if value is not None and (not value.startswith("gs://") or not value[len("gs://") :].strip("/")):
             raise ValueError("must be a Cloud Storage prefix such as 'gs://my-bucket/autorater-batch'")
         return value
+
+    @property
+    def generation(self) -> GenerationSettings:
+        """The :class:`GenerationSettings` part of this config (what the cache key hashes)."""
+        return GenerationSettings(**{name: getattr(self, name) for name in GenerationSettings.model_fields})
 
     @classmethod
     def from_params(

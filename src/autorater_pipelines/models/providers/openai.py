@@ -63,6 +63,15 @@ __all__ = ["OpenAIProvider"]
 logger = logging.getLogger("autorater_pipelines.models")
 
 _FINISH_REASONS = {"length": "max_tokens", "content_filter": "safety"}
+_PARAMETER_NAMES = {
+    "temperature": "temperature",
+    "max_output_tokens": "max_completion_tokens",
+    "top_p": "top_p",
+    "seed": "seed",
+    "logprobs": "top_logprobs",
+}
+"""Chat Completions parameter of every :class:`~autorater_pipelines.models.GenerationSettings` field (a field
+missing here fails every request, and the test that sends each field through each provider)."""
 _UNKNOWN = ContextWindow(0, "unknown")
 
 
@@ -180,19 +189,13 @@ class OpenAIProvider(Provider):
         else:
             messages.append({"role": "user", "content": [_content(p) for p in parts]})
         config = self.config
-        args: dict[str, Any] = {
-            "model": self.name,
-            "messages": messages,
-            "temperature": config.temperature,
-            "max_completion_tokens": config.max_output_tokens,
-            "top_p": config.top_p,
-            "seed": config.seed,
-        }
+        args: dict[str, Any] = {"model": self.name, "messages": messages}
+        for name, value in config.generation.model_dump().items():  # every GenerationSettings field
+            args[_PARAMETER_NAMES[name]] = value
         if config.max_output_tokens is not None and not self._official and self._url not in self._no_max_tokens:
             args["max_tokens"] = config.max_output_tokens
         if config.logprobs is not None:
             args["logprobs"] = True
-            args["top_logprobs"] = config.logprobs
         if mode is OutputMode.JSON_SCHEMA:
             args["response_format"] = {
                 "type": "json_schema",

@@ -55,6 +55,7 @@ import google.auth.exceptions
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
+from pydantic.alias_generators import to_camel
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.models._batch import BatchJob
@@ -246,15 +247,11 @@ class GeminiProvider(Provider):
         body: dict[str, Any] = {"contents": [{"parts": parts, "role": "user"}]}
         if request.system_instruction is not None:
             body["systemInstruction"] = {"parts": [{"text": request.system_instruction}], "role": "user"}
-        generation: dict[str, Any] = {}
-        for name, wire in (("temperature", "temperature"), ("top_p", "topP"), ("max_output_tokens", "maxOutputTokens")):
-            if getattr(config, name) is not None:
-                generation[wire] = getattr(config, name)
-        if config.logprobs is not None:
+        # every GenerationSettings field, under its camelCase name (the generationConfig wire names)
+        settings = config.generation.model_dump(exclude_none=True)
+        generation: dict[str, Any] = {to_camel(name): value for name, value in settings.items()}
+        if "logprobs" in settings:
             generation["responseLogprobs"] = True
-            generation["logprobs"] = config.logprobs
-        if config.seed is not None:
-            generation["seed"] = config.seed
         if request.response_schema is not None and mode in (OutputMode.JSON_SCHEMA, OutputMode.JSON_OBJECT):
             generation["responseMimeType"] = "application/json"
         if request.response_schema is not None and mode is OutputMode.JSON_SCHEMA:
@@ -281,10 +278,7 @@ class GeminiProvider(Provider):
         config = self.config
         values: dict[str, Any] = {
             "system_instruction": request.system_instruction,
-            "temperature": config.temperature,
-            "max_output_tokens": config.max_output_tokens,
-            "top_p": config.top_p,
-            "seed": config.seed,
+            **config.generation.model_dump(),  # every GenerationSettings field: the SDK uses the same names
             # no tools are sent; disabling AFC also silences its per-call INFO log line
             "automatic_function_calling": types.AutomaticFunctionCallingConfig(disable=True),
         }
@@ -294,7 +288,6 @@ class GeminiProvider(Provider):
             values["response_json_schema"] = request.response_schema
         if config.logprobs is not None:
             values["response_logprobs"] = True
-            values["logprobs"] = config.logprobs
         return types.GenerateContentConfig(**{k: v for k, v in values.items() if v is not None})
 
     # --- batch prediction (orchestrated by autorater_pipelines.models._batch) --------------------
