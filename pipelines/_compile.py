@@ -9,8 +9,6 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-import yaml
-
 __all__ = ["PIPELINE_NAMES", "compile_pipelines", "load_pipeline_function", "set_image"]
 
 PIPELINE_NAMES = ("autosxs", "gecko")
@@ -45,6 +43,7 @@ def compile_pipelines(output_dir: str, image: str | None = None) -> list[str]:
         image: Container image for every component; None keeps the default
             (:data:`autorater_pipelines.components.IMAGE`).
     """
+    import yaml  # here: `autorater submit` and `run` import this package for PIPELINE_NAMES only
     from kfp import compiler
 
     os.makedirs(output_dir, exist_ok=True)

@@ -15,8 +15,6 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
-
 from autorater_pipelines.errors import AutoraterError, InputError
 
 __all__ = [
@@ -56,6 +54,8 @@ def read_template(path: str) -> TemplateInfo:
     Raises:
         InputError: the file is missing, not YAML, or not a compiled KFP pipeline.
     """
+    import yaml  # here: every `autorater` command imports this module, few read a template
+
     try:
         with open(path, encoding="utf-8") as fh:
             spec = yaml.safe_load(fh)

@@ -24,8 +24,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-import yaml
-
 from autorater_pipelines.errors import InputError
 
 __all__ = ["PLACEHOLDER_IMAGE_PREFIX", "check_image", "stage_local_inputs", "template_images"]
@@ -45,6 +43,8 @@ PLACEHOLDER_IMAGE_PREFIX = _placeholder_prefix()
 
 def template_images(path: str) -> set[str]:
     """The container images of every executor of a compiled template."""
+    import yaml  # here: the CLI imports this module for every command
+
     with open(path, encoding="utf-8") as handle:
         spec = yaml.safe_load(handle) or {}
     executors = (spec.get("deploymentSpec") or {}).get("executors") or {}

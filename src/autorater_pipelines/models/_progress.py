@@ -17,8 +17,6 @@ import sys
 import time
 from typing import Any
 
-from tqdm.auto import tqdm
-
 from autorater_pipelines.models._stats import CallStats
 from autorater_pipelines.models._types import ErrorKind, ModelOutput
 
@@ -54,6 +52,8 @@ class RunProgress:
         self._pace = pace
         self._started = time.monotonic()
         self._logged = 0
+        from tqdm.auto import tqdm  # here: steps that make no model call do not pay its import
+
         interactive = bool(getattr(sys.stderr, "isatty", lambda: False)())
         self._bar = tqdm(
             total=total,
