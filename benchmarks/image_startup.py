@@ -6,7 +6,9 @@ Runs the AutoSxS and Gecko quickstarts (replay models, data copied under the pip
 runner mounts) with every step in IMAGE and ``PYTHONPROFILEIMPORTTIME=1`` in the containers, then reports
 per step: wall time (from the runner's "Executing task" to "finished" log lines: container start, imports
 and work) and import time (the sum of the top-level ``cumulative`` figures of Python's import profile: every
-module the step imported, lazily imported ones included). Also the fixed cost of a container
+module the step imported, lazily imported ones included). Also, per component, the CPU and wall time of
+the imports its step makes before its body runs (``kfp.dsl.executor_main`` and the body's first imports, in
+a container of their own: CPU time hardly depends on the load, wall time does). Also the fixed cost of a container
 (``docker run IMAGE true``) and of the interpreter (``python3 -c pass``), median of 3, and the image size.
 Needs a Docker engine (``.ci/docker_image.sh`` shows how to start one) and this package with ``[test]``.
 """
@@ -78,6 +80,30 @@ def _steps(log: str) -> list[dict]:
     return steps
 
 
+_BODY_IMPORT = re.compile(r"^    (from autorater_pipelines\S* import .+|import autorater_pipelines\S*)$", re.M)
+_TIMED = """import time; c, w = time.process_time(), time.perf_counter()
+import kfp.dsl.executor_main
+{imports}
+print(round(time.process_time() - c, 2), round(time.perf_counter() - w, 2))"""
+
+
+def _component_imports(image: str, components: Path) -> dict[str, dict]:
+    """Per component: CPU and wall seconds of what its step imports before its body runs (median of 3)."""
+    figures = {}
+    for path in sorted(components.glob("*.py")):
+        imports = _BODY_IMPORT.findall(path.read_text())
+        if not imports:
+            continue
+        command = ["docker", "run", "--rm", "--network", "host", "-e", "_KFP_RUNTIME=true", image, "python3", "-c"]
+        runs = [
+            subprocess.run([*command, _TIMED.format(imports="\n".join(imports))], check=True, capture_output=True)
+            for _ in range(3)
+        ]
+        cpu, wall = zip(*(map(float, r.stdout.split()) for r in runs), strict=True)
+        figures[path.stem] = {"cpu_s": statistics.median(cpu), "wall_s": statistics.median(wall)}
+    return figures
+
+
 def _median_run(*command: str) -> float:
     times = []
     for _ in range(3):
@@ -93,7 +119,9 @@ def main() -> int:
     parser.add_argument("--json", help="also write the figures here")
     parser.add_argument("--log", help="also write the runner's raw output here")
     parser.add_argument(
-        "--templates", help="compiled templates matching the image's package (default: compile this checkout)"
+        "--templates",
+        help="compiled/ of the checkout the image was built from (default: compile this checkout); its "
+        "components/ beside it are timed",
     )
     args = parser.parse_args()
     size = subprocess.run(
@@ -103,6 +131,9 @@ def main() -> int:
     result["docker_run_true_s"] = _median_run("docker", "run", "--rm", "--network", "host", args.image, "true")
     python = ("docker", "run", "--rm", "--network", "host", args.image, "python3", "-c", "pass")
     result["docker_run_python_pass_s"] = _median_run(*python)
+    result["component_imports"] = _component_imports(
+        args.image, Path(args.templates or REPO / "compiled").parent / "components"
+    )
     with tempfile.TemporaryDirectory(prefix="image-startup-") as tmp:
         root, compiled = Path(tmp) / "root", Path(tmp) / "compiled"
         root.mkdir()

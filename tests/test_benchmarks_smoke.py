@@ -33,3 +33,26 @@ def test_scale_rows_tiny(capsys: pytest.CaptureFixture[str]) -> None:
     assert _load("scale_rows").main(["--rows", "300"]) == 0
     # strip(): after a ParallelFor, the KFP local runner leaves print() indenting in this process (NOTES.md).
     assert capsys.readouterr().out.strip().splitlines()[-1].strip().startswith("rows=300 seconds=")
+
+
+def test_image_startup_reads_step_times_and_top_level_imports_from_the_runner_log() -> None:
+    """The parser of ``image_startup.py`` (the image runs themselves need Docker: .ci/docker_image.sh)."""
+    log = "\n".join(
+        [
+            "10:00:00.000000 - INFO - Running pipeline: \x1b[95m'autosxs-template'\x1b[0m",
+            "10:00:01.000000 - INFO - Executing task \x1b[96m'prepare-pairwise-examples'\x1b[0m",
+            "import time: self [us] | cumulative | imported package",
+            "import time:       100 |     300000 | kfp",
+            "import time:       200 |     250000 |   kfp.dsl",
+            "import time:      1000 |    1200000 | autorater_pipelines",
+            "10:00:03.500000 - INFO - Task \x1b[96m'prepare-pairwise-examples'\x1b[0m finished with status SUCCESS",
+            "10:00:03.510000 - INFO - Task \x1b[96m'prepare-pairwise-examples'\x1b[0m outputs:",
+            "10:00:04.000000 - INFO - Executing task \x1b[96m'judge-pairwise-examples'\x1b[0m",
+            "import time:        50 |      40000 | json",
+            "10:00:04.250000 - INFO - Task \x1b[96m'judge-pairwise-examples'\x1b[0m finished with status SUCCESS",
+        ]
+    )
+    assert _load("image_startup")._steps(log) == [
+        {"task": "prepare-pairwise-examples", "wall_s": 2.5, "imports_s": 1.5},
+        {"task": "judge-pairwise-examples", "wall_s": 0.25, "imports_s": 0.04},
+    ]
