@@ -122,8 +122,12 @@ choose_base() {
 start_engine
 BASE="$(choose_base)"
 log "building $IMAGE on $BASE"
+previous="$(docker image inspect -f '{{.Id}}' "$IMAGE" 2>/dev/null || true)"
 nice docker build --network host --build-arg "BASE_IMAGE=$BASE" --tag "$IMAGE" . >"$WORK/build.log" 2>&1 \
   || { tail -60 "$WORK/build.log" >&2; exit 1; }
+# The image this run replaced (untagged now): removed, so repeated runs do not pile images up.
+[ -z "$previous" ] || [ "$previous" = "$(docker image inspect -f '{{.Id}}' "$IMAGE")" ] \
+  || docker rmi "$previous" >/dev/null 2>&1 || true
 log "built: $(docker image inspect -f '{{.Size}}' "$IMAGE" | awk '{printf "%.0f MB", $1/1e6}') ($(docker image inspect -f '{{.Size}}' "$BASE" | awk '{printf "%.0f MB", $1/1e6}') of them the base)"
 
 log "compiling both templates with $IMAGE"

@@ -53,7 +53,7 @@ def test_slim_python_base_as_an_argument_and_root_with_world_writable_caches():
     instructions = _instructions()
     assert ("ARG", "BASE_IMAGE=python:3.11-slim") in instructions
     bases = [args.split()[0] for op, args in instructions if op == "FROM"]
-    assert bases == ["${BASE_IMAGE}", "${BASE_IMAGE}"], "a build stage and a runtime stage on the same base"
+    assert bases == ["${BASE_IMAGE}", "deps", "${BASE_IMAGE}"], "build stages and the runtime stage on one base"
     assert not [args for op, args in instructions if op == "USER" and args not in ("root", "0")]
     env = " ".join(args for op, args in instructions if op == "ENV")
     cache_dir = re.search(r"AUTORATER_CACHE_DIR=(\S+)", env).group(1)
@@ -67,10 +67,42 @@ def test_slim_python_base_as_an_argument_and_root_with_world_writable_caches():
 def test_installs_the_locked_runtime_dependencies_then_this_package_without_its_dependencies():
     runs = [args for op, args in _instructions() if op == "RUN"]
     assert any(re.search(r"pip install .*-r /tmp/image\.lock", run) for run in runs)
-    assert any(re.search(r"pip install .*--no-deps \.(\s|$)", run) for run in runs)
-    assert any("pip check" in run for run in runs)
+    assert any(re.search(r"pip --python /opt/autorater/bin/python install .*--no-deps \.(\s|$)", run) for run in runs)
+    assert any("pip --python /opt/autorater/bin/python check" in run for run in runs)
     assert ("COPY", "requirements/image.lock /tmp/image.lock") in _instructions()
     assert "kfp==2.17.3" in _pyproject()["project"]["dependencies"], "kfp must stay pinned (compiled YAML ↔ image)"
+
+
+def _root(module: str) -> str:
+    """``numpy.linalg`` → ``numpy``; Google's namespace packages keep their package: ``google.cloud.storage``."""
+    parts = module.split(".")
+    return ".".join(parts[:3] if parts[:2] == ["google", "cloud"] else parts[:2] if parts[0] == "google" else parts[:1])
+
+
+def _third_party_imports() -> set[str]:
+    """Third-party packages the library imports, anywhere (lazy imports included)."""
+    import ast
+
+    names = set()
+    for path in (REPO / "src" / "autorater_pipelines").rglob("*.py"):
+        if "testing" in path.parts or path.parent.name == "commands":  # test helpers; the CLI's own commands
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                namespace = node.module in ("google", "google.cloud")
+                modules = [f"{node.module}.{a.name}" for a in node.names] if namespace else [node.module]
+            names |= {_root(m) for m in modules}
+    return {n for n in names if n.split(".")[0] not in sys.stdlib_module_names | {"autorater_pipelines", "__future__"}}
+
+
+def test_the_image_byte_compiles_every_third_party_module_the_library_imports():
+    """The deps stage imports them once so their .pyc files ship (no step compiles them at start-up)."""
+    [warm_up] = [args for op, args in _instructions() if op == "RUN" and "PYTHONDONTWRITEBYTECODE= " in args]
+    imported = re.findall(r"\bimport ([\w.]+(?: as \w+)?(?:, [\w.]+(?: as \w+)?)*)", warm_up)
+    warmed = {_root(name.split(" as ")[0]) for group in imported for name in group.split(", ")}
+    missing = _third_party_imports() - warmed
+    assert not missing, f"add to the Dockerfile's byte-compiling imports: {sorted(missing)}"
 
 
 def _pins(name: str) -> dict[str, str]:
