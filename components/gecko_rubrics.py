@@ -24,6 +24,7 @@ def prepare_gecko_rubrics(
     validator_prompt_template: str,
     scoring: dict,
     output_format: str,
+    bigquery_destination_prefix: str,
     project: str,
     location: str,
     rubrics: Output[Dataset],
@@ -42,12 +43,13 @@ def prepare_gecko_rubrics(
         rubrics_column: Column with supplied rubrics (`{"keywords", "qas": [...]}` or a list of questions); empty = generate rubrics.
         rubric_generation_model: Rubric generator model spec; empty = the default Gemini Flash model.
         rubric_generation_parameters: Rubric generator settings: `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`.
-        rubric_generation_prompt_template: Jinja2 override of the rubric generation prompt (variables `prompt`, `question_types`); empty = built-in.
+        rubric_generation_prompt_template: Override of the rubric generation prompt in Jinja2 (variables `prompt`, `question_types`, `media_type`) or Vertex AI SDK syntax (`{prompt}`; other braces literal); empty = built-in.
         validator_model: Validator model spec, checked here so a typo fails before any model call.
         validator_parameters: Validator settings, checked here.
         validator_prompt_template: Validator prompt override, checked here.
         scoring: Scoring options, checked here.
-        output_format: Export format (`jsonl` or `json`), checked here.
+        output_format: Export format (`jsonl`, `json` or `bigquery`), checked here.
+        bigquery_destination_prefix: BigQuery destination of the `bigquery` format, checked here.
         project: Google Cloud project for Vertex AI models.
         location: Google Cloud region for Vertex AI models.
 
@@ -73,6 +75,7 @@ def prepare_gecko_rubrics(
         validator_prompt_template=validator_prompt_template,
         scoring=scoring,
         output_format=output_format,
+        bigquery_destination_prefix=bigquery_destination_prefix,
     )
     summary = gecko_steps.prepare_rubrics(
         evaluation_dataset=evaluation_dataset,

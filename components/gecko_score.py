@@ -27,13 +27,13 @@ def score_gecko_validations(
         rubric_errors: JSONL of error rows from the rubric step.
         validation_errors: JSONL of error rows from the validator step.
         id_columns: Columns whose values identify each row.
-        scoring: `dependency_masking` (score 0 when a parent question is wrong, DSG), `logprob_weighting` (score = probability of the expected answer), `missing_answer_policy` (`error`, `zero` or `skip`).
+        scoring: `dependency_masking` (score 0 when a parent question is wrong, DSG), `logprob_weighting` (score = probability of the expected answer), `missing_answer_policy` (`error`, `zero` or `skip`), `unparseable_answer_policy` (`skip` or `zero`).
 
     Returns:
         results: JSONL, one row per scored dataset row: dataset columns, `keywords`, `qa_results` (question_id, question, question_type, expected, verdict, score, status, raw, votes), `final_score`, `keyword_coverage`, `questions_scored`, `parse_failures`.
         error_messages: JSONL of every row that failed at any stage (ids, `stage`, `error_kind`, `error_message`), and rows scored under a lenient missing_answer_policy (`handled_as`).
         gecko_metrics: Numeric metrics shown in the Vertex AI console: `mean_final_score`, `stdev_final_score`, `rows_scored`, `rows_unscored`, `parse_failures`, `questions_scored`, `accuracy_<question type>`.
-        metrics_json: All metrics as one JSON object, including `accuracy_by_question_type`, `questions_by_question_type`, `unscored_rows_by_stage` and the scoring options.
+        metrics_json: All metrics as one JSON object, including `accuracy_by_question_type`, `questions_by_question_type`, `unscored_rows_by_stage`, the scoring options and `final_score_denominator` (which questions final_score averages over).
         evaluation_count: Number of dataset rows (scored or not).
         rows_scored: Number of rows with a final_score.
     """

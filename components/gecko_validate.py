@@ -19,6 +19,7 @@ def validate_gecko_media(
     validator_prompt_template: str,
     project: str,
     location: str,
+    prompt_column: str,
     validations: Output[Dataset],
     validation_errors: Output[Dataset],
 ) -> NamedTuple("Outputs", validated_count=int):
@@ -31,9 +32,10 @@ def validate_gecko_media(
         media_type: `image` or `video`; every media file must be of this kind.
         validator_model: Validator model spec: a Gemini model (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/.../endpoints/...`), `openai/<model>`, or `replay/<jsonl path>`; empty = the default Gemini Flash model.
         validator_parameters: `questions_per_call` (0 = all questions of a row in one call, 1 = one per call), `sampling_count`, `logprobs`, `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`.
-        validator_prompt_template: Jinja2 override of the validator prompt (variables `media_type` and `questions`, or `question` with questions_per_call=1); empty = built-in.
+        validator_prompt_template: Override of the validator prompt in Jinja2 (variables `media_type`, `rubrics`, `questions`, or `question` with questions_per_call=1, and `prompt`) or Vertex AI SDK syntax (`{rubrics}`, `{question}`, `{prompt}`, `{image}`/`{video}` where the media part goes; other braces literal); empty = built-in (JSON answers). Replies in JSON or as `<question>` / `Verdict:` blocks are read.
         project: Google Cloud project for Vertex AI models.
         location: Google Cloud region for Vertex AI models.
+        prompt_column: Column with the generation prompt, shown to the validator by templates that use `prompt` (empty: none).
 
     Returns:
         validations: JSONL of validation rows: rubric row plus `answers` (every validator sample per question_id: verdict, raw, error, choice_probs), `raw_responses`, `validator`; enough to re-score without model calls.
@@ -52,6 +54,7 @@ def validate_gecko_media(
         validator_prompt_template=validator_prompt_template,
         project=project,
         location=location,
+        prompt_column=prompt_column,
         validations_path=validations.path,
         errors_path=validation_errors.path,
     )

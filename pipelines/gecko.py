@@ -64,13 +64,13 @@ def gecko_pipeline(  # noqa: B006
         validator_model: Multimodal validator model spec (as rubric_generation_model); replay files are keyed by the id columns (all questions in one call) or the id columns and `question_id` (one question per call).
         rubric_generation_parameters: Rubric generator settings: `temperature`, `max_output_tokens`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`.
         validator_parameters: Validator settings: `questions_per_call` (absent or 0 = all questions of a row in one call, 1 = one question per call), `sampling_count` (answers per question, voted), `logprobs`, `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`.
-        rubric_generation_prompt_template: Jinja2 override of the rubric generation prompt (variables `prompt`, `question_types`); empty = built-in.
-        validator_prompt_template: Jinja2 override of the validator prompt (variables `media_type` and `questions`, or `question` with questions_per_call=1); empty = built-in.
-        scoring: Scoring options: `dependency_masking` (bool, a question scores 0 when a parent question is wrong, DSG), `logprob_weighting` (bool, score = probability of the expected answer; needs questions_per_call=1 and logprobs), `missing_answer_policy` (`error`, `zero` or `skip`).
+        rubric_generation_prompt_template: Override of the rubric generation prompt, in Jinja2 (variables `prompt`, `question_types`, `media_type`) or Vertex AI SDK syntax (`{prompt}` replaced, other braces literal); empty = built-in.
+        validator_prompt_template: Override of the validator prompt, in Jinja2 (variables `media_type`, `rubrics`, `questions` or `question` with questions_per_call=1, `prompt`) or Vertex AI SDK syntax (`{rubrics}`, `{question}`, `{prompt}`; `{image}`/`{video}` place the media; other braces literal); empty = built-in. Replies as JSON answers or `<question>` / `Verdict:` blocks are read.
+        scoring: Scoring options: `dependency_masking` (bool, a question scores 0 when a parent question is wrong, DSG), `logprob_weighting` (bool, score = probability of the expected answer; needs questions_per_call=1 and logprobs), `missing_answer_policy` (`error`, `zero` or `skip`), `unparseable_answer_policy` (`skip`: answers naming no choice are left out of final_score; `zero`: they score 0, the TIFA/DSG protocol).
         project: Google Cloud project of Vertex AI model calls (default: the pipeline job's project).
         location: Google Cloud region of Vertex AI model calls (default: the pipeline job's region).
-        output_format: Format of the exported results: `jsonl` or `json`.
-        bigquery_destination_prefix: BigQuery table prefix for the `bigquery` format (not available yet).
+        output_format: Format of the exported results: `jsonl`, `json` or `bigquery` (a new table in bigquery_destination_prefix's dataset).
+        bigquery_destination_prefix: `project.dataset` or `project.dataset.table_prefix` for output_format `bigquery`: each run creates `[table_prefix_]results_<YYYYMMDD_HHMMSS>_<6 hex>`; the dataset must exist.
 
     Returns:
         evaluation_count: The number of dataset rows evaluated (scored or listed in error_messages).
@@ -96,6 +96,7 @@ def gecko_pipeline(  # noqa: B006
         validator_prompt_template=validator_prompt_template,
         scoring=scoring,
         output_format=output_format,
+        bigquery_destination_prefix=bigquery_destination_prefix,
         project=project,
         location=location,
     ).set_display_name("Rubrics (parse or generate)")
@@ -109,6 +110,7 @@ def gecko_pipeline(  # noqa: B006
         validator_prompt_template=validator_prompt_template,
         project=project,
         location=location,
+        prompt_column=prompt_column,
     ).set_display_name("Validator answers")
     score = score_gecko_validations(
         validations=validate.outputs["validations"],
@@ -129,6 +131,7 @@ def gecko_pipeline(  # noqa: B006
         results=score.outputs["results"],
         output_format=output_format,
         bigquery_destination_prefix=bigquery_destination_prefix,
+        project=project,
     ).set_display_name("Export results")
     return PipelineOutput(
         evaluation_count=score.outputs["evaluation_count"],

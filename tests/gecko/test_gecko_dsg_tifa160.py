@@ -56,6 +56,22 @@ def test_dependency_masking_reproduces_dsg(dsg):
     assert result.metrics["masked_questions"] > 0 and result.metrics["parse_failures"] == 0
 
 
+def test_tifa_dsg_protocol_policy_reproduces_dsg(dsg):
+    # DSG's protocol: any answer other than "yes" scores 0, a parent's failure masks its children, images with
+    # no answers score 0 — with unparseable answers scored 0 the recorded mPLUG run gives DSG's figures.
+    _, _, validated = dsg
+    options = {"dependency_masking": True, "missing_answer_policy": "zero", "unparseable_answer_policy": "zero"}
+    result = gecko.score(validated.rows, id_columns=ID, options=options)
+    assert len(result.results) == 800
+    assert _correlations(result) == (0.463, 0.380)
+    assert result.metrics["scoring_options"]["unparseable_answer_policy"] == "zero"
+    assert "scored 0, unparseable_answer_policy=zero" in result.metrics["final_score_denominator"]
+    # mPLUG's non-yes/no answers ("no bus", "no kite", …) name the choice "no": nothing is unparseable.
+    assert result.metrics["parse_failures"] == 0
+    no_bus = [q for r in result.results for q in r["qa_results"] if str(q["raw"]).lower().startswith("no ")]
+    assert no_bus and all(q["verdict"] == "no" and q["score"] == 0.0 for q in no_bus)
+
+
 def test_without_masking(dsg):
     _, _, validated = dsg
     result = gecko.score(validated.rows, id_columns=ID, options={"missing_answer_policy": "zero"})

@@ -229,3 +229,34 @@ def test_rows_without_a_rubric_are_error_rows():
         (1, "scoring", "invalid_rubric"),
         (2, "scoring", "invalid_rubric"),
     ]
+
+
+def test_unparseable_answer_policy_zero_counts_non_choices_as_wrong():
+    # A VQA model that answers with no choice: TIFA/DSG count anything but the expected answer as wrong.
+    qas = [qa("1"), qa("2"), qa("3", deps=["1"]), qa("4", deps=["2"])]
+    answers = {"1": [sample("yes")], "2": [sample("1000000000")], "3": [sample("")], "4": [sample("yes")]}
+    skipped = score([row(1, qas, answers)], id_columns=["id"])
+    (r,) = skipped.results
+    assert r["final_score"] == 1.0 and r["questions_scored"] == 2 and r["parse_failures"] == 2
+    assert skipped.metrics["scoring_options"]["unparseable_answer_policy"] == "skip"
+    assert "Left out: questions whose answers name no choice" in skipped.metrics["final_score_denominator"]
+
+    zero = score([row(1, qas, answers)], id_columns=["id"], options={"unparseable_answer_policy": "zero"})
+    (r,) = zero.results
+    assert [q["score"] for q in r["qa_results"]] == [1.0, 0.0, 0.0, 1.0]
+    assert [q["status"] for q in r["qa_results"]] == ["scored", "unparseable", "unparseable", "scored"]
+    assert r["final_score"] == 0.5 and r["questions_scored"] == 4 and r["parse_failures"] == 2
+    assert zero.metrics["parse_failures"] == 2 and zero.metrics["questions_scored"] == 4
+    assert "name no choice (scored 0, unparseable_answer_policy=zero)" in zero.metrics["final_score_denominator"]
+
+    # With DSG's dependency masking a parent answered with a non-choice fails its children too.
+    masked = score(
+        [row(1, qas, answers)],
+        id_columns=["id"],
+        options={"unparseable_answer_policy": "zero", "dependency_masking": True},
+    )
+    (r,) = masked.results
+    assert [q["score"] for q in r["qa_results"]] == [1.0, 0.0, 0.0, 0.0]
+    assert r["qa_results"][3]["masked_by"] == ["2"] and r["final_score"] == 0.25
+    with pytest.raises(InputError, match="unparseable_answer_policy"):
+        ScoringOptions.from_params({"unparseable_answer_policy": "error"})

@@ -215,3 +215,61 @@ def test_emulator_one_question_per_call_with_logprobs():
     assert row["answers"]["q1"][0]["choice_probs"] == pytest.approx({"yes": 0.8, "no": 0.2})
     (r,) = score(result.rows, id_columns=["id"], options={"logprob_weighting": True}).results
     assert [q["score"] for q in r["qa_results"]] == [pytest.approx(0.8), pytest.approx(0.5)]
+
+
+def test_block_replies_are_scored_and_unmatched_blocks_are_parse_failures(tmp_path):
+    blocks = (
+        "<question>\nQuestion: Is there a cat?\nVerdict: yes\n</question>\n"
+        "<question>\nQuestion: What color is the cat?\nVerdict: orange\n</question>"
+    )
+    spec = write_replay(
+        tmp_path / "v.jsonl",
+        [
+            {"id": "r0", "response": blocks},
+            # one block for two questions, echoing neither: nothing can be placed safely
+            {"id": "r1", "response": "<question>Question: Is there a dog?\nVerdict: yes</question>"},
+        ],
+    )
+    result = validate(
+        rubric_rows(2),
+        id_columns=["id"],
+        media_column="image",
+        media_type="image",
+        model_spec=spec,
+        parameters=QUIET,
+        prompt_template="{image}\n{rubrics}\nAnswer as <question>Question: …\nVerdict: …</question>",
+    )
+    r0, r1 = result.rows
+    assert [s["verdict"] for q in ("q1", "q2") for s in r0["answers"][q]] == ["yes", "orange"]
+    assert {s["error"]["kind"] for q in ("q1", "q2") for s in r1["answers"][q]} == {"unmatched_answer"}
+    assert "'Is there a dog?'" in r1["answers"]["q1"][0]["error"]["message"]
+    scored = score(result.rows, id_columns=["id"])
+    assert [r["final_score"] for r in scored.results] == [1.0]
+    assert scored.metrics["rows_scored"] == 1 and scored.metrics["parse_failures"] == 2
+    (error,) = scored.errors
+    assert error["id"] == "r1" and error["error_kind"] == "no_scored_questions"
+
+
+def test_one_question_per_call_reads_a_block_reply(tmp_path):
+    spec = write_replay(
+        tmp_path / "v.jsonl",
+        [
+            {
+                "id": "r0",
+                "question_id": "q1",
+                "response": "<question>Question: Is there a cat?\nVerdict: Yes</question>",
+            },
+            {"id": "r0", "question_id": "q2", "response": "Question: Is there a cat?\nVerdict: b"},
+        ],
+    )
+    result = validate(
+        rubric_rows(1),
+        id_columns=["id"],
+        media_column="image",
+        media_type="image",
+        model_spec=spec,
+        parameters={**QUIET, "questions_per_call": 1},
+    )
+    (row,) = result.rows
+    assert row["answers"]["q1"][0]["verdict"] == "Yes"
+    assert row["answers"]["q2"][0]["error"]["kind"] == "unmatched_answer"  # it echoes the other question

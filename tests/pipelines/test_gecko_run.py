@@ -121,6 +121,29 @@ def test_quickstart_from_relative_paths(tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.pipeline
+def test_vertex_sample_blog_example(tmp_path, monkeypatch, capsys):
+    """Acceptance: the Vertex AI Gecko sample's coffee prompts with its template shapes and reply format."""
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "blog"
+    params = "examples/gecko_vertex/params.json"
+    assert main(["run", "gecko", "--params", params, "--output-dir", str(out), "--quiet"]) == 0
+    results, metrics, errors = _outputs(out)
+    assert [r["final_score"] for r in results.values()] == [1.0, 0.5]
+    assert metrics["mean_final_score"] == 0.75 and errors == []
+    assert metrics["parse_failures"] == 0 and metrics["keyword_coverage"] == 1.0
+    assert metrics["scoring_options"]["unparseable_answer_policy"] == "skip"
+    toast = results["steaming cup of coffee and toast in a cafe"]
+    assert [(q["question"], q["verdict"]) for q in toast["qa_results"]][2:] == [
+        ("is there toast?", "no"),
+        ("is this in a cafe?", "no"),
+    ]
+    validations = _read_jsonl(out / "validations.jsonl")
+    assert validations[1]["raw_responses"][0]["text"].count("<question>\nQuestion: ") == 4
+    printed = capsys.readouterr().out
+    assert "mean final_score   0.7500" in printed and "parse failures 0" in printed
+
+
+@pytest.mark.pipeline
 def test_tifa_sample_replay_reproduces_the_published_scores(tifa, tmp_path):
     public, data, expected = tifa
     # questions_per_call and sampling_count reach the steps as floats (KFP struct): they must still work.
@@ -376,7 +399,10 @@ BAD_PARAMETERS = {
         r"rubric_generation_prompt_template: cannot render template: 'promt' is undefined",
     ),
     "template syntax": ({"validator_prompt_template": "{% if %}"}, r"validator_prompt_template: invalid template"),
-    "bigquery format": ({"output_format": "bigquery"}, r"output_format 'bigquery'.*not available yet"),
+    "bigquery without prefix": (
+        {"output_format": "bigquery"},
+        r"bigquery_destination_prefix: is required when output_format is 'bigquery'",
+    ),
     "no id columns": ({"id_columns": []}, r"id_columns must be a non-empty list"),
     "unknown parameter": ({"rubric_column": "rubric"}, r"unknown pipeline parameters \['rubric_column'\]"),
 }

@@ -170,6 +170,7 @@ def test_gecko_dependency_masking_off_equals_scoring_from_scratch(mixed_gecko_ou
         "masked_questions",
         "accuracy_by_question_type.color",
         "scoring_options.dependency_masking",
+        "final_score_denominator",  # says in words that masked questions are no longer counted as 0
     }
     assert (out / "results.previous.jsonl").exists() and (out / "metrics.previous.json").exists()
 

@@ -7,9 +7,11 @@ Modules, in the order data flows through them:
 - :mod:`~autorater_pipelines.autosxs.inference` — model A / model B responses when the dataset has none;
 - :mod:`~autorater_pipelines.autosxs.judging` — sample schedule (position swap), verdict parsing, voting;
 - :mod:`~autorater_pipelines.autosxs.metrics` — win rates, position consistency, human alignment;
-- :mod:`~autorater_pipelines.autosxs.steps` — the entry point of each KFP step (prepare, judge, merge, export).
+- :mod:`~autorater_pipelines.autosxs.steps` — the entry point of each KFP step (prepare, judge, merge, export);
+- :mod:`~autorater_pipelines.autosxs.dataframe` — :func:`evaluate` on a pandas DataFrame (notebooks, no KFP).
 """
 
+from autorater_pipelines.autosxs.dataframe import evaluate
 from autorater_pipelines.autosxs.steps import (
     ExportResult,
     JudgeSummary,
@@ -29,6 +31,7 @@ __all__ = [
     "JudgeSummary",
     "aggregate_judgments",
     "check_run_parameters",
+    "evaluate",
     "export_judgments",
     "judge_examples",
     "merge_shards",

@@ -101,7 +101,7 @@ def _validate_id_columns(id_columns: Any) -> list[str]:
 
 def prepare_examples(
     *,
-    evaluation_dataset: str,
+    evaluation_dataset: str | io.Dataset,
     task: str,
     id_columns: Sequence[str],
     autorater_prompt_parameters: Mapping[str, Mapping[str, str]],
@@ -122,7 +122,8 @@ def prepare_examples(
     any row is bad.
 
     Args:
-        evaluation_dataset: Comma-separated files (JSONL, JSON, CSV, Parquet); see :func:`io.read_dataset`.
+        evaluation_dataset: Comma-separated files (JSONL, JSON, CSV, Parquet); see :func:`io.read_dataset`. Or
+            rows already read (an :class:`io.Dataset`, as the DataFrame API passes them).
         task: ``summarization@001``, ``question_answering@latest``, ``custom@…`` (see :mod:`tasks`).
         id_columns: Columns that identify an example; their values must be unique.
         autorater_prompt_parameters: ``{param: {"column": c} | {"template": "…{{ c }}…"}}``.
@@ -174,7 +175,7 @@ def prepare_examples(
         )
 
     _check_reserved_names(id_columns, human_preference_column, autorater_prompt_parameters)
-    dataset = io.read_dataset(evaluation_dataset)
+    dataset = evaluation_dataset if isinstance(evaluation_dataset, io.Dataset) else io.read_dataset(evaluation_dataset)
     sources = {
         side: model_sides.resolve_side(
             side,
@@ -224,7 +225,7 @@ def prepare_examples(
         examples.append(example)
     if output_path:
         io.write_jsonl(output_path, examples)
-    logger.info("prepared %d examples from %s", len(examples), evaluation_dataset)
+    logger.info("prepared %d examples from %s", len(examples), dataset.uri or dataset.source_name)
     return examples
 
 

@@ -29,6 +29,7 @@ _CHECKED: dict[str, Any] = {
     "validator_prompt_template": "",
     "scoring": None,
     "output_format": "jsonl",
+    "bigquery_destination_prefix": "",
 }
 
 
@@ -80,6 +81,9 @@ def print_summary(metrics: dict[str, Any]) -> None:
         f"  questions scored   {metrics['questions_scored']} of {metrics['questions_total']}, "
         f"parse failures {metrics['parse_failures']}, masked {metrics['masked_questions']}"
     )
+    policy = (metrics.get("scoring_options") or {}).get("unparseable_answer_policy")
+    if policy:
+        print(f"  unparseable answers {'scored 0' if policy == 'zero' else 'left out of final_score'} ({policy})")
     counts = metrics.get("questions_by_question_type") or {}
     by_type = metrics.get("accuracy_by_question_type") or {}
     if by_type:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from autorater_pipelines.evaluation.json_extraction import JSONExtractionError, extract_json
-from autorater_pipelines.gecko import prompts
+from autorater_pipelines.gecko import prompts, templates
 from autorater_pipelines.gecko._common import (
     IMAGE_QUESTION_TYPES,
     StageResult,
@@ -28,7 +28,7 @@ from autorater_pipelines.gecko._common import (
 from autorater_pipelines.gecko.rubrics import RubricError, normalize_generated_rubric, rubric_row
 from autorater_pipelines.models import GenerateConfig, ModelRequest, get_model
 
-__all__ = ["generate_rubrics", "parse_generated_rubric"]
+__all__ = ["generate_rubrics", "generator_template", "parse_generated_rubric"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +57,25 @@ def parse_generated_rubric(text: str | None, *, media_type: str) -> dict[str, An
     return normalize_generated_rubric(data, media_type=check_media_type(media_type))
 
 
+def generator_template(text: str | None, *, media_type: str) -> templates.GeckoTemplate:
+    """Compile the rubric-generation prompt: ``text`` (Jinja2 or Vertex SDK style) or the built-in one.
+
+    Variables: ``prompt`` (required), ``question_types``, ``media_type``.
+
+    Raises:
+        InputError: the template does not compile, uses a variable it does not get, or never shows the prompt.
+
+    """
+    return templates.compile_template(
+        text or prompts.RUBRIC_TEMPLATES[media_type],
+        source="rubric_generation_prompt_template",
+        variables={"prompt", "question_types", "media_type"},
+        required=[("prompt",)],
+        needs="the prompt to write questions for",
+        builtin=not text,
+    )
+
+
 def generate_rubrics(
     rows: Sequence[Mapping[str, Any]],
     *,
@@ -81,8 +100,9 @@ def generate_rubrics(
             (``temperature``, ``base_url``, ``max_concurrency`` …).
         project: Google Cloud project for Vertex AI.
         location: Google Cloud region for Vertex AI.
-        prompt_template: Jinja2 override of the default template (variables ``prompt`` and
-            ``question_types``); the structured-output schema is still requested.
+        prompt_template: Override of the default template, in Jinja2 (variables ``prompt``,
+            ``question_types``, ``media_type``) or Vertex AI SDK syntax (``{prompt}``; see
+            :mod:`autorater_pipelines.gecko.templates`); the structured-output schema is still requested.
 
     Returns:
         ``StageResult(rows, errors)``: rubric rows are the input rows plus ``keywords``, ``qas`` and
@@ -102,9 +122,7 @@ def generate_rubrics(
     config = GenerateConfig.from_params(
         model_params, source="rubric_generation_parameters", project=project, location=location
     )
-    template = prompts.compile_template(
-        prompt_template or prompts.RUBRIC_TEMPLATES[media_type], source="rubric_generation_prompt_template"
-    )
+    template = generator_template(prompt_template, media_type=media_type)
     errors: list[dict[str, Any]] = []
     pending: list[Mapping[str, Any]] = []
     requests: list[ModelRequest] = []
@@ -121,16 +139,11 @@ def generate_rubrics(
                 )
             )
             continue
-        text = prompts.render(
-            template,
-            source="rubric_generation_prompt_template",
-            prompt=prompt,
-            question_types=list(IMAGE_QUESTION_TYPES),
-        )
+        parts = template.render(prompt=prompt, question_types=list(IMAGE_QUESTION_TYPES), media_type=media_type)
         pending.append(row)
         requests.append(
             ModelRequest(
-                parts=(text,),
+                parts=parts,
                 key=id_values(row, id_columns),
                 response_schema=prompts.RUBRIC_SCHEMAS[media_type],
             )

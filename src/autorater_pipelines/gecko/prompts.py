@@ -30,6 +30,7 @@ __all__ = [
     "VALIDATE_ALL_TEMPLATE",
     "VALIDATE_ONE_TEMPLATE",
     "compile_template",
+    "parse_template",
     "render",
 ]
 
@@ -215,6 +216,11 @@ def compile_template(text: str, *, source: str) -> jinja2.Template:
     except jinja2.TemplateSyntaxError as exc:
         msg = f"invalid template syntax at line {exc.lineno}: {exc.message}"
         raise InputError(msg, source=source) from None
+
+
+def parse_template(text: str) -> Any:
+    """Parse template text into its Jinja2 AST (for :func:`jinja2.meta.find_undeclared_variables`)."""
+    return _ENV.parse(text)
 
 
 def render(template: jinja2.Template, *, source: str, **variables: Any) -> str:

@@ -159,6 +159,23 @@ def _keyword_id(value: Any, keywords: Mapping[int, str], qid: str, warnings: lis
     return kid
 
 
+def _keyword_of(item: Mapping[str, Any], keywords: Mapping[int, str], qid: str, warnings: list[str]) -> int | None:
+    """The keyword a question checks: its ``keyword_id``, else its numeric ``question_id`` if it numbers a keyword.
+
+    The Vertex AI Gecko sample's rubrics have no ``keyword_id``: one question per keyword, numbered alike.
+    """
+    if "keyword_id" in item:
+        return _keyword_id(item.get("keyword_id"), keywords, qid, warnings)
+    value = item.get("question_id")
+    if isinstance(value, bool) or is_missing(value):
+        return None
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        return None
+    return number if number in keywords else None
+
+
 def normalize_generated_rubric(data: Any, *, media_type: str) -> dict[str, Any]:
     """Check and normalize a rubric parsed from the rubric generator's JSON.
 
@@ -218,7 +235,7 @@ def normalize_generated_rubric(data: Any, *, media_type: str) -> dict[str, Any]:
                 "answer": choices[idx],
                 "justification": justification if isinstance(justification, str) else None,
                 "dependencies": [],
-                "keyword_id": _keyword_id(item.get("keyword_id"), keywords, qid, warnings),
+                "keyword_id": _keyword_of(item, keywords, qid, warnings),
             }
         )
     if not qas:
@@ -299,7 +316,7 @@ def normalize_supplied_rubric(value: Any) -> dict[str, Any]:
                 "answer": str(answer).strip(),
                 "justification": justification if isinstance(justification, str) else None,
                 "dependencies": parents,
-                "keyword_id": _keyword_id(item.get("keyword_id"), keywords, qid, warnings),
+                "keyword_id": _keyword_of(item, keywords, qid, warnings),
             }
         )
     if not qas:

@@ -7,11 +7,19 @@ else 0. A tie between the most frequent choices scores the share of votes for th
 (``yes``×1, ``no``×1 → 0.5; the verdict reads ``no | yes`` and ``tied_vote`` is set). With
 ``logprob_weighting`` the score is instead the mean probability of the expected answer over samples
 that carry choice probabilities (questions without them fall back to exact match and are counted).
-A question whose answers all fail to parse is ``unparseable``: counted and reported, never scored 0.
+A question whose answers all fail to parse (no answer names a choice: ``"1000…0"``, ``""``,
+``"unsuitable"``, or a reply whose block could not be matched to it) is ``unparseable`` and follows
+``unparseable_answer_policy``:
 
-Per row: ``final_score`` = mean score of the scored questions. With ``dependency_masking`` (DSG,
-arXiv 2310.18235) a question scores 0 when any parent question's own (unmasked) answer is wrong —
-the rule of DSG's reference code, which reproduces its TIFA160 correlations.
+- ``skip`` (default): left out of the row's mean, counted in ``parse_failures``;
+- ``zero``: scored 0, as any answer other than the expected one is in TIFA's (arXiv 2303.11897) and DSG's
+  published protocol (``1[answer == expected]``); still counted in ``parse_failures``. With several samples,
+  a sample naming no choice votes ``(no choice)``, a wrong answer, in the question's vote.
+
+Per row: ``final_score`` = mean score of the scored questions (``questions_scored`` is its denominator;
+``metrics["final_score_denominator"]`` says in words what it counts under the options used). With
+``dependency_masking`` (DSG, arXiv 2310.18235) a question scores 0 when any parent question's own
+(unmasked) answer is wrong — the rule of DSG's reference code, which reproduces its TIFA160 correlations.
 
 Missing answers (the validator call failed or had no recording) follow ``missing_answer_policy``:
 
@@ -36,7 +44,7 @@ from autorater_pipelines.gecko.rubrics import keyword_coverage, parse_keywords
 from autorater_pipelines.gecko.verdicts import normalize, resolve
 from autorater_pipelines.models import ErrorKind
 
-__all__ = ["ScoreResult", "ScoringOptions", "score", "score_row", "summarize"]
+__all__ = ["ScoreResult", "ScoringOptions", "final_score_denominator", "score", "score_row", "summarize"]
 
 CALL_ERROR_KINDS = frozenset(k.value for k in ErrorKind)
 _DROPPED = ("qas", "answers")
@@ -53,6 +61,8 @@ class ScoringOptions(pydantic.BaseModel):
     """Score = probability of the expected answer (needs ``logprobs`` and ``questions_per_call=1``)."""
     missing_answer_policy: Literal["error", "zero", "skip"] = "error"
     """What a question without an answer does to its row (module docstring)."""
+    unparseable_answer_policy: Literal["skip", "zero"] = "skip"
+    """``skip``: a question whose answer names no choice is left out of the mean; ``zero``: it scores 0 (TIFA/DSG)."""
 
     @classmethod
     def from_params(
@@ -96,7 +106,13 @@ def _first_error(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     return next((dict(s["error"]) for s in samples if s.get("error")), None)
 
 
-def _score_question(qa: Mapping[str, Any], samples: Sequence[Mapping[str, Any]], weighting: bool) -> dict[str, Any]:
+NO_CHOICE = "(no choice)"
+"""The vote of a sample whose answer names no choice, under ``unparseable_answer_policy="zero"``."""
+
+
+def _score_question(
+    qa: Mapping[str, Any], samples: Sequence[Mapping[str, Any]], weighting: bool, no_choice_votes: bool = False
+) -> dict[str, Any]:
     choices = list(qa.get("choices") or [])
     expected = qa.get("answer")
     expected_index = resolve(expected, choices) if choices else None
@@ -145,6 +161,9 @@ def _score_question(qa: Mapping[str, Any], samples: Sequence[Mapping[str, Any]],
         )
         return result
     votes = Counter(parsed)
+    if no_choice_votes and result["unparseable_samples"]:  # zero policy: an answer naming no choice is a wrong vote
+        votes[NO_CHOICE] = result["unparseable_samples"]
+        parsed += [NO_CHOICE] * result["unparseable_samples"]
     ranked = votes.most_common()
     verdict = ranked[0][0]
     exact = 1.0 if normalize(verdict) == normalize(expected) else 0.0
@@ -164,6 +183,28 @@ def _score_question(qa: Mapping[str, Any], samples: Sequence[Mapping[str, Any]],
         else:
             result["logprob_fallback"] = True
     return result
+
+
+def final_score_denominator(options: ScoringOptions) -> str:
+    """Say in words which questions ``final_score`` averages over under ``options`` (for metrics.json)."""
+    counted = ["questions whose answer names a choice"]
+    left_out = []
+    if options.dependency_masking:
+        counted.append("masked questions (scored 0)")
+    if options.unparseable_answer_policy == "zero":
+        counted.append("questions whose answers name no choice (scored 0, unparseable_answer_policy=zero)")
+    else:
+        left_out.append("questions whose answers name no choice (unparseable_answer_policy=skip)")
+    if options.missing_answer_policy == "zero":
+        counted.append("questions the validator did not answer (scored 0, missing_answer_policy=zero)")
+    elif options.missing_answer_policy == "skip":
+        left_out.append("questions the validator did not answer (missing_answer_policy=skip)")
+    else:
+        left_out.append(
+            "rows with a question the validator did not answer are not scored (missing_answer_policy=error)"
+        )
+    text = "mean question score over " + "; ".join(counted)
+    return text + (". Left out: " + "; ".join(left_out) if left_out else "")
 
 
 def _mask(qa_results: list[dict[str, Any]]) -> None:
@@ -198,7 +239,10 @@ def score_row(
         message = f"row has no rubric questions with question ids ('qas'), got {str(qas)[:200]!r}"
         return None, [error_row(row, id_columns, stage="scoring", kind="invalid_rubric", message=message)]
     answers = row.get("answers") or {}
-    qa_results = [_score_question(qa, answers.get(qa["question_id"]) or [], options.logprob_weighting) for qa in qas]
+    zero = options.unparseable_answer_policy == "zero"
+    qa_results = [
+        _score_question(qa, answers.get(qa["question_id"]) or [], options.logprob_weighting, zero) for qa in qas
+    ]
     errors: list[dict[str, Any]] = []
     missing = [r for r in qa_results if r["status"] == "missing"]
     if missing:
@@ -206,8 +250,18 @@ def score_row(
         ids = [r["question_id"] for r in missing]
         message = f"no answer for question(s) {ids}: {first['message']}"
         if options.missing_answer_policy == "error":
-            kind = first["kind"]
-            return None, [error_row(row, id_columns, stage="validation", kind=kind, message=message, question_ids=ids)]
+            kind, failures = first["kind"], sum(r["status"] == "unparseable" for r in qa_results)
+            return None, [
+                error_row(
+                    row,
+                    id_columns,
+                    stage="validation",
+                    kind=kind,
+                    message=message,
+                    question_ids=ids,
+                    parse_failures=failures or None,
+                )
+            ]
         handled = "scored_zero" if options.missing_answer_policy == "zero" else "skipped"
         errors.append(
             error_row(
@@ -223,6 +277,10 @@ def score_row(
         if handled == "scored_zero":
             for r in missing:
                 r.update(score=0.0, exact_score=0.0)
+    if options.unparseable_answer_policy == "zero":  # TIFA/DSG: any answer but the expected one scores 0
+        for r in qa_results:
+            if r["status"] == "unparseable":
+                r.update(score=0.0, exact_score=0.0)
     if options.dependency_masking:
         _mask(qa_results)
     scores = [r["score"] for r in qa_results if r["score"] is not None]
@@ -232,7 +290,12 @@ def score_row(
         message = "no question could be scored: " + "; ".join(
             f"{r['question_id']}: {r['status']} ({(r['error'] or {}).get('message')})" for r in qa_results[:5]
         )
-        errors.append(error_row(row, id_columns, stage="scoring", kind="no_scored_questions", message=message))
+        failures = sum(r["status"] == "unparseable" for r in qa_results) or None
+        errors.append(
+            error_row(
+                row, id_columns, stage="scoring", kind="no_scored_questions", message=message, parse_failures=failures
+            )
+        )
         return None, errors
     result = {k: v for k, v in row.items() if k not in _DROPPED}
     result.update(
@@ -258,7 +321,7 @@ def score(
         rows: Validation rows from :func:`autorater_pipelines.gecko.validate` (JSONL-able dicts).
         id_columns: Columns that identify a row.
         options: The ``scoring`` parameter: ``dependency_masking``, ``logprob_weighting``,
-            ``missing_answer_policy`` (see :class:`ScoringOptions`).
+            ``missing_answer_policy``, ``unparseable_answer_policy`` (see :class:`ScoringOptions`).
 
     Returns:
         ``ScoreResult(results, errors, metrics)``; every input row is in ``results`` or in ``errors``
@@ -278,7 +341,10 @@ def score(
         if result is not None:
             results.append(result)
     metrics = summarize(results, unscored_rows=sum(1 for e in errors if "handled_as" not in e))
+    # Questions of rows that could not be scored still count: a reply nobody could read is not "0 failures".
+    metrics["parse_failures"] += sum(e.get("parse_failures") or 0 for e in errors if "handled_as" not in e)
     metrics["scoring_options"] = opts.model_dump()
+    metrics["final_score_denominator"] = final_score_denominator(opts)
     return ScoreResult(results, errors, metrics)
 
 
@@ -288,11 +354,12 @@ def summarize(results: Sequence[Mapping[str, Any]], *, unscored_rows: int = 0) -
     Returns:
         ``mean_final_score`` (None without rows), ``stdev_final_score`` (sample standard deviation,
         as TIFA reports it; None below 2 rows), ``rows_scored``, ``rows_unscored``,
-        ``questions_total``, ``questions_scored``, ``parse_failures`` (questions without a parseable
-        answer), ``unparseable_samples``, ``missing_answers``, ``masked_questions``,
-        ``logprob_fallbacks``, ``accuracy_by_question_type`` (mean question score per type over
-        scored questions), ``questions_by_question_type``, ``keyword_coverage`` (fraction of all
-        marked keywords checked by at least one question; None when no row has keyword markup).
+        ``questions_total``, ``questions_scored``, ``parse_failures`` (questions of these rows without a
+        parseable answer; :func:`score` adds those of the rows it could not score), ``unparseable_samples``,
+        ``missing_answers``, ``masked_questions``, ``logprob_fallbacks``, ``accuracy_by_question_type``
+        (mean question score per type over scored questions), ``questions_by_question_type``,
+        ``keyword_coverage`` (fraction of all marked keywords checked by at least one question; None when no
+        row has keyword markup).
 
     """
     finals = [r["final_score"] for r in results]

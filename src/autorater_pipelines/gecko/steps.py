@@ -26,30 +26,35 @@ from typing import Any, NamedTuple
 
 from autorater_pipelines import gecko, io
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.gecko import prompts
+from autorater_pipelines.gecko import generation, templates
 from autorater_pipelines.gecko._common import check_media_type, split_parameters
-from autorater_pipelines.gecko.validation import validator_settings
+from autorater_pipelines.gecko.export import OUTPUT_FORMATS, ExportResult, check_output_format
+from autorater_pipelines.gecko.export import export_results as export_result_rows
+from autorater_pipelines.gecko.generation import generator_template
+from autorater_pipelines.gecko.validation import validator_settings, validator_template
 from autorater_pipelines.models import GenerateConfig, get_model, parse_model_spec
 
 __all__ = [
     "DEFAULT_MODEL",
     "OUTPUT_FORMATS",
+    "ExportResult",
     "RubricSummary",
     "check_run_parameters",
     "console_metrics",
     "export_results",
     "from_struct",
+    "make_rubrics",
     "prepare_rubrics",
+    "score_rows",
     "score_validations",
     "validate_media",
+    "validate_rows",
 ]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "gemini-2.5-flash"
 """Rubric generator and validator used when the model parameter is empty (Vertex AI)."""
-
-OUTPUT_FORMATS = ("jsonl", "json")
 
 
 def from_struct(value: Any) -> Any:
@@ -87,29 +92,29 @@ def _check_model(spec: str, source: str) -> None:
         raise InputError(str(exc), source=source) from None
 
 
-def _check_template(text: str, source: str, **variables: Any) -> None:
-    """Compile a template override and render it once with example values, so typos fail before any call."""
-    if text:
-        prompts.render(prompts.compile_template(text, source=source), source=source, **variables)
+def _check_templates(generator: str, validator: str, *, media_type: str, one: bool, prompt_column: str) -> None:
+    """Compile the template overrides and render each once with example values, so typos fail before any call."""
+    if generator:
+        template = generator_template(generator, media_type=media_type)
+        template.render(prompt="Two brown dogs on a blue sofa", question_types=list(gecko.IMAGE_QUESTION_TYPES))
+    if validator:
+        template = validator_template(validator, one=one, prompt_column=prompt_column or None)
+        rubrics = templates.rubrics_text([_EXAMPLE_QUESTION])
+        values: dict[str, Any] = {"media_type": media_type, "rubrics": rubrics, "prompt": "Two brown dogs"}
+        if one:
+            question = _EXAMPLE_QUESTION if template.syntax == "jinja" else _EXAMPLE_QUESTION["question"]
+            template.render(question=question, **values)
+        else:
+            template.render(questions=[_EXAMPLE_QUESTION], **values)
 
 
 _EXAMPLE_QUESTION = {
     "question_id": "q1",
     "question": "Is there a dog?",
+    "choices": ["yes", "no"],
     "options": [{"label": "yes", "text": "yes"}, {"label": "no", "text": "no"}],
     "yes_no": True,
 }
-
-
-def _check_format(output_format: str) -> str:
-    fmt = (output_format or "jsonl").lower()
-    if fmt not in OUTPUT_FORMATS:
-        raise InputError(
-            f"unsupported output_format {output_format!r}; valid: {list(OUTPUT_FORMATS)}"
-            + (" (bigquery export is not available yet)" if fmt == "bigquery" else ""),
-            source="output_format",
-        )
-    return fmt
 
 
 def check_run_parameters(
@@ -127,6 +132,7 @@ def check_run_parameters(
     validator_prompt_template: str = "",
     scoring: Mapping[str, Any] | None = None,
     output_format: str = "jsonl",
+    bigquery_destination_prefix: str = "",
 ) -> None:
     """Check every run parameter before the dataset is read or any model is called.
 
@@ -138,7 +144,8 @@ def check_run_parameters(
             ``media_type`` other than ``image``/``video``, neither ``prompt_column`` nor ``rubrics_column``,
             a malformed model spec, an unknown or invalid key of ``rubric_generation_parameters``,
             ``validator_parameters`` or ``scoring``, a prompt template that does not compile or render
-            with the documented variables, an unsupported ``output_format``.
+            with the documented variables or never shows what its call needs, an unsupported ``output_format``, a
+            missing or invalid ``bigquery_destination_prefix`` with ``bigquery``.
     """
     _check_id_columns(id_columns)
     if not media_column:
@@ -161,27 +168,20 @@ def check_run_parameters(
     GenerateConfig.from_params(generation_config, source="rubric_generation_parameters")
     settings, validator_config = validator_settings(from_struct(validator_parameters))
     config = GenerateConfig.from_params(validator_config, source="validator_parameters")
-    _check_template(
+    _check_templates(
         rubric_generation_prompt_template,
-        "rubric_generation_prompt_template",
-        prompt="Two brown dogs on a blue sofa",
-        question_types=list(gecko.IMAGE_QUESTION_TYPES),
+        validator_prompt_template,
+        media_type=media_type,
+        one=settings["questions_per_call"] == 1,
+        prompt_column=prompt_column,
     )
-    if settings["questions_per_call"] == 1:
-        _check_template(
-            validator_prompt_template, "validator_prompt_template", media_type=media_type, question=_EXAMPLE_QUESTION
-        )
-    else:
-        _check_template(
-            validator_prompt_template, "validator_prompt_template", media_type=media_type, questions=[_EXAMPLE_QUESTION]
-        )
     options = gecko.ScoringOptions.from_params(from_struct(scoring))
     if options.logprob_weighting and not (settings["questions_per_call"] == 1 and config.logprobs):
         logger.warning(
             "scoring.logprob_weighting needs validator_parameters questions_per_call=1 and logprobs > 0; "
             "questions without choice probabilities are scored by exact match"
         )
-    _check_format(output_format)
+    check_output_format(output_format, bigquery_destination_prefix)
 
 
 class RubricSummary(NamedTuple):
@@ -193,6 +193,41 @@ class RubricSummary(NamedTuple):
     """Rows with a usable rubric."""
     error_count: int
     """Rows whose rubric is missing, invalid or could not be generated."""
+
+
+def make_rubrics(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    id_columns: Sequence[str],
+    media_type: str = "image",
+    prompt_column: str = "",
+    rubrics_column: str = "",
+    rubric_generation_model: str = "",
+    rubric_generation_parameters: Mapping[str, Any] | None = None,
+    rubric_generation_prompt_template: str = "",
+    project: str = "",
+    location: str = "",
+) -> gecko.StageResult:
+    """Give every loaded row a rubric: parsed from ``rubrics_column`` when it is set, else generated.
+
+    The in-memory core of :func:`prepare_rubrics` (arguments as there), shared with the DataFrame API.
+
+    Returns:
+        ``StageResult(rubric rows, error rows)``.
+    """
+    if rubrics_column:
+        return gecko.parse_supplied_rubrics(rows, id_columns=id_columns, rubrics_column=rubrics_column)
+    return generation.generate_rubrics(
+        rows,
+        id_columns=id_columns,
+        prompt_column=prompt_column,
+        media_type=media_type,
+        model_spec=rubric_generation_model or DEFAULT_MODEL,
+        parameters=from_struct(rubric_generation_parameters),
+        project=project or None,
+        location=location or None,
+        prompt_template=rubric_generation_prompt_template or None,
+    )
 
 
 def prepare_rubrics(
@@ -222,7 +257,8 @@ def prepare_rubrics(
         rubrics_column: Column with supplied rubrics; empty = generate them with ``rubric_generation_model``.
         rubric_generation_model: Model spec of the rubric generator; empty = :data:`DEFAULT_MODEL`.
         rubric_generation_parameters: :class:`GenerateConfig` fields (``temperature``, ``base_url`` …).
-        rubric_generation_prompt_template: Jinja2 override of the generator prompt; empty = built-in.
+        rubric_generation_prompt_template: Override of the generator prompt (Jinja2 or Vertex AI SDK syntax);
+            empty = built-in.
         project: Google Cloud project for Vertex AI.
         location: Google Cloud region for Vertex AI.
         rubrics_path: Where to write the rubric rows (JSONL), or None.
@@ -242,20 +278,18 @@ def prepare_rubrics(
         prompt_column=prompt_column or None,
         rubrics_column=rubrics_column or None,
     )
-    if rubrics_column:
-        result = gecko.parse_supplied_rubrics(rows, id_columns=id_columns, rubrics_column=rubrics_column)
-    else:
-        result = gecko.generate_rubrics(
-            rows,
-            id_columns=id_columns,
-            prompt_column=prompt_column,
-            media_type=media_type,
-            model_spec=rubric_generation_model or DEFAULT_MODEL,
-            parameters=from_struct(rubric_generation_parameters),
-            project=project or None,
-            location=location or None,
-            prompt_template=rubric_generation_prompt_template or None,
-        )
+    result = make_rubrics(
+        rows,
+        id_columns=id_columns,
+        media_type=media_type,
+        prompt_column=prompt_column,
+        rubrics_column=rubrics_column,
+        rubric_generation_model=rubric_generation_model,
+        rubric_generation_parameters=rubric_generation_parameters,
+        rubric_generation_prompt_template=rubric_generation_prompt_template,
+        project=project,
+        location=location,
+    )
     if rubrics_path:
         io.write_jsonl(rubrics_path, result.rows)
     if errors_path:
@@ -263,6 +297,36 @@ def prepare_rubrics(
     how = f"parsed from column {rubrics_column!r}" if rubrics_column else "generated"
     logger.info("%d of %d rubrics %s, %d error rows", len(result.rows), len(rows), how, len(result.errors))
     return RubricSummary(len(rows), len(result.rows), len(result.errors))
+
+
+def validate_rows(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    id_columns: Sequence[str],
+    media_column: str,
+    media_type: str = "image",
+    validator_model: str = "",
+    validator_parameters: Mapping[str, Any] | None = None,
+    validator_prompt_template: str = "",
+    project: str = "",
+    location: str = "",
+    prompt_column: str = "",
+) -> gecko.StageResult:
+    """The in-memory core of :func:`validate_media` (arguments as there), shared with the DataFrame API."""
+    if not rows:
+        return gecko.StageResult([], [])
+    return gecko.validate(
+        rows,
+        id_columns=id_columns,
+        media_column=media_column,
+        media_type=media_type,
+        model_spec=validator_model or DEFAULT_MODEL,
+        parameters=from_struct(validator_parameters),
+        project=project or None,
+        location=location or None,
+        prompt_template=validator_prompt_template or None,
+        prompt_column=prompt_column or None,
+    )
 
 
 def validate_media(
@@ -276,6 +340,7 @@ def validate_media(
     validator_prompt_template: str = "",
     project: str = "",
     location: str = "",
+    prompt_column: str = "",
     validations_path: str | None = None,
     errors_path: str | None = None,
 ) -> int:
@@ -289,9 +354,11 @@ def validate_media(
         validator_model: Validator model spec; empty = :data:`DEFAULT_MODEL`.
         validator_parameters: ``questions_per_call`` (0 or 1), ``sampling_count`` and
             :class:`GenerateConfig` fields.
-        validator_prompt_template: Jinja2 override of the validator prompt; empty = built-in.
+        validator_prompt_template: Override of the validator prompt (Jinja2 or Vertex AI SDK syntax); empty =
+            built-in.
         project: Google Cloud project for Vertex AI.
         location: Google Cloud region for Vertex AI.
+        prompt_column: Column with the generation prompt, for validator templates that show it (``{prompt}``).
         validations_path: Where to write the validation rows (JSONL), or None.
         errors_path: Where to write the error rows of this stage (rows whose media cannot be read), or None.
 
@@ -303,25 +370,52 @@ def validate_media(
         ModelCallError: validation stopped after too many consecutive failed calls.
     """
     rows = io.read_jsonl(rubrics_path)
-    result = gecko.StageResult([], [])
-    if rows:
-        result = gecko.validate(
-            rows,
-            id_columns=id_columns,
-            media_column=media_column,
-            media_type=media_type,
-            model_spec=validator_model or DEFAULT_MODEL,
-            parameters=from_struct(validator_parameters),
-            project=project or None,
-            location=location or None,
-            prompt_template=validator_prompt_template or None,
-        )
+    result = validate_rows(
+        rows,
+        id_columns=id_columns,
+        media_column=media_column,
+        media_type=media_type,
+        validator_model=validator_model,
+        validator_parameters=validator_parameters,
+        validator_prompt_template=validator_prompt_template,
+        project=project,
+        location=location,
+        prompt_column=prompt_column,
+    )
     if validations_path:
         io.write_jsonl(validations_path, result.rows)
     if errors_path:
         io.write_jsonl(errors_path, result.errors)
     logger.info("validated %d of %d rows, %d error rows", len(result.rows), len(rows), len(result.errors))
     return len(result.rows)
+
+
+def score_rows(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    id_columns: Sequence[str],
+    scoring: Mapping[str, Any] | None = None,
+    earlier_errors: Sequence[Mapping[str, Any]] = (),
+) -> gecko.ScoreResult:
+    """Score validation rows and complete the metrics with the rows earlier stages could not handle.
+
+    The in-memory core of :func:`score_validations` (arguments as there), shared with the DataFrame API.
+
+    Returns:
+        ``ScoreResult(results, errors, metrics)``: errors are ``earlier_errors`` then the scoring step's; the
+        metrics are those of :func:`score_validations`.
+    """
+    result = gecko.score(rows, id_columns=id_columns, options=from_struct(scoring))
+    errors = [dict(e) for e in earlier_errors] + result.errors
+    unscored = Counter(e.get("stage", "unknown") for e in errors if "handled_as" not in e)
+    metrics = dict(result.metrics)
+    metrics.update(
+        evaluation_count=len(earlier_errors) + len(rows),
+        rows_unscored=sum(unscored.values()),
+        unscored_rows_by_stage=dict(sorted(unscored.items())),
+        error_count=len(errors),
+    )
+    return gecko.ScoreResult(result.results, errors, metrics)
 
 
 def score_validations(
@@ -358,16 +452,8 @@ def score_validations(
     """
     rows = io.read_jsonl(validations_path)
     earlier = [e for path in earlier_error_paths for e in io.read_jsonl(path)]
-    result = gecko.score(rows, id_columns=id_columns, options=from_struct(scoring))
-    errors = earlier + result.errors
-    unscored = Counter(e.get("stage", "unknown") for e in errors if "handled_as" not in e)
-    metrics = dict(result.metrics)
-    metrics.update(
-        evaluation_count=len(earlier) + len(rows),
-        rows_unscored=sum(unscored.values()),
-        unscored_rows_by_stage=dict(sorted(unscored.items())),
-        error_count=len(errors),
-    )
+    result = score_rows(rows, id_columns=id_columns, scoring=scoring, earlier_errors=earlier)
+    errors, metrics = result.errors, result.metrics
     if results_path:
         io.write_jsonl(results_path, result.results)
     if error_messages_path:
@@ -405,24 +491,31 @@ def export_results(
     output_format: str,
     destination: str,
     bigquery_destination_prefix: str = "",
-) -> str:
-    """Write the result rows in ``output_format`` (``jsonl``: one object per line; ``json``: one array).
+    project: str = "",
+    bigquery_api_endpoint: str | None = None,
+) -> ExportResult:
+    """Export the result rows (:func:`autorater_pipelines.gecko.export.export_results`).
 
     Args:
         results_path: Result rows from :func:`score_validations`.
-        output_format: ``jsonl`` or ``json``.
+        output_format: ``jsonl`` (one object per line), ``json`` (one array) or ``bigquery`` (a new table, and
+            the JSONL file).
         destination: File path for the export.
-        bigquery_destination_prefix: Reserved for ``bigquery`` export (not available yet).
+        bigquery_destination_prefix: ``project.dataset`` or ``project.dataset.table_prefix`` (``bigquery`` only).
+        project: Project that runs the BigQuery load job; empty = the destination's project.
+        bigquery_api_endpoint: BigQuery endpoint override; None = ``$BIGQUERY_EMULATOR_HOST`` or Google's.
 
     Returns:
-        ``destination``.
+        The file written and, for ``bigquery``, ``bq://project.dataset.table``.
 
     Raises:
-        InputError: an unsupported format.
+        InputError: an unsupported format, a bad prefix, or a rejected BigQuery load.
     """
-    rows = io.read_jsonl(results_path)
-    if _check_format(output_format) == "jsonl":
-        io.write_jsonl(destination, rows)
-    else:
-        io.write_json(destination, rows)
-    return destination
+    return export_result_rows(
+        io.read_jsonl(results_path),
+        output_format=output_format,
+        destination=destination,
+        bigquery_destination_prefix=bigquery_destination_prefix,
+        project=project,
+        bigquery_api_endpoint=bigquery_api_endpoint,
+    )

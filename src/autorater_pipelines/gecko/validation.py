@@ -3,9 +3,11 @@
 Two modes (``validator_parameters.questions_per_call``):
 
 - ``0`` (default): all questions of a row in one call; the judge replies with JSON
-  ``{"answers": [{"question_id", "answer"}]}`` (structured output where the provider supports it,
-  tolerant parsing otherwise). Answers are matched to questions by ``question_id`` only, never by
-  echoed question text. Replay key: the ``id_columns`` values (``sample_index`` optional).
+  ``{"answers": [{"question_id", "answer"}]}`` (structured output where the provider supports it, with
+  the built-in prompt) or, as the Vertex AI Gecko sample asks, ``<question> Question: … Verdict: yes
+  </question>`` blocks (:mod:`autorater_pipelines.gecko.replies`): JSON answers are matched by
+  ``question_id``; blocks by the id they name, else by order with the echoed question checked, never a
+  verdict given to another question. Replay key: the ``id_columns`` values (``sample_index`` optional).
 - ``1``: one call per question; the reply is the answer itself, so its first token's
   log-probabilities (``logprobs`` parameter) give a probability per choice. Replay key: the
   ``id_columns`` values plus ``question_id`` (``sample_index`` optional) — DESIGN.md replay format.
@@ -27,8 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.evaluation.json_extraction import JSONExtractionError, extract_json
-from autorater_pipelines.gecko import prompts
+from autorater_pipelines.gecko import prompts, replies, templates
 from autorater_pipelines.gecko._common import (
     StageResult,
     check_media_type,
@@ -41,7 +42,7 @@ from autorater_pipelines.gecko.media import MediaError, resolve_media
 from autorater_pipelines.gecko.verdicts import choice_label, choice_probabilities, is_yes_no
 from autorater_pipelines.models import GenerateConfig, ModelOutput, ModelRequest, get_model
 
-__all__ = ["VALIDATOR_DEFAULTS", "parse_all_answers", "validate", "validator_settings"]
+__all__ = ["VALIDATOR_DEFAULTS", "parse_all_answers", "validate", "validator_settings", "validator_template"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +50,8 @@ VALIDATOR_DEFAULTS: dict[str, Any] = {"questions_per_call": 0, "sampling_count":
 """Validator keys of ``validator_parameters`` besides the model settings, with their defaults."""
 
 UNPARSEABLE = "unparseable_response"
-MISSING_QUESTION = "missing_question"
+
+parse_all_answers = replies.parse_json_answers
 
 
 def validator_settings(parameters: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -88,59 +90,6 @@ def _question_view(qa: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _id_text(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return str(value).strip().strip("[]()").strip().casefold()
-
-
-def parse_all_answers(text: str, question_ids: Sequence[str]) -> dict[str, Any]:
-    """Extract ``{question_id: answer}`` from an all-questions validator reply.
-
-    Accepts ``{"answers": [{"question_id": …, "answer": …}]}``, a bare list of such items, or a
-    ``{question_id: answer}`` object, wrapped in prose or code fences. Ids are compared after
-    trimming brackets and case; ids not asked for are ignored; an id given twice with different
-    answers is left out (ambiguous).
-
-    Raises:
-        JSONExtractionError: the reply holds no JSON object or array.
-
-    """
-    data: Any = None
-    try:
-        data = extract_json(text, expect=dict)
-    except JSONExtractionError:
-        pass
-    if data is None or ("answers" not in data and "question_id" in data):
-        try:  # a bare list of items (a dict found first would be its first item)
-            data = extract_json(text, expect=list)
-        except JSONExtractionError:
-            if data is None:
-                raise
-    wanted = {_id_text(q): q for q in question_ids}
-    if isinstance(data, Mapping) and isinstance(data.get("answers"), list):
-        items = data["answers"]
-    elif isinstance(data, Mapping) and "question_id" in data:
-        items = [data]
-    elif isinstance(data, Mapping):
-        items = [{"question_id": k, "answer": v} for k, v in data.items()]
-    else:
-        items = data
-    found: dict[str, Any] = {}
-    ambiguous: set[str] = set()
-    for item in items:
-        if not isinstance(item, Mapping):
-            continue
-        qid = wanted.get(_id_text(item.get("question_id", item.get("id", ""))))
-        answer = item.get("answer", item.get("verdict"))
-        if qid is None or isinstance(answer, (dict, list)):
-            continue
-        if qid in found and found[qid] != answer:
-            ambiguous.add(qid)
-        found[qid] = answer
-    return {q: a for q, a in found.items() if q not in ambiguous}
-
-
 def _error(output: ModelOutput) -> dict[str, str]:
     kind = output.error.kind.value if output.error else "blocked"
     message = output.error.message if output.error else "the model returned no text"
@@ -176,6 +125,7 @@ def validate(
     location: str | None = None,
     prompt_template: str | None = None,
     base_dir: str | os.PathLike[str] | None = None,
+    prompt_column: str | None = None,
 ) -> StageResult:
     """Ask the validator model every rubric question about each row's media.
 
@@ -190,9 +140,13 @@ def validate(
             any :class:`GenerateConfig` field (``temperature``, ``logprobs``, ``base_url`` …).
         project: Google Cloud project for Vertex AI.
         location: Google Cloud region for Vertex AI.
-        prompt_template: Jinja2 override of :data:`prompts.VALIDATE_ALL_TEMPLATE` or
-            :data:`prompts.VALIDATE_ONE_TEMPLATE` (depending on the mode).
+        prompt_template: Override of :data:`prompts.VALIDATE_ALL_TEMPLATE` or
+            :data:`prompts.VALIDATE_ONE_TEMPLATE` (depending on the mode), in Jinja2 or Vertex AI SDK
+            syntax (:mod:`autorater_pipelines.gecko.templates`). With an override, the reply format is the
+            template's: JSON answers and ``<question> … Verdict: …`` blocks are both read
+            (:mod:`autorater_pipelines.gecko.replies`).
         base_dir: Directory for relative local media paths.
+        prompt_column: Column with the generation prompt, for templates that show it (``{prompt}``).
 
     Returns:
         ``StageResult(rows, errors)``: validation rows (module docstring) in input order; rows whose
@@ -212,32 +166,24 @@ def validate(
     config = GenerateConfig.from_params(model_params, source="validator_parameters", project=project, location=location)
     if config.logprobs and not one:
         logger.warning("validator_parameters.logprobs is only used with questions_per_call=1; ignored")
-    default = prompts.VALIDATE_ONE_TEMPLATE if one else prompts.VALIDATE_ALL_TEMPLATE
-    template = prompts.compile_template(prompt_template or default, source="validator_prompt_template")
-
-    plan = _plan(
-        rows,
-        id_columns=id_columns,
-        media_column=media_column,
-        media_type=media_type,
-        base_dir=base_dir,
-        template=template,
-        one=one,
-        count=count,
-    )
+    template = validator_template(prompt_template, one=one, prompt_column=prompt_column)
+    plan = _Plan([], [], [], [])
+    for row in rows:
+        _plan_row(plan, row, id_columns, media_column, media_type, base_dir, template, prompt_column, one, count)
     model = get_model(model_spec, config)
     outputs = model.generate(plan.requests, desc="gecko validation") if plan.requests else []
     answers: list[dict[str, list[dict[str, Any]]]] = [{qa["question_id"]: [] for qa in r["qas"]} for r in plan.rows]
     raw_responses: list[list[dict[str, Any]]] = [[] for _ in plan.rows]
     for (position, qid, s), output in zip(plan.slots, outputs, strict=True):
+        qas = plan.rows[position]["qas"]
         if qid is not None:
-            choices = plan.choices[position][qid]
-            answers[position][qid].append(_one_sample(s, output, choices, bool(config.logprobs)))
+            qa = next(q for q in qas if q["question_id"] == qid)
+            answers[position][qid].append(_one_sample(s, output, qa, bool(config.logprobs)))
         else:
             raw_responses[position].append(
                 {"sample_index": s, "text": output.text, "error": None if output.ok else _error(output)}
             )
-            for q, sample in _all_samples(s, output, list(answers[position])).items():
+            for q, sample in _all_samples(s, output, qas).items():
                 answers[position][q].append(sample)
 
     validator = {"model": model_spec, **settings}
@@ -250,92 +196,111 @@ def validate(
     return StageResult(out, plan.errors)
 
 
+def validator_template(text: str | None, *, one: bool, prompt_column: str | None = None) -> templates.GeckoTemplate:
+    """Compile the validator prompt: ``text`` (Jinja2 or Vertex SDK style) or the built-in template.
+
+    Variables: ``media_type``, ``rubrics`` (Vertex SDK question lines), ``questions`` (all questions of the
+    row) or, with one question per call, ``question``; ``prompt`` when ``prompt_column`` is set; ``{image}`` /
+    ``{video}`` place the media (Vertex syntax).
+
+    Raises:
+        InputError: the template does not compile, uses a variable it does not get, or never shows the questions.
+
+    """
+    variables = {"media_type", "rubrics", "image", "video", "question" if one else "questions"}
+    if prompt_column:
+        variables.add("prompt")
+    default = prompts.VALIDATE_ONE_TEMPLATE if one else prompts.VALIDATE_ALL_TEMPLATE
+    return templates.compile_template(
+        text or default,
+        source="validator_prompt_template",
+        variables=variables,
+        required=[("question", "rubrics") if one else ("questions", "rubrics")],
+        needs="the question" if one else "the questions",
+        hints={"prompt": "set prompt_column to the column with the generation prompt"},
+        builtin=not text,
+    )
+
+
 class _Plan(NamedTuple):
     requests: list[ModelRequest]
     slots: list[tuple[int, str | None, int]]  # (position in rows, question_id or None, sample_index)
     rows: list[Mapping[str, Any]]  # rows with usable media, in input order
-    choices: list[dict[str, list[str]]]  # per kept row: question_id -> choices
     errors: list[dict[str, Any]]
 
 
-def _plan(
-    rows: Sequence[Mapping[str, Any]],
-    *,
+def _plan_row(
+    plan: _Plan,
+    row: Mapping[str, Any],
     id_columns: Sequence[str],
     media_column: str,
     media_type: str,
     base_dir: str | os.PathLike[str] | None,
-    template: Any,
+    template: templates.GeckoTemplate,
+    prompt_column: str | None,
     one: bool,
     count: int,
-) -> _Plan:
-    plan = _Plan([], [], [], [], [])
-    for row in rows:
-        qas = row.get("qas")
-        if not isinstance(qas, list) or not qas:
-            plan.errors.append(
-                error_row(
-                    row,
-                    id_columns,
-                    stage="validation",
-                    kind="invalid_rubric",
-                    message=f"row has no rubric questions ('qas'), got {qas!r}",
-                )
-            )
-            continue
-        try:
-            media = resolve_media(row.get(media_column), media_type=media_type, base_dir=base_dir)
-        except MediaError as exc:
-            plan.errors.append(error_row(row, id_columns, stage="media", kind=exc.kind, message=str(exc)))
-            continue
-        ids = id_values(row, id_columns)
-        views = [_question_view(qa) for qa in qas]
-        position = len(plan.rows)
-        plan.rows.append(row)
-        plan.choices.append({qa["question_id"]: list(qa.get("choices") or []) for qa in qas})
+) -> None:
+    qas = row.get("qas")
+    if not isinstance(qas, list) or not qas:
+        message = f"row has no rubric questions ('qas'), got {qas!r}"
+        plan.errors.append(error_row(row, id_columns, stage="validation", kind="invalid_rubric", message=message))
+        return
+    try:
+        media = resolve_media(row.get(media_column), media_type=media_type, base_dir=base_dir)
+    except MediaError as exc:
+        plan.errors.append(error_row(row, id_columns, stage="media", kind=exc.kind, message=str(exc)))
+        return
+    ids = id_values(row, id_columns)
+    values: dict[str, Any] = {"media_type": media_type}
+    if prompt_column:
+        values["prompt"] = "" if row.get(prompt_column) is None else str(row.get(prompt_column))
+    position = len(plan.rows)
+    plan.rows.append(row)
+    # The JSON schema goes with the built-in prompt only: an override defines its own reply format.
+    schema = prompts.VALIDATE_ALL_SCHEMA if template.builtin and not one else None
+    calls = [[qa] for qa in qas] if one else [qas]
+    for asked in calls:
+        views = [_question_view(qa) for qa in asked]
         if one:
-            for view in views:
-                text = prompts.render(
-                    template, source="validator_prompt_template", media_type=media_type, question=view
-                )
-                key = {**ids, "question_id": view["question_id"]}
-                for s in range(count):
-                    plan.requests.append(ModelRequest(parts=(*media, text), key=key, sample_index=s))
-                    plan.slots.append((position, view["question_id"], s))
+            question = views[0] if template.syntax == "jinja" else views[0]["question"]
+            parts = template.render(media=media, question=question, rubrics=templates.rubrics_text(asked), **values)
         else:
-            text = prompts.render(template, source="validator_prompt_template", media_type=media_type, questions=views)
-            for s in range(count):
-                plan.requests.append(
-                    ModelRequest(
-                        parts=(*media, text),
-                        key=dict(ids),
-                        response_schema=prompts.VALIDATE_ALL_SCHEMA,
-                        sample_index=s,
-                    )
-                )
-                plan.slots.append((position, None, s))
-    return plan
+            parts = template.render(media=media, questions=views, rubrics=templates.rubrics_text(asked), **values)
+        qid = asked[0]["question_id"] if one else None
+        key = {**ids, "question_id": qid} if one else dict(ids)
+        for s in range(count):
+            plan.requests.append(ModelRequest(parts=parts, key=key, response_schema=schema, sample_index=s))
+            plan.slots.append((position, qid, s))
 
 
-def _one_sample(s: int, output: ModelOutput, choices: list[str], logprobs: bool) -> dict[str, Any]:
+def _one_sample(s: int, output: ModelOutput, qa: Mapping[str, Any], logprobs: bool) -> dict[str, Any]:
     if not output.ok:
         return _sample(s, error=_error(output))
     text = output.text or ""
-    probs = choice_probabilities(output.logprobs, choices) if logprobs else None
+    if replies.has_blocks(text):  # "<question> Question: … Verdict: yes </question>" for a single question
+        read = replies.parse_reply(text, [(qa["question_id"], qa["question"])])
+        if read.problems:
+            kind, reason = read.problems[qa["question_id"]]
+            return _sample(s, raw=text, error={"kind": kind, "message": reason})
+        return _sample(s, verdict=read.answers[qa["question_id"]], raw=text)
+    probs = choice_probabilities(output.logprobs, list(qa.get("choices") or [])) if logprobs else None
     return _sample(s, verdict=text.strip(), raw=text, probs=probs)
 
 
-def _all_samples(s: int, output: ModelOutput, question_ids: list[str]) -> dict[str, dict[str, Any]]:
+def _all_samples(s: int, output: ModelOutput, qas: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    question_ids = [qa["question_id"] for qa in qas]
     if not output.ok:
         return {q: _sample(s, error=_error(output)) for q in question_ids}
     try:
-        found = parse_all_answers(output.text or "", question_ids)
-    except JSONExtractionError as exc:
+        read = replies.parse_reply(output.text, [(qa["question_id"], qa["question"]) for qa in qas])
+    except replies.ReplyError as exc:
         return {q: _sample(s, error={"kind": UNPARSEABLE, "message": str(exc)}) for q in question_ids}
-    missing = {
-        "kind": MISSING_QUESTION,
-        "message": "the reply has no (unambiguous) answer for this question_id",
-    }
-    return {
-        q: _sample(s, verdict=found[q]) if found.get(q) is not None else _sample(s, error=missing) for q in question_ids
-    }
+    out = {}
+    for q in question_ids:
+        if q in read.answers:
+            out[q] = _sample(s, verdict=read.answers[q])
+        else:
+            kind, reason = read.problems[q]
+            out[q] = _sample(s, error={"kind": kind, "message": reason})
+    return out

@@ -131,10 +131,13 @@ def parse_table_uri(uri: str, *, source: str = "evaluation_dataset") -> BigQuery
     return BigQueryTable(project, dataset, table)
 
 
-def parse_destination_prefix(prefix: str, *, source: str = "bigquery_destination_prefix") -> DestinationPrefix:
+def parse_destination_prefix(
+    prefix: str, *, source: str = "bigquery_destination_prefix", format_parameter: str = "judgments_format"
+) -> DestinationPrefix:
     """Parse and validate ``bigquery_destination_prefix``: ``project.dataset[.table_prefix]``.
 
-    A leading ``bq://`` is accepted and ignored.
+    A leading ``bq://`` is accepted and ignored. ``format_parameter`` names the parameter that asked for
+    BigQuery (``judgments_format`` for AutoSxS, ``output_format`` for Gecko), for the message of an empty prefix.
 
     Raises:
         InputError: Empty, wrong number of parts, or a name breaks BigQuery's rules; names ``source`` and the
@@ -147,7 +150,7 @@ def parse_destination_prefix(prefix: str, *, source: str = "bigquery_destination
         text = text[len("bq://") :]
     if not text:
         raise InputError(
-            f"is required when judgments_format is 'bigquery'; got {prefix!r}, expected {expected}, "
+            f"is required when {format_parameter} is 'bigquery'; got {prefix!r}, expected {expected}, "
             "e.g. 'my-project.my_dataset.autosxs'",
             source=source,
         )
@@ -174,10 +177,10 @@ def parse_destination_prefix(prefix: str, *, source: str = "bigquery_destination
     return DestinationPrefix(project, dataset, table_prefix)
 
 
-def _table_name(table_prefix: str, now: dt.datetime, token: str) -> str:
+def _table_name(table_prefix: str, now: dt.datetime, token: str, kind: str = JUDGMENTS_TABLE_SUFFIX) -> str:
     stamp = now.astimezone(dt.timezone.utc).strftime("%Y%m%d_%H%M%S")
     head = f"{table_prefix}_" if table_prefix else ""
-    return f"{head}{JUDGMENTS_TABLE_SUFFIX}_{stamp}_{token}"
+    return f"{head}{kind}_{stamp}_{token}"
 
 
 def judgments_table(
@@ -186,6 +189,8 @@ def judgments_table(
     now: dt.datetime | None = None,
     token: str | None = None,
     source: str = "bigquery_destination_prefix",
+    kind: str = JUDGMENTS_TABLE_SUFFIX,
+    format_parameter: str = "judgments_format",
 ) -> BigQueryTable:
     """Name a new judgments table: ``[<table_prefix>_]judgments_<YYYYMMDD_HHMMSS>_<6 hex>`` (UTC).
 
@@ -198,13 +203,17 @@ def judgments_table(
         now: The export time (default: the current UTC time).
         token: The 6 hex characters at the end (default: random).
         source: Parameter name for error messages.
+        kind: What the table holds, the word after the prefix (``judgments``; Gecko's export: ``results``).
+        format_parameter: The format parameter that asked for BigQuery, for error messages.
 
     Raises:
         InputError: The prefix is invalid (see :func:`parse_destination_prefix`).
 
     """
-    parsed = parse_destination_prefix(prefix, source=source)
-    name = _table_name(parsed.table_prefix, now or dt.datetime.now(dt.timezone.utc), token or secrets.token_hex(3))
+    parsed = parse_destination_prefix(prefix, source=source, format_parameter=format_parameter)
+    name = _table_name(
+        parsed.table_prefix, now or dt.datetime.now(dt.timezone.utc), token or secrets.token_hex(3), kind=kind
+    )
     return BigQueryTable(parsed.project, parsed.dataset, name)
 
 

@@ -1,0 +1,103 @@
+"""What the DataFrame (notebook) APIs of both evaluations share: rows from a DataFrame, ids, the event loop.
+
+- :func:`frame_rows` turns a pandas DataFrame into JSON-compatible row dicts (NaN and NaT become None, numpy
+  scalars Python numbers); when no id columns are given the row index becomes one (``index`` or the index's
+  name), as the Vertex AI SDK identifies rows by position.
+- :func:`outside_event_loop` runs a blocking call in a worker thread when the calling thread already runs an
+  asyncio event loop (Jupyter, IPython with autoawait), so ``asyncio.run`` inside the model-call layer works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+from autorater_pipelines import io
+from autorater_pipelines.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["FrameRows", "frame_rows", "outside_event_loop"]
+
+_T = TypeVar("_T")
+
+
+class FrameRows(NamedTuple):
+    """Rows of a DataFrame, with the id columns that identify them."""
+
+    rows: list[dict[str, Any]]
+    """One JSON-compatible dict per DataFrame row, in order (plus the index column when ids were absent)."""
+    id_columns: list[str]
+    """The id columns given, or ``[<index column>]``."""
+    index_column: str | None
+    """The column added from the DataFrame index (None when id columns were given)."""
+
+
+def frame_rows(df: pd.DataFrame, *, id_columns: Sequence[str] | None, source: str = "df") -> FrameRows:
+    """Turn a DataFrame into row dicts and settle the id columns.
+
+    Args:
+        df: The evaluation data, one row per example.
+        id_columns: Columns whose values identify each row; None or empty = the DataFrame index.
+        source: Parameter name for error messages.
+
+    Returns:
+        The rows and their id columns.
+
+    Raises:
+        InputError: ``df`` is not a DataFrame, has non-string or duplicate column names, the index is not
+            unique (without id columns), or an index column name would overwrite a column.
+
+    """
+    import pandas as pd
+
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"expected a pandas DataFrame, got {type(df).__name__}", source=source)
+    bad = [c for c in df.columns if not isinstance(c, str)]
+    if bad:
+        raise InputError(f"column names must be strings, got {bad[:5]!r}", source=source)
+    if df.columns.has_duplicates:
+        raise InputError(f"duplicate column names {sorted(set(df.columns[df.columns.duplicated()]))}", source=source)
+    index_column = None
+    if not id_columns:
+        index_column = str(df.index.name or "index")
+        if index_column in df.columns:
+            raise InputError(
+                f"the DataFrame has a column {index_column!r}, the name its index would take as the id column; "
+                "pass id_columns=[...] or rename the index (df.rename_axis('row'))",
+                source="id_columns",
+            )
+        if not df.index.is_unique:
+            duplicated = df.index[df.index.duplicated()][:3].tolist()
+            raise InputError(
+                f"the DataFrame index identifies the rows when id_columns is not given, but it has duplicates "
+                f"{duplicated!r}; pass id_columns or df.reset_index(drop=True)",
+                source="id_columns",
+            )
+    rows = []
+    for label, record in zip(df.index, df.to_dict(orient="records"), strict=True):
+        row = io.to_jsonable(record)
+        if index_column is not None:
+            row[index_column] = io.to_jsonable(label)
+        rows.append(row)
+    ids = [index_column] if index_column is not None else list(id_columns or [])
+    return FrameRows(rows, ids, index_column)
+
+
+def outside_event_loop(function: Callable[..., _T]) -> Callable[..., _T]:
+    """Decorate a blocking function so that it runs in a worker thread when called inside a running event loop."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> _T:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return function(*args, **kwargs)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="autorater") as pool:
+            return pool.submit(function, *args, **kwargs).result()
+
+    return wrapper

@@ -1,0 +1,338 @@
+"""Gecko on a pandas DataFrame, from a notebook: the pipeline's steps in-process, no Kubeflow Pipelines.
+
+As in the Vertex AI SDK's Gecko flow (``RubricBasedMetric.generate_rubrics(df)`` then ``EvalTask.evaluate``)::
+
+    from autorater_pipelines import gecko
+
+    with_rubrics = gecko.generate_rubrics(df, prompt_column="prompt")
+    results, metrics = gecko.evaluate(with_rubrics, media_column="image")
+    results["final_score"].mean()
+
+Both call the same step functions as the ``gecko`` pipeline (:func:`autorater_pipelines.gecko.steps.make_rubrics`,
+:func:`~autorater_pipelines.gecko.steps.validate_rows`, :func:`~autorater_pipelines.gecko.steps.score_rows`)
+through the same model-call layer (cache, retries, rate limits, a tqdm progress bar per stage), and take the
+pipeline's parameters by the same names. They work inside Jupyter's running event loop. Every input row is in
+the output, in order and with its index: rows that could not be handled carry ``error_stage``, ``error_kind``
+and ``error_message`` (all error rows are also in ``DataFrame.attrs["error_messages"]``).
+
+Columns added, as the pipeline writes them plus the SDK's names where they differ:
+
+- ``generate_rubrics``: ``keywords``, ``qas``, ``rubric_warnings``; ``rubrics`` (the SDK's text, one
+  ``<question>…<choices>yes,no`` line per question) and ``qa_records`` (the questions with the SDK's field
+  names ``question``, ``question_type``, ``gt_answer``, ``answer_choices``, ``justification``, plus
+  ``question_id``, ``keyword_id``, ``dependencies``).
+- ``evaluate``: the above and ``qa_results`` (per question: expected, verdict, score, status …),
+  ``final_score``, ``keyword_coverage``, ``questions_scored``, ``parse_failures``, ``missing_answers``,
+  ``raw_responses`` and ``rubric_results`` (``{question_id: the validator's answer}``; the SDK keys it by
+  question text, so two questions with the same text collided there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from autorater_pipelines import io
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.evaluation.notebook import FrameRows, frame_rows, outside_event_loop
+from autorater_pipelines.gecko import steps
+from autorater_pipelines.gecko._common import StageResult, error_row
+from autorater_pipelines.gecko.templates import rubrics_text
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["evaluate", "generate_rubrics"]
+
+_RUBRIC = "__gecko_rubric"
+_ERROR_COLUMNS = ("error_stage", "error_kind", "error_message")
+
+
+def _with_progress(parameters: Mapping[str, Any] | None, progress: bool) -> dict[str, Any]:
+    out = dict(parameters or {})
+    out.setdefault("progress", progress)
+    return out
+
+
+def qa_records(qas: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The questions of a rubric with the Vertex SDK's ``QARecord`` field names (and ours that it lacks)."""
+    return [
+        {
+            "question_id": qa.get("question_id"),
+            "question": qa.get("question"),
+            "question_type": qa.get("question_type"),
+            "gt_answer": qa.get("answer"),
+            "answer_choices": list(qa.get("choices") or []),
+            "justification": qa.get("justification"),
+            "keyword_id": qa.get("keyword_id"),
+            "dependencies": list(qa.get("dependencies") or []),
+        }
+        for qa in qas
+    ]
+
+
+def _sdk_rubric(row: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A supplied rubric from the SDK's ``qa_records`` (``gt_answer``, ``answer_choices``), or None."""
+    records = row.get("qa_records")
+    if not isinstance(records, list) or not records:
+        return None
+    qas = []
+    for record in records:
+        item = dict(record) if isinstance(record, Mapping) else {}
+        if "gt_answer" in item:
+            item["answer"] = item.pop("gt_answer")
+        if "answer_choices" in item:
+            item["choices"] = item.pop("answer_choices")
+        qas.append({k: v for k, v in item.items() if v is not None or k in ("question", "answer")})
+    return {"keywords": row.get("keywords"), "qas": qas}
+
+
+def _frame(
+    df: pd.DataFrame,
+    frame: FrameRows,
+    out_rows: Sequence[Mapping[str, Any] | None],
+    errors: Sequence[Mapping[str, Any]],
+) -> pd.DataFrame:
+    """The output DataFrame: input index, one row per input row, error columns for rows without output."""
+    import pandas as pd
+
+    first_error: dict[tuple, Mapping[str, Any]] = {}
+    for error in errors:
+        first_error.setdefault(io.id_key(error, frame.id_columns), error)
+    records = []
+    for row, out in zip(frame.rows, out_rows, strict=True):
+        record = dict(out if out is not None else row)
+        error = first_error.get(io.id_key(row, frame.id_columns)) or {}
+        record.update({c: error.get(c.removeprefix("error_") if c == "error_stage" else c) for c in _ERROR_COLUMNS})
+        if error.get("handled_as"):
+            record["error_handled_as"] = error["handled_as"]
+        if frame.index_column is not None:
+            record.pop(frame.index_column, None)
+        records.append(record)
+    result = pd.DataFrame.from_records(records, index=df.index)
+    result.attrs["error_messages"] = [dict(e) for e in errors]
+    return result
+
+
+def _add_rubric_columns(row: dict[str, Any]) -> dict[str, Any]:
+    qas = row.get("qas") or []
+    row["rubrics"] = rubrics_text(qas) if qas else None
+    row["qa_records"] = qa_records(qas) if qas else None
+    return row
+
+
+@outside_event_loop
+def generate_rubrics(
+    df: pd.DataFrame,
+    *,
+    prompt_column: str = "prompt",
+    media_type: str = "image",
+    rubric_generation_model: str = "",
+    rubric_generation_parameters: Mapping[str, Any] | None = None,
+    rubric_generation_prompt_template: str = "",
+    id_columns: Sequence[str] | None = None,
+    project: str = "",
+    location: str = "",
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Generate a rubric (keywords and one question per keyword) for every row's prompt.
+
+    Args:
+        df: One row per generated image or video, with the generation prompt in ``prompt_column``.
+        prompt_column: Column with the text-to-image/video prompt.
+        media_type: ``image`` (yes/no questions) or ``video`` (multiple choice a–d).
+        rubric_generation_model: Model spec (``gemini-2.5-flash``, ``openai/<model>``, ``replay/<jsonl>`` …);
+            empty = the pipeline's default Gemini model.
+        rubric_generation_parameters: Model settings (``temperature``, ``base_url``, ``cache_dir`` …).
+        rubric_generation_prompt_template: Override of the prompt, Jinja2 (``{{ prompt }}``) or Vertex AI SDK
+            syntax (``{prompt}``); empty = built-in.
+        id_columns: Columns identifying each row (replay keys); None = the DataFrame index (column ``index``
+            or the index's name).
+        project: Google Cloud project of Vertex AI calls.
+        location: Google Cloud region of Vertex AI calls.
+        progress: Show a progress bar (unless ``rubric_generation_parameters`` says otherwise).
+
+    Returns:
+        A copy of ``df`` with the rubric columns (module docstring); a row without a rubric has them empty and
+        its reason in ``error_stage``/``error_kind``/``error_message``.
+
+    Raises:
+        InputError: bad parameters, template, columns or ids; nothing has been called.
+        ModelCallError: generation stopped after too many consecutive failed calls.
+
+    """
+    frame = frame_rows(df, id_columns=id_columns)
+    result = steps.make_rubrics(
+        frame.rows,
+        id_columns=frame.id_columns,
+        media_type=media_type,
+        prompt_column=prompt_column,
+        rubric_generation_model=rubric_generation_model,
+        rubric_generation_parameters=_with_progress(rubric_generation_parameters, progress),
+        rubric_generation_prompt_template=rubric_generation_prompt_template,
+        project=project,
+        location=location,
+    )
+    by_id = {io.id_key(r, frame.id_columns): _add_rubric_columns(dict(r)) for r in result.rows}
+    rows = [by_id.get(io.id_key(r, frame.id_columns)) for r in frame.rows]
+    filled = [
+        row if row is not None else {**source, **dict.fromkeys(("keywords", "qas", "rubric_warnings", "rubrics"))}
+        for row, source in zip(rows, frame.rows, strict=True)
+    ]
+    return _frame(df, frame, filled, result.errors)
+
+
+def _rubrics_from_frame(frame: FrameRows, rubrics_column: str) -> StageResult:
+    """Rubric rows from ``generate_rubrics`` output (``qas``) or the SDK's ``qa_records``; errors carried over."""
+    ready, supplied, errors = [], [], []
+    for row in frame.rows:
+        if isinstance(row.get("qas"), list) and row["qas"]:
+            ready.append(row)
+        elif (rubric := _sdk_rubric(row)) is not None:
+            supplied.append({**row, _RUBRIC: rubric})
+        elif row.get("error_kind"):  # generate_rubrics could not make this row's rubric: keep its reason
+            stage = row.get("error_stage") or "rubric_generation"
+            message = str(row.get("error_message"))
+            errors.append(error_row(row, frame.id_columns, stage=stage, kind=row["error_kind"], message=message))
+        else:
+            message = f"no rubric: the DataFrame has no usable {rubrics_column or 'qas'!r} for this row"
+            errors.append(error_row(row, frame.id_columns, stage="rubrics", kind="missing_rubric", message=message))
+    if supplied:
+        import autorater_pipelines.gecko as gecko
+
+        parsed = gecko.parse_supplied_rubrics(supplied, id_columns=frame.id_columns, rubrics_column=_RUBRIC)
+        ready += parsed.rows
+        errors += parsed.errors
+    order = {io.id_key(r, frame.id_columns): i for i, r in enumerate(frame.rows)}
+    ready.sort(key=lambda r: order[io.id_key(r, frame.id_columns)])
+    return StageResult(ready, errors)
+
+
+@outside_event_loop
+def evaluate(
+    df: pd.DataFrame,
+    *,
+    media_column: str = "image",
+    prompt_column: str = "prompt",
+    media_type: str = "image",
+    rubrics_column: str = "",
+    rubric_generation_model: str = "",
+    validator_model: str = "",
+    rubric_generation_parameters: Mapping[str, Any] | None = None,
+    validator_parameters: Mapping[str, Any] | None = None,
+    rubric_generation_prompt_template: str = "",
+    validator_prompt_template: str = "",
+    scoring: Mapping[str, Any] | None = None,
+    id_columns: Sequence[str] | None = None,
+    project: str = "",
+    location: str = "",
+    progress: bool = True,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Validate every row's media against its rubric and score it, as the ``gecko`` pipeline does.
+
+    Rubrics come from, in this order: ``rubrics_column`` when set (supplied rubrics, as in the pipeline); the
+    ``qas`` column of :func:`generate_rubrics`; the Vertex SDK's ``qa_records``; otherwise they are generated
+    from ``prompt_column`` first.
+
+    Args:
+        df: One row per generated image or video.
+        media_column: Column with the media: ``gs://`` URI, URL, local path or Vertex ``contents`` JSON string
+            (the SDK's ``response_column_name``).
+        prompt_column: Column with the generation prompt (generation, and ``{prompt}`` in validator templates).
+        media_type: ``image`` or ``video``.
+        rubrics_column: Column with supplied rubrics (``{"keywords", "qas": [...]}`` or a list of questions).
+        rubric_generation_model: As :func:`generate_rubrics`.
+        validator_model: Validator model spec; empty = the pipeline's default Gemini model.
+        rubric_generation_parameters: As :func:`generate_rubrics`.
+        validator_parameters: ``questions_per_call``, ``sampling_count``, ``logprobs`` and model settings.
+        rubric_generation_prompt_template: As :func:`generate_rubrics`.
+        validator_prompt_template: Override of the validator prompt, Jinja2 or Vertex AI SDK syntax
+            (``{rubrics}``, ``{image}`` …); replies as JSON or ``<question>``/``Verdict:`` blocks are read.
+        scoring: ``dependency_masking``, ``logprob_weighting``, ``missing_answer_policy``,
+            ``unparseable_answer_policy`` (the pipeline's ``scoring``).
+        id_columns: As :func:`generate_rubrics`.
+        project: Google Cloud project of Vertex AI calls.
+        location: Google Cloud region of Vertex AI calls.
+        progress: Show progress bars (unless the parameters say otherwise).
+
+    Returns:
+        ``(results, metrics)``: one results row per input row (module docstring) and the metrics the pipeline
+        writes to ``metrics.json`` (``mean_final_score``, ``accuracy_by_question_type``, ``parse_failures``,
+        ``final_score_denominator`` …).
+
+    Raises:
+        InputError: bad parameters, templates, columns or ids; nothing has been called.
+        ModelCallError: a stage stopped after too many consecutive failed calls.
+
+    """
+    frame = frame_rows(df, id_columns=id_columns)
+    has_prompt = bool(prompt_column) and any(prompt_column in r for r in frame.rows)
+    generate = not rubrics_column and not any(
+        isinstance(r.get("qas"), list) or isinstance(r.get("qa_records"), list) for r in frame.rows
+    )
+    steps.check_run_parameters(
+        id_columns=frame.id_columns,
+        media_column=media_column,
+        media_type=media_type,
+        prompt_column=prompt_column if has_prompt or generate else "",
+        rubrics_column=rubrics_column or ("" if generate else _RUBRIC),
+        rubric_generation_model=rubric_generation_model,
+        validator_model=validator_model,
+        rubric_generation_parameters=rubric_generation_parameters,
+        validator_parameters=validator_parameters,
+        rubric_generation_prompt_template=rubric_generation_prompt_template,
+        validator_prompt_template=validator_prompt_template,
+        scoring=scoring,
+    )
+    if media_column not in df.columns:
+        raise InputError(
+            f"column {media_column!r} (media_column) is not in the DataFrame; columns: {list(df.columns)}",
+            source="media_column",
+        )
+    if rubrics_column or generate:
+        rubrics = steps.make_rubrics(
+            frame.rows,
+            id_columns=frame.id_columns,
+            media_type=media_type,
+            prompt_column=prompt_column,
+            rubrics_column=rubrics_column,
+            rubric_generation_model=rubric_generation_model,
+            rubric_generation_parameters=_with_progress(rubric_generation_parameters, progress),
+            rubric_generation_prompt_template=rubric_generation_prompt_template,
+            project=project,
+            location=location,
+        )
+    else:
+        rubrics = _rubrics_from_frame(frame, rubrics_column)
+    validated = steps.validate_rows(
+        rubrics.rows,
+        id_columns=frame.id_columns,
+        media_column=media_column,
+        media_type=media_type,
+        validator_model=validator_model,
+        validator_parameters=_with_progress(validator_parameters, progress),
+        validator_prompt_template=validator_prompt_template,
+        project=project,
+        location=location,
+        prompt_column=prompt_column if has_prompt else "",
+    )
+    scored = steps.score_rows(
+        validated.rows,
+        id_columns=frame.id_columns,
+        scoring=scoring,
+        earlier_errors=rubrics.errors + validated.errors,
+    )
+    qas = {io.id_key(r, frame.id_columns): r["qas"] for r in validated.rows}
+    results = {}
+    for result in scored.results:
+        key = io.id_key(result, frame.id_columns)
+        row = _add_rubric_columns({**result, "qas": qas[key]})
+        row["rubric_results"] = {qa["question_id"]: qa.get("raw") for qa in result["qa_results"]}
+        row.pop(_RUBRIC, None)
+        results[key] = row
+    out = [results.get(io.id_key(r, frame.id_columns)) for r in frame.rows]
+    for i, row in enumerate(out):
+        if row is None:
+            out[i] = {**frame.rows[i], "final_score": None}
+            out[i].pop(_RUBRIC, None)
+    return _frame(df, frame, out, scored.errors), scored.metrics

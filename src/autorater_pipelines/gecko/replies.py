@@ -1,0 +1,325 @@
+"""Reading a validator's reply to several questions: our JSON answers, or the Vertex ``<question>`` blocks.
+
+Two reply formats are read:
+
+- JSON (our built-in prompt): ``{"answers": [{"question_id", "answer"}]}``, a bare list of such items or a
+  ``{question_id: answer}`` object, in prose or code fences; matched by ``question_id`` only.
+- Blocks, as the validator prompt of the Vertex AI Gecko sample asks for them::
+
+      <question>
+      Question: Is there a croissant?
+      Verdict: yes
+      </question>
+
+  or the same ``Question:`` / ``Verdict:`` lines without the tags, or bare ``Verdict:`` lines. A block may name
+  its question id (``<question id="q2">``, a ``Question ID: q2`` line, or ``[q2]`` before the echoed question).
+
+Blocks are matched to questions by id when they carry one, otherwise by order, and the echoed question text
+(compared after :func:`normalize_question`) must be the question's: a block that matches no question, a count
+mismatch or an echo of another question leaves those questions unanswered with the reason. A question never
+receives the verdict of another question, and two questions with the same text never collide (the Vertex
+sample keys verdicts by question text, so its second copy of a question overwrites the first).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from autorater_pipelines.evaluation.json_extraction import JSONExtractionError, extract_json
+
+__all__ = [
+    "Block",
+    "ReplyAnswers",
+    "ReplyError",
+    "has_blocks",
+    "normalize_question",
+    "parse_blocks",
+    "parse_json_answers",
+    "parse_reply",
+]
+
+UNMATCHED = "unmatched_answer"
+"""Error kind of a question whose answer block could not be matched to it safely."""
+MISSING = "missing_question"
+"""Error kind of a question the reply does not answer."""
+
+_OPEN_TAG = re.compile(r"<\s*question\b([^>]*)>", re.I)
+_CLOSE_TAG = re.compile(r"<\s*/\s*question\s*>", re.I)
+_VERDICT = re.compile(r"\bverdict[*_]*\s*:[*_]*[ \t]*(?P<v>[^\n]*)", re.I)
+_QUESTION_LABEL = re.compile(r"\bquestion[*_]*\s*:[*_]*", re.I)
+_ID_ATTR = re.compile(r"""\b(?:id|question_id)\s*=\s*["']?([^"'\s>]+)""", re.I)
+_ID_LINE = re.compile(r"^[\s*_#>-]*question[ _]?id[*_]*\s*:[*_]*\s*\[?([^\]\s]+)\]?\s*$", re.I | re.M)
+_ID_PREFIX = re.compile(r"^\s*\[([^\]\s]{1,40})\]\s*")
+_CHOICES = re.compile(r"(<\s*choices\s*>|\bchoices\s*:).*$", re.I | re.S)
+_NON_WORD = re.compile(r"[^\w]+")
+
+
+class ReplyError(ValueError):
+    """The reply holds neither JSON answers nor ``Verdict:`` blocks."""
+
+
+class Block(NamedTuple):
+    """One answer block of a reply."""
+
+    question_id: str | None
+    """The question id the block names, as written (None when it names none)."""
+    echo: str | None
+    """The question text the block repeats (None when it repeats none)."""
+    verdict: str | None
+    """The text after ``Verdict:`` (None when the block has no verdict)."""
+
+
+class ReplyAnswers(NamedTuple):
+    """What a reply says about each question asked."""
+
+    answers: dict[str, Any]
+    """``{question_id: answer}`` for the questions the reply answers unambiguously."""
+    problems: dict[str, tuple[str, str]]
+    """``{question_id: (error kind, reason)}`` for every other question asked."""
+    format: str
+    """``json`` or ``blocks``."""
+
+
+def normalize_question(text: Any) -> str:
+    """Question text for comparing an echo with the question: NFKC, case-folded, punctuation and spacing ignored."""
+    value = unicodedata.normalize("NFKC", str(text or "")).casefold()
+    return " ".join(_NON_WORD.sub(" ", value).split())
+
+
+def _id_text(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip().strip("[]()").strip().casefold()
+
+
+def has_blocks(text: str | None) -> bool:
+    """Tell whether a reply uses the block format (a ``<question>`` tag or a ``Verdict:`` label)."""
+    return bool(text) and bool(_OPEN_TAG.search(text or "") or _VERDICT.search(text or ""))
+
+
+def _verdict(content: str) -> tuple[str | None, int]:
+    """The verdict of a block and where its label starts (-1 when there is none)."""
+    match = _VERDICT.search(content)
+    if match is None:
+        return None, -1
+    value = match.group("v").strip().strip("*_").strip()
+    if not value:  # "Verdict:" with the answer on the next non-empty line
+        rest = [line.strip() for line in content[match.end() :].splitlines() if line.strip()]
+        value = rest[0] if rest else ""
+    return (value or None), match.start()
+
+
+def _block(content: str, attributes: str, *, tagged: bool) -> Block:
+    verdict, at = _verdict(content)
+    head = content if at < 0 else content[:at]
+    qid: str | None = None
+    if m := _ID_ATTR.search(attributes):
+        qid = m.group(1)
+    elif m := _ID_LINE.search(head):
+        qid = m.group(1)
+        head = head[: m.start()] + head[m.end() :]
+    labels = list(_QUESTION_LABEL.finditer(head))
+    if labels:
+        echo: str | None = head[labels[-1].end() :]
+    else:  # inside tags, a lone line ending in "?" is the echoed question; elsewhere it may be preamble prose
+        lines = [line.strip() for line in head.splitlines() if line.strip()]
+        echo = lines[0] if tagged and len(lines) == 1 and lines[0].endswith("?") else None
+    if echo is not None:
+        echo = _CHOICES.sub("", echo).strip()
+        if m := _ID_PREFIX.match(echo):
+            qid = qid or m.group(1)
+            echo = echo[m.end() :]
+        echo = echo.strip() or None
+    return Block(qid, echo, verdict)
+
+
+def parse_blocks(text: str) -> list[Block]:
+    """Split a reply into answer blocks: ``<question>…</question>`` (closing tag optional), else ``Verdict:`` lines.
+
+    Returns:
+        The blocks in reply order (empty when the reply has neither).
+
+    """
+    opens = list(_OPEN_TAG.finditer(text))
+    if opens:
+        blocks = []
+        for i, tag in enumerate(opens):
+            end = opens[i + 1].start() if i + 1 < len(opens) else len(text)
+            close = _CLOSE_TAG.search(text, tag.end(), end)
+            blocks.append(_block(text[tag.end() : close.start() if close else end], tag.group(1), tagged=True))
+        return [b for b in blocks if b.verdict is not None or b.echo is not None]
+    blocks, start = [], 0
+    for match in _VERDICT.finditer(text):
+        line_end = text.find("\n", match.end())
+        end = len(text) if line_end < 0 else line_end
+        if not match.group("v").strip():  # the answer is on the next non-empty line
+            nxt = re.compile(r"\n[ \t]*\S[^\n]*").search(text, match.end())
+            end = nxt.end() if nxt else end
+        blocks.append(_block(text[start:end], "", tagged=False))
+        start = end
+    return blocks
+
+
+class _Matcher:
+    """Assigns blocks to questions; records why a question got no answer."""
+
+    def __init__(self, questions: Sequence[tuple[str, str]], blocks: Sequence[Block]) -> None:
+        self.questions = list(questions)
+        self.blocks = list(blocks)
+        self.assigned: dict[str, list[int]] = {qid: [] for qid, _ in self.questions}
+        self.problems: dict[str, tuple[str, str]] = {}
+        self.notes: list[str] = []
+        texts = [normalize_question(t) for _, t in self.questions]
+        self.unique_text = {t: qid for (qid, _), t in zip(self.questions, texts, strict=True) if texts.count(t) == 1}
+        self.text_of = dict(zip([q for q, _ in self.questions], texts, strict=True))
+
+    def by_id(self) -> None:
+        wanted = {_id_text(qid): qid for qid, _ in self.questions}
+        for i, block in enumerate(self.blocks):
+            if block.question_id is not None:
+                qid = wanted.get(_id_text(block.question_id))
+                if qid is None:
+                    self.notes.append(f"block {i + 1} names question id {block.question_id!r}, which was not asked")
+                else:
+                    self.assigned[qid].append(i)
+            else:
+                self._by_text(i, "names no question id")
+
+    def by_order(self) -> None:
+        for i, ((qid, _), block) in enumerate(zip(self.questions, self.blocks, strict=True)):
+            if block.echo is None or normalize_question(block.echo) == self.text_of[qid]:
+                self.assigned[qid].append(i)
+            else:
+                self.problems[qid] = (
+                    UNMATCHED,
+                    f"answer block {i + 1} (matched by order) repeats the question {block.echo!r}, not this one",
+                )
+
+    def by_text(self, why: str) -> None:
+        for i in range(len(self.blocks)):
+            self._by_text(i, why)
+
+    def _by_text(self, i: int, why: str) -> None:
+        echo = self.blocks[i].echo
+        qid = self.unique_text.get(normalize_question(echo)) if echo else None
+        if qid is None:
+            shown = f"repeats {echo!r}" if echo else "repeats no question"
+            self.notes.append(f"block {i + 1} {why} and {shown}, which matches no single question asked")
+        else:
+            self.assigned[qid].append(i)
+
+    def result(self) -> ReplyAnswers:
+        answers: dict[str, Any] = {}
+        context = f"; {'; '.join(self.notes)}" if self.notes else ""
+        for qid, _ in self.questions:
+            if qid in self.problems:
+                continue
+            verdicts = {self.blocks[i].verdict for i in self.assigned[qid]}
+            nonempty = {v for v in verdicts if v is not None}
+            if not self.assigned[qid]:
+                self.problems[qid] = (
+                    UNMATCHED if self.notes or len(self.blocks) != len(self.questions) else MISSING,
+                    f"no answer block for this question (the reply has {len(self.blocks)} block(s) for "
+                    f"{len(self.questions)} question(s)){context}",
+                )
+            elif len({normalize_question(v) for v in nonempty}) > 1:
+                self.problems[qid] = (UNMATCHED, f"several answer blocks with different verdicts {sorted(nonempty)}")
+            elif not nonempty:
+                self.problems[qid] = (MISSING, "the answer block for this question has no 'Verdict:' line")
+            else:
+                answers[qid] = next(iter(nonempty))
+        return ReplyAnswers(answers, self.problems, "blocks")
+
+
+def _match_blocks(blocks: Sequence[Block], questions: Sequence[tuple[str, str]]) -> ReplyAnswers:
+    matcher = _Matcher(questions, blocks)
+    echoes = [normalize_question(b.echo) if b.echo else None for b in blocks]
+    if any(b.question_id is not None for b in blocks):
+        matcher.by_id()
+    elif len(blocks) == len(questions):
+        permuted = all(e in matcher.unique_text for e in echoes) and len(set(echoes)) == len(echoes)
+        matcher.by_text("repeats a question") if permuted else matcher.by_order()
+    else:
+        why = f"cannot be matched by order ({len(blocks)} block(s) for {len(questions)} question(s))"
+        matcher.by_text(why)
+    return matcher.result()
+
+
+def parse_json_answers(text: str, question_ids: Sequence[str]) -> dict[str, Any]:
+    """Extract ``{question_id: answer}`` from a JSON reply.
+
+    Accepts ``{"answers": [{"question_id": …, "answer": …}]}``, a bare list of such items, or a
+    ``{question_id: answer}`` object, wrapped in prose or code fences. Ids are compared after trimming brackets
+    and case; ids not asked for are ignored; an id given twice with different answers is left out (ambiguous).
+
+    Raises:
+        JSONExtractionError: the reply holds no JSON object or array.
+
+    """
+    data: Any = None
+    try:
+        data = extract_json(text, expect=dict)
+    except JSONExtractionError:
+        pass
+    if data is None or ("answers" not in data and "question_id" in data):
+        try:  # a bare list of items (a dict found first would be its first item)
+            data = extract_json(text, expect=list)
+        except JSONExtractionError:
+            if data is None:
+                raise
+    wanted = {_id_text(q): q for q in question_ids}
+    if isinstance(data, Mapping) and isinstance(data.get("answers"), list):
+        items = data["answers"]
+    elif isinstance(data, Mapping) and "question_id" in data:
+        items = [data]
+    elif isinstance(data, Mapping):
+        items = [{"question_id": k, "answer": v} for k, v in data.items()]
+    else:
+        items = data
+    found: dict[str, Any] = {}
+    ambiguous: set[str] = set()
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        qid = wanted.get(_id_text(item.get("question_id", item.get("id", ""))))
+        answer = item.get("answer", item.get("verdict"))
+        if qid is None or isinstance(answer, (dict, list)):
+            continue
+        if qid in found and found[qid] != answer:
+            ambiguous.add(qid)
+        found[qid] = answer
+    return {q: a for q, a in found.items() if q not in ambiguous}
+
+
+def parse_reply(text: str | None, questions: Sequence[tuple[str, str]]) -> ReplyAnswers:
+    """Read a validator reply to several questions (module docstring).
+
+    Args:
+        text: The raw reply.
+        questions: ``(question_id, question text)`` of every question asked, in the order they were asked.
+
+    Returns:
+        Answers for the questions the reply answers unambiguously, and a reason for every other question.
+
+    Raises:
+        ReplyError: the reply holds neither JSON answers nor ``Verdict:`` blocks.
+
+    """
+    text = text or ""
+    if has_blocks(text):
+        blocks = parse_blocks(text)
+        if blocks:
+            return _match_blocks(blocks, questions)
+    try:
+        found = parse_json_answers(text, [q for q, _ in questions])
+    except JSONExtractionError as exc:
+        raise ReplyError(f"{exc}; expected JSON answers by question_id or '<question> … Verdict: …' blocks") from None
+    problems = {
+        q: (MISSING, "the reply has no (unambiguous) answer for this question_id")
+        for q, _ in questions
+        if found.get(q) is None
+    }
+    return ReplyAnswers({q: a for q, a in found.items() if a is not None}, problems, "json")

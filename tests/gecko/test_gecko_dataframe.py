@@ -1,0 +1,169 @@
+"""The notebook API: Gecko on a pandas DataFrame, as users of the Vertex AI SDK's Gecko flow call it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from autorater_pipelines import gecko
+from autorater_pipelines.errors import InputError
+
+REPO = Path(__file__).resolve().parents[2]
+BLOG = REPO / "examples" / "gecko_vertex"
+PARAMS = json.loads((BLOG / "params.json").read_text())
+QUIET = {"progress": False, "cache_dir": "off"}
+
+
+def _blog_frame() -> pd.DataFrame:
+    return pd.read_json(BLOG / "dataset.jsonl", lines=True)
+
+
+def _replay(tmp_path: Path, name: str, records: list[dict]) -> str:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return f"replay/{path}"
+
+
+def test_blog_example_generate_then_evaluate():
+    """Acceptance: the Vertex AI Gecko sample's two coffee prompts, its template shapes, its reply format."""
+    df = _blog_frame()
+    assert list(df.columns) == ["prompt", "image"]  # the sample's DataFrame: no id column
+    with_rubrics = gecko.generate_rubrics(
+        df,
+        id_columns=["prompt"],
+        rubric_generation_model=f"replay/{BLOG / 'rubric_replay.jsonl'}",
+        rubric_generation_parameters=QUIET,
+        rubric_generation_prompt_template=PARAMS["rubric_generation_prompt_template"],
+    )
+    assert list(with_rubrics.index) == [0, 1]
+    assert with_rubrics.loc[0, "keywords"] == "{1}[steaming] {2}[cup of coffee] and a {3}[croissant] on a {4}[table]"
+    assert with_rubrics.loc[1, "rubrics"].splitlines()[2] == "<question>is there toast?<choices>yes,no"
+    record = with_rubrics.loc[1, "qa_records"][2]
+    assert (record["question"], record["gt_answer"], record["answer_choices"]) == (
+        "is there toast?",
+        "yes",
+        ["yes", "no"],
+    )
+    assert with_rubrics["error_kind"].isna().all()
+
+    results, metrics = gecko.evaluate(
+        with_rubrics,
+        id_columns=["prompt"],
+        media_column="image",
+        validator_model=f"replay/{BLOG / 'validator_replay.jsonl'}",
+        validator_parameters=QUIET,
+        validator_prompt_template=PARAMS["validator_prompt_template"],
+    )
+    assert list(results["final_score"]) == [1.0, 0.5]
+    assert results["final_score"].mean() == 0.75 and metrics["mean_final_score"] == 0.75
+    assert metrics["parse_failures"] == 0 and metrics["keyword_coverage"] == 1.0
+    assert metrics["rows_scored"] == 2 and metrics["evaluation_count"] == 2
+    assert results.loc[1, "rubric_results"] == {"q1": "yes", "q2": "yes", "q3": "no", "q4": "no"}
+    assert [q["score"] for q in results.loc[1, "qa_results"]] == [1.0, 1.0, 0.0, 0.0]
+    raw = results.loc[1, "raw_responses"][0]["text"]
+    assert raw.startswith("<question>\nQuestion: is the coffee steaming?\nVerdict: yes\n</question>")
+    assert results.loc[0, "image"] == df.loc[0, "image"] and results.attrs["error_messages"] == []
+
+
+def test_ids_default_to_the_row_index_and_failed_rows_stay(tmp_path, media_file):
+    image = str(media_file("png"))
+    df = pd.DataFrame(
+        {"prompt": ["a red bicycle", "REFUSED", "a blue car"], "image": [image, image, None]},
+        index=pd.Index([10, 11, 12]),
+    )
+    rubric = {
+        "keywords": "a {1}[red] {2}[bicycle]",
+        "qas": [
+            {"question_id": 1, "question": "is it red?", "answer": "yes", "choices": ["yes", "no"]},
+            {"question_id": 2, "question": "is there a bicycle?", "answer": "yes", "choices": ["yes", "no"]},
+        ],
+    }
+    generator = _replay(
+        tmp_path,
+        "rubrics.jsonl",
+        [
+            {"index": 10, "response": json.dumps(rubric)},
+            {"index": 11, "response": "I'd rather not."},
+            {"index": 12, "response": json.dumps(rubric)},
+        ],
+    )
+    validator = _replay(tmp_path, "answers.jsonl", [{"index": 10, "response": "Verdict: yes\nVerdict: no"}])
+    results, metrics = gecko.evaluate(
+        df,
+        rubric_generation_model=generator,
+        validator_model=validator,
+        rubric_generation_parameters=QUIET,
+        validator_parameters=QUIET,
+        validator_prompt_template="{rubrics}\n{image}",
+    )
+    assert list(results.index) == [10, 11, 12] and "index" not in results.columns
+    assert results.loc[10, "final_score"] == 0.5
+    assert results.loc[11, ["error_stage", "error_kind"]].tolist() == ["rubric_generation", "unparseable_rubric"]
+    assert results.loc[12, ["error_stage", "error_kind"]].tolist() == ["media", "missing_media"]
+    assert pd.isna(results.loc[11, "final_score"]) and pd.isna(results.loc[12, "final_score"])
+    assert metrics["rows_scored"] == 1 and metrics["rows_unscored"] == 2
+    assert metrics["unscored_rows_by_stage"] == {"media": 1, "rubric_generation": 1}
+    assert [e["index"] for e in results.attrs["error_messages"]] == [11, 12]
+
+
+def test_works_inside_a_running_event_loop_as_in_jupyter():
+    df = _blog_frame()
+
+    async def notebook_cell():
+        asyncio.get_running_loop()  # as in a Jupyter cell: a loop is running in this thread
+        return gecko.evaluate(
+            df,
+            id_columns=["prompt"],
+            rubric_generation_model=f"replay/{BLOG / 'rubric_replay.jsonl'}",
+            validator_model=f"replay/{BLOG / 'validator_replay.jsonl'}",
+            rubric_generation_parameters=QUIET,
+            validator_parameters=QUIET,
+            rubric_generation_prompt_template=PARAMS["rubric_generation_prompt_template"],
+            validator_prompt_template=PARAMS["validator_prompt_template"],
+        )
+
+    results, metrics = asyncio.run(notebook_cell())
+    assert list(results["final_score"]) == [1.0, 0.5] and metrics["mean_final_score"] == 0.75
+
+
+def test_sdk_qa_records_and_supplied_rubrics(tmp_path):
+    image = "gs://bucket/coffee.png"
+    records = [
+        {"question": "is there coffee?", "question_type": "food", "gt_answer": "yes", "answer_choices": ["yes", "no"]},
+        {"question": "is there tea?", "question_type": "food", "gt_answer": "no", "answer_choices": ["yes", "no"]},
+    ]
+    df = pd.DataFrame({"image": [image], "qa_records": [records], "keywords": ["{1}[coffee] or {2}[tea]"]})
+    validator = _replay(tmp_path, "v.jsonl", [{"index": 0, "response": '{"q1": "yes", "q2": "yes"}'}])
+    results, metrics = gecko.evaluate(df, validator_model=validator, validator_parameters=QUIET)
+    assert results.loc[0, "final_score"] == 0.5
+    assert [q["expected"] for q in results.loc[0, "qa_results"]] == ["yes", "no"]
+    rubric = json.dumps({"qas": [{"question_id": "a", "question": "is there coffee?", "answer": "yes"}]})
+    df = pd.DataFrame({"image": [image], "rubric": [rubric]})
+    validator = _replay(tmp_path, "v2.jsonl", [{"index": 0, "response": '{"a": "no"}'}])
+    results, _ = gecko.evaluate(df, rubrics_column="rubric", validator_model=validator, validator_parameters=QUIET)
+    assert (
+        results.loc[0, "final_score"] == 0.0
+        and results.loc[0, "rubrics"] == "<question>is there coffee?<choices>yes,no"
+    )
+
+
+def test_bad_input_fails_before_any_call():
+    df = _blog_frame()
+    replay = f"replay/{BLOG / 'validator_replay.jsonl'}"
+    with pytest.raises(
+        InputError,
+        match=r"media_column: column 'picture' .media_column. is not in the DataFrame; columns: \['prompt', 'image'\]",
+    ):
+        gecko.evaluate(df, media_column="picture", validator_model=replay)
+    with pytest.raises(
+        InputError, match=r"id_columns: the DataFrame index identifies the rows .* duplicates \[0, 1\]; pass id_columns"
+    ):
+        gecko.evaluate(pd.concat([df, df]), validator_model=replay)
+    with pytest.raises(InputError, match=r"validator_prompt_template: .*never uses \{rubrics\}"):
+        gecko.evaluate(df, validator_prompt_template="Look: {image}", validator_model=replay)
+    with pytest.raises(InputError, match=r"expected a pandas DataFrame, got list"):
+        gecko.evaluate([{"prompt": "p"}])
