@@ -260,3 +260,17 @@ def test_unparseable_answer_policy_zero_counts_non_choices_as_wrong():
     assert r["qa_results"][3]["masked_by"] == ["2"] and r["final_score"] == 0.25
     with pytest.raises(InputError, match="unparseable_answer_policy"):
         ScoringOptions.from_params({"unparseable_answer_policy": "error"})
+
+
+def test_zero_policy_counts_samples_naming_no_choice_as_wrong_votes():
+    qas = [qa("1"), qa("2")]
+    answers = {
+        "1": [sample("yes", index=0), sample("unsuitable", index=1)],
+        "2": [sample("", index=0), sample("n/a", index=1), sample("yes", index=2)],
+    }
+    (skipped,) = score([row(1, qas, answers)], id_columns=["id"]).results
+    assert [q["score"] for q in skipped["qa_results"]] == [1.0, 1.0]
+    (zero,) = score([row(1, qas, answers)], id_columns=["id"], options={"unparseable_answer_policy": "zero"}).results
+    first, second = zero["qa_results"]
+    assert first["votes"] == {"yes": 1, "(no choice)": 1} and first["score"] == 0.5  # a split vote: share of "yes"
+    assert second["verdict"] == "(no choice)" and second["score"] == 0.0 and zero["final_score"] == 0.25
