@@ -54,7 +54,7 @@ def gecko_pipeline(  # noqa: B006
     """Evaluates generated images or videos against their prompts with question-answer rubrics.
 
     Args:
-        evaluation_dataset: Comma-separated list of JSONL/JSON/CSV/Parquet files (local paths now; gs:// and BigQuery tables in a later release) with one row per generated image or video.
+        evaluation_dataset: Comma-separated list of JSONL/JSON/CSV/Parquet files (local paths, gs:// objects with wildcards, bq://project.dataset.table) with one row per generated image or video.
         id_columns: The columns which distinguish unique evaluation rows (also the replay keys).
         media_column: Column with the image or video: a gs:// URI, an http(s) URL, a local path (relative to its dataset file), or the Vertex `{"contents":[{"parts":[{"file_data":...}]}]}` JSON string.
         prompt_column: Column with the text-to-image/video prompt; rubrics are generated from it when `rubrics_column` is empty.

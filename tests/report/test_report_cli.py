@@ -20,7 +20,10 @@ def test_report_command_gecko_with_options(mixed_gecko_out, tmp_path, capsys):
     assert main(args) == 0
     assert capsys.readouterr().out.strip() == f"Gecko report: {target}"
     page = target.read_text()
-    assert page.count('class="gecko-row item"') == 2 and "Showing the first 2 of 3 rows" in page
+    assert (
+        page.count('class="gecko-row item"') == 2
+        and "Showing 2 of 3 rows: every row with a wrong or failed answer first" in page
+    )
 
 
 def test_report_command_bad_input(tmp_path, capsys):

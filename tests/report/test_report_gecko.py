@@ -97,3 +97,22 @@ def test_media_view_kinds(tmp_path):
     assert missing["thumbnail"] is None and "cannot read media file" in missing["note"]
     contents = {"contents": [{"parts": [{"file_data": {"file_uri": "gs://b/i.jpg", "mime_type": "image/jpeg"}}]}]}
     assert media_view(json.dumps(contents), base_dirs=[])["text"] == "gs://b/i.jpg"
+
+
+def test_past_max_rows_flagged_rows_are_kept_first(tifa_out, tmp_path):
+    # Five copies of TIFA's two rows: coco_301091 answers everything right, drawbench_52 has wrong answers.
+    results = [json.loads(line) for line in (tifa_out / "results.jsonl").read_text().splitlines() if line.strip()]
+    many = [{**r, "id": f"{r['id']}-{n}"} for n in range(5) for r in results]
+    out = tmp_path / "many"
+    out.mkdir()
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in many))
+    for name in ("metrics.json", "error_messages.jsonl"):
+        (out / name).write_bytes((tifa_out / name).read_bytes())
+    flagged = [r["id"] for r in many if any(q["score"] < 1 for q in r["qa_results"])]
+    assert len(flagged) == 5 and many[0]["id"] not in flagged  # the flagged rows come second, fourth, …
+    page = render_report(load_outputs(str(out)), max_rows=5)
+    shown = re.findall(r'<details class="gecko-row item" data-flags="([^"]*)"', page)
+    assert shown == ["wrong"] * 5
+    assert "Showing 5 of 10 rows: every row with a wrong or failed answer first (5 of 5 shown)" in page
+    page = render_report(load_outputs(str(out)), max_rows=7)
+    assert re.findall(r'data-flags="([^"]*)"', page).count("") == 2

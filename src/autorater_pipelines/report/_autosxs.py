@@ -23,7 +23,7 @@ from autorater_pipelines.report._outputs import (
     human_preference_column,
     judgment_id_columns,
 )
-from autorater_pipelines.report._stats import Stat, fmt, metric
+from autorater_pipelines.report._stats import Stat, flagged_first, fmt, metric
 
 __all__ = ["LENGTH_BINS", "VERDICTS", "autosxs_context", "confusion_matrix", "length_bias"]
 
@@ -256,11 +256,7 @@ def _judgment_view(row: Mapping[str, Any], ids: Sequence[str], human: str | None
 
 def _select_rows(views: list[dict[str, Any]], max_rows: int) -> list[dict[str, Any]]:
     """All rows, or — past ``max_rows`` — every flagged row first, then unflagged ones in order."""
-    if len(views) <= max_rows:
-        return views
-    flagged = [i for i, v in enumerate(views) if v["flags"]][:max_rows]
-    rest = [i for i, v in enumerate(views) if not v["flags"]][: max_rows - len(flagged)]
-    return [views[i] for i in sorted(flagged + rest)]
+    return [views[i] for i in flagged_first([bool(v["flags"]) for v in views], max_rows)]
 
 
 def autosxs_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from autorater_pipelines.gecko.media import MediaError, mime_type_for, resolve_m
 from autorater_pipelines.gecko.rubrics import _KEYWORD  # the {n}[...] keyword markup
 from autorater_pipelines.report._figures import COLORS, FigureHTML, bar_with_intervals, histogram, new_figure
 from autorater_pipelines.report._outputs import SCORE_FIELDS, RunOutputs, gecko_id_columns
-from autorater_pipelines.report._stats import Stat, fmt, metric
+from autorater_pipelines.report._stats import Stat, flagged_first, fmt, metric
 
 __all__ = ["PROMPT_COLUMNS", "gecko_context", "keywords_html", "media_view"]
 
@@ -110,16 +110,22 @@ def _media_column(rows: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> str 
     return None
 
 
-def _row_view(
-    row: Mapping[str, Any], ids: Sequence[str], prompt: str | None, media: str | None, base_dirs: Sequence[str]
-) -> dict[str, Any]:
-    qas = row.get("qa_results") or []
+def _flags(qas: Sequence[Mapping[str, Any]]) -> set[str]:
+    """``wrong`` when a question scored below 1, ``failed`` when one has no parseable or no answer."""
     flags = set()
     for qa in qas:
         if qa.get("score") is not None and qa["score"] < 1:
             flags.add("wrong")
         if qa.get("status") in ("unparseable", "missing"):
             flags.add("failed")
+    return flags
+
+
+def _row_view(
+    row: Mapping[str, Any], ids: Sequence[str], prompt: str | None, media: str | None, base_dirs: Sequence[str]
+) -> dict[str, Any]:
+    qas = row.get("qa_results") or []
+    flags = _flags(qas)
     return {
         "ids": ", ".join(str(row.get(c)) for c in ids) or "—",
         "prompt": str(row.get(prompt)) if prompt and row.get(prompt) is not None else "",
@@ -188,7 +194,7 @@ def gecko_context(
 
     Args:
         outputs: The run's outputs.
-        max_rows: Most result rows in the drill-down (flagged rows first when there are more).
+        max_rows: Most result rows in the drill-down; past it, every row with a wrong or failed answer is kept first.
         id_columns: Columns identifying a row (default: from ``error_messages``, else the first column).
         prompt_column: Column of the generation prompt (default: the first of :data:`PROMPT_COLUMNS` present).
         media_column: Column of the media (default: the first column holding a media path, URI or JSON).
@@ -198,8 +204,10 @@ def gecko_context(
     prompt = prompt_column or next((c for c in PROMPT_COLUMNS if rows and c in rows[0]), None)
     media = media_column or _media_column(rows, ids)
     base_dirs = [outputs.directory, os.getcwd()]
-    views = [_row_view(r, ids, prompt, media, base_dirs) for r in rows[:max_rows]]
-    flagged_beyond = [r for r in rows[max_rows:] if any((qa.get("score") or 0) < 1 for qa in r.get("qa_results") or [])]
+    flags = [_flags(r.get("qa_results") or []) for r in rows]
+    shown = flagged_first([bool(f) for f in flags], max_rows)  # past max_rows: every flagged row first
+    views = [_row_view(rows[i], ids, prompt, media, base_dirs) for i in shown]
+    flagged_total = sum(bool(f) for f in flags)
     failures = [
         {
             "ids": ", ".join(str(r.get(c)) for c in ids),
@@ -248,7 +256,8 @@ def gecko_context(
         "rows": views,
         "row_count": len(rows),
         "rows_not_shown": max(0, len(rows) - max_rows),
-        "flagged_not_shown": len(flagged_beyond),
+        "flagged_shown": sum(bool(v["flags"]) for v in views),
+        "flagged_total": flagged_total,
         "flag_counts": {
             "all": len(views),
             "wrong": flag_counts.get("wrong", 0),

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-__all__ = ["Stat", "fmt", "metric"]
+__all__ = ["Stat", "flagged_first", "fmt", "metric"]
 
 Format = Literal["pct", "count", "float", "score"]
 
@@ -64,3 +64,15 @@ def metric(metrics: Mapping[str, Any], key: str, label: str, kind: Format = "pct
     low, high = metrics.get(f"{key}_ci_lower"), metrics.get(f"{key}_ci_upper")
     interval = f"{fmt(low, kind)}–{fmt(high, kind)}" if low is not None and high is not None else ""
     return Stat(label, fmt(value, kind), key=key, value=value, interval=interval, note=note)
+
+
+def flagged_first(flagged: Sequence[bool], max_rows: int) -> list[int]:
+    """Indices of the rows a report table shows: all, or past ``max_rows`` every flagged row first, then the others.
+
+    The selection keeps file order; both reports use this rule.
+    """
+    if len(flagged) <= max_rows:
+        return list(range(len(flagged)))
+    chosen = [i for i, f in enumerate(flagged) if f][:max_rows]
+    rest = [i for i, f in enumerate(flagged) if not f][: max_rows - len(chosen)]
+    return sorted(chosen + rest)
