@@ -330,9 +330,6 @@ def evaluate(
         row["rubric_results"] = {qa["question_id"]: qa.get("raw") for qa in result["qa_results"]}
         row.pop(_RUBRIC, None)
         results[key] = row
-    out = [results.get(io.id_key(r, frame.id_columns)) for r in frame.rows]
-    for i, row in enumerate(out):
-        if row is None:
-            out[i] = {**frame.rows[i], "final_score": None}
-            out[i].pop(_RUBRIC, None)
+    unscored = ({k: v for k, v in r.items() if k != _RUBRIC} | {"final_score": None} for r in frame.rows)
+    out = [results.get(io.id_key(r, frame.id_columns)) or u for r, u in zip(frame.rows, unscored, strict=True)]
     return _frame(df, frame, out, scored.errors), scored.metrics
