@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from autorater_pipelines import __version__
 from autorater_pipelines.commands import COMMAND_MODULES
 from autorater_pipelines.errors import AutoraterError, InputError
+from autorater_pipelines.redaction import redact
 
 __all__ = ["build_parser", "main"]
 
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``autorater`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
+    _tolerate_narrow_terminals()
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s"
     )
@@ -51,14 +53,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: interrupted; no output was written", file=sys.stderr)
         return 130
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {redact(str(exc))}", file=sys.stderr)
         return 2
     except AutoraterError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {redact(str(exc))}", file=sys.stderr)
         return 1
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _tolerate_narrow_terminals() -> None:
+    """On a stdout/stderr that cannot encode UTF-8 (``LC_ALL=C``, UTF-8 mode off), replace what it cannot show.
+
+    The summary prints ``–``, ``→`` and ``×``; an ASCII stream would raise UnicodeEncodeError after a
+    successful run.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding != "utf8" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a closed or detached stream
+                pass
 
 
 def _terminate(signum: int, frame: object) -> None:

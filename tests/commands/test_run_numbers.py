@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from autorater_pipelines.cli import main
+from autorater_pipelines.redaction import REDACTED
+from autorater_pipelines.testing import ModelEmulator
+from autorater_pipelines.testing.judges import ECHO_MARK, OVERLOAD_MARK, leaky_length_judge, length_judge
 
 pytestmark = [pytest.mark.pipeline, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
@@ -80,3 +88,139 @@ def test_csv_stray_quote_in_the_last_column_is_refused_naming_file_and_line(tmp_
     err = capsys.readouterr().err
     assert code == 2 and not out.exists()
     assert f"{dataset}, row 3: a quoted value opens" in err and "Traceback" not in err
+
+
+KEY = "AIzaSyD-run-secret-0123456789abcdefghijk"
+
+
+def _autorater(args: list[str], env: dict[str, str], **kwargs: Any) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "autorater_pipelines.cli", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        **kwargs,
+    )
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "GEMINI_", "OPENAI_", "LC_", "LANG"))}
+    env.pop("PYTHONUTF8", None)
+    env.pop("PYTHONIOENCODING", None)
+    return {**env, **extra}
+
+
+def test_a_leaky_overloaded_endpoint_on_an_ascii_terminal(tmp_path):
+    """One run through the CLI, on a machine whose locale is not UTF-8, against an endpoint that
+    overloads on some swapped samples and echoes the API key in its error body: rows judged in one
+    order only are excluded and said so; the key is in no output and not on the terminal; no traceback;
+    stale outputs and staging folders of earlier runs are removed."""
+    rows = [
+        {"id": f"r{i}", "question": f"Q{i}?", "a": "long answer " * (3 + i % 2 * 4), "b": "medium " * 5}
+        for i in range(6)
+    ]
+    rows[2]["b"] += OVERLOAD_MARK  # every swapped sample of r2 fails: judged in the original order only
+    rows[4]["question"] += ECHO_MARK  # r4 is refused with the key in the error body
+    dataset = _write_jsonl(tmp_path / "data.jsonl", rows)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "judgments.json").write_text("[]")  # an earlier run's judgments_format=json export
+    (out / "metrics.1.json").write_text("{}")  # an earlier run's re-scoring history
+    (tmp_path / ".out.partial-999999-abcd").mkdir()  # a killed run's staging folder (pid 999999 is gone)
+    with ModelEmulator(leaky_length_judge) as emu:
+        params = _params(
+            tmp_path,
+            dataset,
+            tmp_path,
+            autorater_model="gemini-2.5-flash",
+            autorater_parameters={"base_url": emu.url, "max_retries": 0, "cache_dir": str(tmp_path / "cache")},
+        )
+        params_path = tmp_path / "params.json"
+        params_path.write_text(json.dumps(params))
+        env = _clean_env(GEMINI_API_KEY=KEY, LC_ALL="C", PYTHONUTF8="0")
+        proc = _autorater(
+            ["run", "autosxs", "--params", str(params_path), "--output-dir", str(out), "--max-failed-share", "1"], env
+        )
+        stdout, stderr = proc.communicate(timeout=1500)
+        assert any(r.headers.get("x-goog-api-key") == KEY for r in emu.requests)
+    printed = (stdout + stderr).decode("ascii", errors="strict")  # an ASCII terminal got only ASCII
+    assert proc.returncode == 0, printed[-3000:]
+    assert "Traceback" not in printed
+    assert KEY not in printed and "API key not valid" in printed
+    assert "1 rows judged in one order only: excluded" in printed
+    assert "read 6 data row(s) from evaluation_dataset" in printed
+    assert sorted(p.name for p in out.iterdir()) == [
+        "error_messages.jsonl",
+        "judgments.jsonl",
+        "metrics.json",
+        "report.html",
+    ]
+    assert not [p for p in tmp_path.iterdir() if ".partial-" in p.name]
+    for path in out.iterdir():
+        assert KEY not in path.read_text(encoding="utf-8"), path.name
+    errors = _read_jsonl(out / "error_messages.jsonl")
+    assert any(REDACTED in e["error"] for e in errors if e["id"] == "r4")
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["one_order_only_count"] == 1 and metrics["error_count"] == 1 and metrics["judged_count"] == 4
+    judgments = {j["id"]: j for j in _read_jsonl(out / "judgments.jsonl")}
+    assert judgments["r2"]["complete"] is False and judgments["r4"]["choice"] == "ERROR"
+
+
+def _group_members(pgid: int) -> list[int]:
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process groups from /proc")
+def test_sigkill_of_autorater_run_stops_its_pipeline_and_the_next_run_cleans_up(tmp_path):
+    """SIGKILL of `autorater run` left its judging step running and calling the model (126 → 187 calls in 4 s)."""
+    rows = [{"id": f"r{i}", "question": f"Q{i}?", "a": "a " * (i % 5 + 1), "b": "b b b"} for i in range(400)]
+    dataset = _write_jsonl(tmp_path / "data.jsonl", rows)
+    out = tmp_path / "out"
+    with ModelEmulator(length_judge, latency_s=0.2) as emu:
+        params = _params(
+            tmp_path,
+            dataset,
+            tmp_path,
+            autorater_model="gemini-2.5-flash",
+            autorater_parameters={"base_url": emu.url, "max_concurrency": 2, "cache_dir": "off"},
+        )
+        params_path = tmp_path / "params.json"
+        params_path.write_text(json.dumps(params))
+        proc = _autorater(
+            ["run", "autosxs", "--params", str(params_path), "--output-dir", str(out), "--quiet"], _clean_env()
+        )
+        deadline = time.monotonic() + 900
+        while emu.call_count < 5:
+            assert proc.poll() is None, proc.communicate()[1].decode()[-3000:]
+            assert time.monotonic() < deadline, "judging never started"
+            time.sleep(0.2)
+        (pid_file,) = tmp_path.glob(".out.partial-*/pipeline.pid")
+        pgid = int(pid_file.read_text())
+        assert _group_members(pgid), "the pipeline runs in its own process group"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+        deadline = time.monotonic() + 30
+        while _group_members(pgid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _group_members(pgid) == [], "the pipeline's process group outlived autorater run"
+        calls = emu.call_count
+        time.sleep(3)
+        assert emu.call_count == calls, "nothing calls the model after autorater run was killed"
+    assert list(tmp_path.glob(".out.partial-*")), "the killed run left its staging folder"
+    params_path.write_text(json.dumps({**params, "task": "no_such_task@001"}))
+    refused = _autorater(["run", "autosxs", "--params", str(params_path), "--output-dir", str(out)], _clean_env())
+    _, stderr = refused.communicate(timeout=600)
+    assert refused.returncode == 2 and b"Traceback" not in stderr
+    assert not list(tmp_path.glob(".out.partial-*")), "the next run removes the staging folder of the killed one"

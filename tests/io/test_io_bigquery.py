@@ -262,6 +262,7 @@ def _judgment(qid: str, choice: str, **extra) -> dict:
         "error": None,
         "attempts": 1,
         "cached": False,
+        "note": None,
     }
     return {
         "question_id": qid,
@@ -307,6 +308,7 @@ def test_export_judgments_to_bigquery(client, tmp_path):
         "error",
         "attempts",
         "cached",
+        "note",
     ]
     assert fields["confidence"].field_type == "FLOAT" and fields["question_id"].field_type == "STRING"
     rows = sorted((dict(r.items()) for r in client.list_rows(table.table_id)), key=lambda r: r["question_id"])

@@ -46,7 +46,7 @@ def test_rescore_command_prints_what_changed(quickstart_out, copy_out, tmp_path,
     assert "9 figure(s) changed:" in printed  # A and B win rates with intervals, human win rates, the flag
     assert "  autorater_model_a_win_rate           0.4 → 0.6\n" in printed
     assert "  ties_as_half                         (absent) → true\n" in printed and "accuracy " not in printed
-    assert "wrote in" in printed and "metrics.previous.json" in printed and "report.html" in printed
+    assert "wrote in" in printed and "metrics.1.json" in printed and "report.html" in printed
     assert json.loads((out / "metrics.json").read_text())["ties_as_half"] is True
     assert "Metrics re-scored by `autorater rescore`" in (out / "report.html").read_text()  # rebuilt
     assert no_network == []

@@ -22,4 +22,4 @@ def test_report_and_rescore_without_kfp(quickstart_out, copy_out, tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert (out / "report.html").exists() and (out / "metrics.previous.json").exists()
+    assert (out / "report.html").exists() and (out / "metrics.1.json").exists()

@@ -35,7 +35,8 @@ def test_llmbar_ties_as_half_changes_only_tie_dependent_figures(llmbar_out, copy
     after = _metrics(out)
     assert no_network == []  # zero model calls: nothing even tried to connect
     assert {k for k, _, _ in changes(before, after)} - {"ties_as_half"} == TIE_DEPENDENT | {
-        f"rescore_options.{k}" for k in ("ties_as_half", "human_preference_column", "human_labels_from")
+        f"rescore_options.{k}"
+        for k in ("ties_as_half", "include_incomplete", "human_preference_column", "human_labels_from")
     }
     for key in set(before) - TIE_DEPENDENT:
         assert after[key] == before[key], key
@@ -46,13 +47,23 @@ def test_llmbar_ties_as_half_changes_only_tie_dependent_figures(llmbar_out, copy
     assert after["ties_as_half"] is True
     assert after["rescore_options"] == {
         "ties_as_half": True,
+        "include_incomplete": False,
         "human_preference_column": "human_preference",
         "human_labels_from": "judgments.jsonl",
     }
     # the old metrics are kept; the judgments are untouched
-    assert json.loads((out / "metrics.previous.json").read_text()) == before
+    assert json.loads((out / "metrics.1.json").read_text()) == before
     assert (out / "judgments.jsonl").read_bytes() == judgments_before
-    assert sorted(p.rsplit("/", 1)[1] for p in written) == ["metrics.json", "metrics.previous.json"]
+    assert sorted(p.rsplit("/", 1)[1] for p in written) == ["metrics.1.json", "metrics.json"]
+    # A second re-scoring keeps the original too (it used to overwrite the one .previous copy).
+    second = rescore(str(out), {"ties_as_half": False})
+    assert sorted(p.rsplit("/", 1)[1] for p in write_rescore(second, str(out))) == ["metrics.2.json", "metrics.json"]
+    assert json.loads((out / "metrics.1.json").read_text()) == before
+    assert json.loads((out / "metrics.2.json").read_text()) == after
+    assert (
+        json.loads((out / "metrics.json").read_text())["autorater_model_a_win_rate"]
+        == before["autorater_model_a_win_rate"]
+    )
 
 
 def test_ties_as_half_counts_human_ties_as_half(quickstart_out):
@@ -73,6 +84,7 @@ def test_rescore_is_relative_to_the_run_and_can_be_undone(quickstart_out, copy_o
     undone = rescore(str(out), {"ties_as_half": False}).metrics
     assert {k for k, _, _ in changes(original, undone)} == {
         "rescore_options.ties_as_half",
+        "rescore_options.include_incomplete",
         "rescore_options.human_preference_column",
         "rescore_options.human_labels_from",
     }
@@ -111,12 +123,13 @@ def test_another_label_column_from_the_original_dataset(quickstart_out, copy_out
         **pairwise_metrics(judgments, human_preference_column="second_rater"),
         "rescore_options": {
             "ties_as_half": False,
+            "include_incomplete": False,
             "human_preference_column": "second_rater",
             "human_labels_from": str(tmp_path / "relabelled.jsonl"),
         },
     }
     assert m["accuracy"] == 0.0 and m["cohens_kappa"] < 0  # every label flipped
-    assert (out / "judgments.previous.jsonl").exists()
+    assert (out / "judgments.1.jsonl").exists()
     assert no_network == []
 
 
@@ -172,7 +185,7 @@ def test_gecko_dependency_masking_off_equals_scoring_from_scratch(mixed_gecko_ou
         "scoring_options.dependency_masking",
         "final_score_denominator",  # says in words that masked questions are no longer counted as 0
     }
-    assert (out / "results.previous.jsonl").exists() and (out / "metrics.previous.json").exists()
+    assert (out / "results.1.jsonl").exists() and (out / "metrics.1.json").exists()
 
 
 def test_gecko_rescore_from_results_alone_matches_validations(mixed_gecko_out, copy_out):

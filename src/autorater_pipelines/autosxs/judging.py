@@ -11,9 +11,11 @@ Judgment row (one per example, JSON-compatible dict):
     id columns, every rendered autorater prompt parameter (``inference_instruction``,
     ``inference_context`` …), ``response_a``, ``response_b``, ``choice`` (``A``|``B``|``TIE``|``ERROR``),
     ``confidence`` (float in [0, 1]; None for ``ERROR``), ``explanation``, ``samples`` (list of
-    ``{sample_index, flipped, choice, explanation, raw_response, error, attempts, cached}``;
-    ``attempts`` = network attempts of that call, 0 for cache hits and replays), the human preference
-    column when given, ``input_token_count`` and ``output_token_count`` (sums over samples).
+    ``{sample_index, flipped, choice, explanation, raw_response, error, attempts, cached, note}``;
+    ``attempts`` = network attempts of that call, 0 for cache hits and replays; ``note`` says when the
+    verdicts found in one answer disagreed), ``complete`` (False when the judged samples do not cover every
+    presentation order scheduled, see :func:`row_completeness`) and ``incomplete_reason``, the human
+    preference column when given, ``input_token_count`` and ``output_token_count`` (sums over samples).
 """
 
 from __future__ import annotations
@@ -374,6 +376,54 @@ def combine_samples(samples: Sequence[Sample]) -> tuple[str, float | None, str]:
         split = ", ".join(f"{label}×{count}" for label, count in sorted(counts.items()))
         explanation = f"Samples disagreed ({split}); counted as TIE. First sample: {valid[0].explanation}"
     return choice, round(confidence, 6), explanation
+
+
+def unparseable_check(settings: JudgeSettings, temperature: float | None) -> Any:
+    """The ``reask`` test of ``Model.generate_each`` for ``retry_unparseable``, or None when it is off.
+
+    ``retry_unparseable`` None (the default) is on unless ``temperature`` is 0: a greedy judge would give
+    the same unparseable answer again, a sampling one (temperature > 0, or the provider's default) may not.
+    """
+    retry = settings.retry_unparseable
+    if retry is None:
+        retry = temperature is None or temperature > 0
+    if not retry:
+        return None
+
+    def reask(output: ModelOutput) -> bool:
+        try:
+            parse_verdict(output.text, settings)
+        except ValueError:
+            return True
+        return False
+
+    return reask
+
+
+def row_completeness(samples: Sequence[Sample]) -> tuple[bool, str | None]:
+    """Tell whether a row's samples cover every presentation order they were scheduled in.
+
+    With ``flip`` on, a row is judged in both orders so that position bias cancels out; a row whose every
+    original-order (or every swapped-order) sample failed was judged from one order only, which undoes the
+    position-swap correction. Such a row is not complete: its vote is kept for inspection, but metrics leave
+    it out by default (:func:`autorater_pipelines.autosxs.metrics.pairwise_metrics`). A re-run completes it
+    (answered samples come from the response cache).
+
+    Returns:
+        ``(complete, reason)``; ``reason`` is None for a complete row and says which order is missing and why
+        otherwise. A row with no judged sample at all is not complete (its choice is ``ERROR``).
+    """
+    planned = {s.flipped for s in samples}
+    judged = {s.flipped for s in samples if s.choice != "ERROR"}
+    if not judged:
+        return False, "no sample could be judged"
+    missing = planned - judged
+    if not missing:
+        return True, None
+    lost = "swapped" if True in missing else "original"
+    kept = "original" if lost == "swapped" else "swapped"
+    error = next((s.error for s in samples if s.flipped in missing and s.error), "no answer")
+    return False, f"judged in the {kept} order only: every {lost}-order sample failed ({error})"
 
 
 def total_usage(outputs: Sequence[ModelOutput]) -> Usage:

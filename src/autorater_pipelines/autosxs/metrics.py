@@ -163,6 +163,7 @@ def pairwise_metrics(
     *,
     human_preference_column: str | None = None,
     ties_as_half: bool = False,
+    include_incomplete: bool = False,
 ) -> dict[str, Any]:
     """Aggregate judgment rows into AutoSxS metrics.
 
@@ -176,31 +177,44 @@ def pairwise_metrics(
             other win = 0) with Student-t intervals instead of Wilson intervals, human preference win
             rates count a human TIE as 0.5, and ``ties_as_half`` (True) is added. Every other key keeps
             its value. Default False: the keys mean what Vertex AI AutoSxS means by them.
+        include_incomplete: Count rows judged in one presentation order only (``complete`` False, see
+            :func:`autorater_pipelines.autosxs.judging.row_completeness`) like complete rows. Default False:
+            they are left out of every rate and of alignment, and counted in ``one_order_only_count``.
 
     Returns:
         A flat dict of JSON-compatible values (None where a rate has no denominator):
         ``dataset_rows_read`` (data rows read from the dataset: each ends in exactly one judgment),
-        ``evaluation_count`` (rows), ``judged_count`` (choice ≠ ERROR), ``error_count``,
+        ``evaluation_count`` (rows), ``judged_count`` (rows counted in the rates: choice ≠ ERROR and, unless
+        ``include_incomplete``, judged in every scheduled order), ``error_count``, ``one_order_only_count``
+        (rows judged in one order only) and ``one_order_only_excluded``,
         ``autorater_model_a_win_rate`` / ``_model_b_`` / ``autorater_tie_rate`` (fractions of judged
         rows) each with ``_ci_lower``/``_ci_upper``; ``autorater_model_a_win_rate_ties_as_half``
         (mean of 1/0.5/0 per judged row) with its t-interval; ``mean_confidence``;
         ``position_consistency`` (share of rows judged in both orders whose samples all agree);
-        token totals, ``model_call_attempt_count`` (network attempts, retries included) and
-        ``cached_sample_count``; and with human labels: ``human_preference_model_a_win_rate`` …,
+        token totals, ``model_call_attempt_count`` (network attempts, retries included),
+        ``cached_sample_count`` and ``cached_error_sample_count`` (cached answers that could not be
+        parsed); and with human labels: ``human_preference_model_a_win_rate`` …,
         ``true_positive_count`` … (A positive), ``accuracy``, ``precision``, ``recall``,
         ``f1_score``, ``cohens_kappa`` over the ``alignment_count`` rows where both chose A or B,
         and per-presentation-order sample accuracy (``original_order_accuracy``,
         ``swapped_order_accuracy``, ``both_orders_correct_count``).
     """
     rows = list(judgments)
-    choices = [str(r.get("choice")) for r in rows]
+    one_order = [r.get("complete") is False and r.get("choice") in ("A", "B", "TIE") for r in rows]
+    excluded = sum(one_order) if not include_incomplete else 0
+    choices = [
+        "ONE_ORDER_ONLY" if partial and not include_incomplete else str(r.get("choice"))
+        for r, partial in zip(rows, one_order, strict=True)
+    ]
     judged = [c for c in choices if c in ("A", "B", "TIE")]
     n = len(judged)
     out: dict[str, Any] = {
         "dataset_rows_read": len(rows),  # every dataset row ends in exactly one judgment
         "evaluation_count": len(rows),
         "judged_count": n,
-        "error_count": len(rows) - n,
+        "error_count": len(rows) - n - excluded,
+        "one_order_only_count": sum(one_order),
+        "one_order_only_excluded": not include_incomplete,
     }
     _add_rate(out, "autorater_model_a_win_rate", judged.count("A"), n)
     _add_rate(out, "autorater_model_b_win_rate", judged.count("B"), n)
@@ -210,13 +224,19 @@ def pairwise_metrics(
     out["autorater_model_a_win_rate_ties_as_half"] = mean
     out["autorater_model_a_win_rate_ties_as_half_ci_lower"] = low
     out["autorater_model_a_win_rate_ties_as_half_ci_upper"] = high
-    confidences = [float(r["confidence"]) for r in rows if r.get("confidence") is not None]
+    confidences = [
+        float(r["confidence"])
+        for r, c in zip(rows, choices, strict=True)
+        if r.get("confidence") is not None and c in ("A", "B", "TIE")
+    ]
     out["mean_confidence"] = statistics.fmean(confidences) if confidences else None
     out["input_token_count"] = int(sum(int(r.get("input_token_count") or 0) for r in rows))
     out["output_token_count"] = int(sum(int(r.get("output_token_count") or 0) for r in rows))
     samples = [s for r in rows for s in r.get("samples") or []]
     out["model_call_attempt_count"] = int(sum(int(s.get("attempts") or 0) for s in samples))
     out["cached_sample_count"] = int(sum(bool(s.get("cached")) for s in samples))
+    # Answers served from the cache that could not be parsed: the same error as the run that cached them.
+    out["cached_error_sample_count"] = int(sum(bool(s.get("cached")) and bool(s.get("error")) for s in samples))
     human: list[str | None] = [None] * len(rows)
     if human_preference_column:
         human = [r.get(human_preference_column) for r in rows]

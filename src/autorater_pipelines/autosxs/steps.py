@@ -66,6 +66,8 @@ JUDGMENTS_BIGQUERY_FIELDS: dict[str, dict[str, Any]] = {
     "choice": _STRING,
     "confidence": _FLOAT,
     "explanation": _STRING,
+    "complete": _BOOLEAN,
+    "incomplete_reason": _STRING,
     "samples": {
         "type": "RECORD",
         "mode": "REPEATED",
@@ -248,6 +250,9 @@ RESERVED_COLUMNS = frozenset(
         "stage",
         "error",
         "row_judged",
+        "row_complete",
+        "complete",
+        "incomplete_reason",
         "sample_index",
         "flipped",
         "model",
@@ -519,12 +524,15 @@ def judge_examples(
                 for s, r in reasons.items()
             )
         usage = pairwise.total_usage(row_outputs)
+        complete, incomplete_reason = pairwise.row_completeness(samples) if count else (False, explanation)
         judgments.append(
             {
                 **example,
                 "choice": choice,
                 "confidence": confidence,
                 "explanation": explanation,
+                "complete": complete,
+                "incomplete_reason": incomplete_reason,
                 "samples": [s.to_dict() for s in samples],
                 "input_token_count": usage.input_tokens,
                 "output_token_count": usage.output_tokens,
@@ -540,10 +548,17 @@ def judge_examples(
                         "flipped": sample.flipped,
                         "error": sample.error,
                         "row_judged": choice != "ERROR",
+                        "row_complete": complete,
                     }
                 )
 
-    model.generate_each(requests(), consume, desc="judging", total=len(examples) * settings.sampling_count)
+    model.generate_each(
+        requests(),
+        consume,
+        desc="judging",
+        total=len(examples) * settings.sampling_count,
+        reask=pairwise.unparseable_check(settings, config.temperature),
+    )
     finish_rows()  # trailing rows without requests
     if judgments_path:
         io.write_jsonl(judgments_path, judgments)

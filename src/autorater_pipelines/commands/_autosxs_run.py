@@ -70,6 +70,13 @@ def print_summary(metrics: dict[str, Any]) -> None:
         f"\nAutoSxS: {metrics['evaluation_count']} examples, {metrics['judged_count']} judged, "
         f"{metrics['error_count']} with errors"
     )
+    one_order = int(metrics.get("one_order_only_count") or 0)
+    if one_order:
+        treated = "excluded" if metrics.get("one_order_only_excluded", True) else "included (include_incomplete)"
+        print(
+            f"  {one_order} rows judged in one order only: {treated} "
+            "(their samples in the other order failed; a re-run completes them)"
+        )
     print(f"  model A win rate   {_rate(metrics, 'autorater_model_a_win_rate')}")
     print(f"  model B win rate   {_rate(metrics, 'autorater_model_b_win_rate')}")
     print(f"  tie rate           {_rate(metrics, 'autorater_tie_rate')}")
@@ -93,7 +100,14 @@ def print_summary(metrics: dict[str, Any]) -> None:
             f"accuracy {_fmt(metrics.get('accuracy'), '.1%')}, "
             f"F1 {_fmt(metrics.get('f1_score'), '.3f')}, Cohen's kappa {_fmt(metrics.get('cohens_kappa'), '.3f')}"
         )
+    cached_errors = int(metrics.get("cached_error_sample_count") or 0)
     print(
         f"  model call attempts {metrics.get('model_call_attempt_count', 0)}, "
         f"cached samples {metrics.get('cached_sample_count', 0)}"
+        + (f", {cached_errors} errors from cached answers that could not be parsed" if cached_errors else "")
     )
+    if cached_errors:
+        print(
+            "    (a re-run asks them again with autorater_parameters.retry_unparseable true; "
+            "the default for temperature > 0)"
+        )

@@ -1,9 +1,9 @@
 """``autorater rescore OUT --params JSON``: recompute metrics from existing judgments or results, no model calls.
 
-By default the re-scored files replace those in OUT, each old file kept as ``<name>.previous.<ext>``
-(``metrics.previous.json`` …), and an existing ``report.html`` is rebuilt; with ``--output-dir DIR``
-OUT is left untouched and DIR receives a complete output directory. Options are documented in
-:mod:`autorater_pipelines.report._rescore`.
+By default the re-scored files replace those in OUT, each old file kept as ``<name>.<n>.<ext>``
+(``metrics.1.json`` is the run's own, ``metrics.2.json`` the first re-scoring's …), and an existing
+``report.html`` is rebuilt; with ``--output-dir DIR`` OUT is left untouched and DIR receives a complete
+output directory. Options are documented in :mod:`autorater_pipelines.report._rescore`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def register(sub: Any) -> None:
         "--output-dir",
         default=None,
         help="write the re-scored outputs here and leave OUT untouched (default: replace the files in OUT, "
-        "keeping each replaced file as <name>.previous.<ext>)",
+        "keeping every replaced version as <name>.<n>.<ext>, n = 1, 2, ...)",
     )
     p.set_defaults(func=run)
 

@@ -1,20 +1,21 @@
 """``autorater run PIPELINE``: run a compiled template in the KFP local runner.
 
-The run is staged in a hidden directory next to ``--output-dir``; only a successful run moves its
-files into ``--output-dir`` (each with an atomic rename), so a failed or interrupted run leaves no
-partial outputs. Parameters and the dataset are validated in-process first, so bad input fails in
-about a second with one clear line.
+The run is staged in a hidden directory next to ``--output-dir`` (``.OUT.partial-<pid>-*``); only a
+successful run moves its files into ``--output-dir`` (each with an atomic rename), so a failed or
+interrupted run leaves no partial outputs, and the staging folders of killed runs are removed by the next
+run. Outputs of an earlier run that this run does not replace (``judgments.json`` of a ``json`` run,
+re-scored versions ``metrics.<n>.json``, a kept ``pipeline_root``) are removed, so OUT only ever holds one
+run. The pipeline runs in its own process group that dies with the command, even with SIGKILL
+(:mod:`autorater_pipelines.commands._isolated`). Parameters and the dataset are validated in-process
+first, so bad input fails in about a second with one clear line.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
-import contextlib
 import dataclasses
-import io
 import json
-import logging
 import os
 import re
 import shutil
@@ -26,6 +27,7 @@ from typing import Any
 
 from autorater_pipelines.commands import _autosxs_run, _common, _gecko_run
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.redaction import redact
 
 __all__ = ["RUNNABLE", "RunSpec", "register"]
 
@@ -65,7 +67,11 @@ RUNNABLE: dict[str, RunSpec] = {
         },
         print_summary=_autosxs_run.print_summary,
         extra_outputs=_autosxs_run.extra_outputs,
-        failed_rows=lambda m: (int(m.get("error_count") or 0), int(m.get("evaluation_count") or 0)),
+        # Rows left out of the rates (errors, rows judged in one order only) count as failed.
+        failed_rows=lambda m: (
+            int(m.get("evaluation_count") or 0) - int(m.get("judged_count") or 0),
+            int(m.get("evaluation_count") or 0),
+        ),
     ),
     "gecko": RunSpec(
         preflight=_gecko_run.preflight,
@@ -110,42 +116,74 @@ def _share(text: str) -> float:
     return value
 
 
-def _locate(outputs: dict[str, Any], name: str, pipeline_root: str) -> str:
-    from autorater_pipelines.pipelines._local import PipelineRunError, artifact_path
+def _locate(outputs: dict[str, str], name: str, pipeline_root: str) -> str:
+    from autorater_pipelines.pipelines._local import PipelineRunError
 
     if "/" not in name:
-        return artifact_path(outputs[name])
+        path = outputs.get(name, "")
+        if not path or not os.path.exists(path):
+            raise PipelineRunError(f"pipeline output artifact {name!r} has no local file ({path!r})")
+        return path
     matches = sorted(p for p in Path(pipeline_root).rglob(name.split("/")[-1]) if p.parent.name == name.split("/")[0])
     if len(matches) != 1:
         raise PipelineRunError(f"expected one {name!r} artifact under {pipeline_root}, found {len(matches)}")
     return str(matches[0])
 
 
-def _run_quietly(quiet: bool, func: Callable[..., Any], *args: Any) -> Any:
-    """Call ``func(*args)``; with ``quiet``, capture the runner's logs and show their tail on failure."""
-    if not quiet:
-        return func(*args)
-    buffer = io.StringIO()
-    handler = logging.StreamHandler(buffer)
-    kfp_logger = logging.getLogger("kfp")
-    kfp_logger.addHandler(handler)
-    old_propagate, kfp_logger.propagate = kfp_logger.propagate, False
+_STAGING = re.compile(r"^\.(?P<out>.+)\.partial-(?:(?P<pid>\d+)-)?[^/]*$")
+
+
+def _clean_partial_runs(out_dir: str) -> None:
+    """Remove the staging folders (``.OUT.partial-*``) that killed runs into ``out_dir`` left behind.
+
+    A folder whose run is still alive (its pid is in the name) is left alone.
+    """
+    parent, base = os.path.dirname(out_dir), os.path.basename(out_dir)
+    if not os.path.isdir(parent):
+        return
+    for name in os.listdir(parent):
+        match = _STAGING.match(name)
+        if not match or match.group("out") != base:
+            continue
+        pid = match.group("pid")
+        if pid and int(pid) != os.getpid() and _alive(int(pid)):
+            continue
+        shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+        print(f"removed {os.path.join(parent, name)} left by an interrupted run", file=sys.stderr)
+
+
+def _alive(pid: int) -> bool:
     try:
-        with contextlib.redirect_stdout(buffer):
-            return func(*args)
-    except Exception:
-        print("\n".join(buffer.getvalue().splitlines()[-60:]), file=sys.stderr)
-        raise
-    finally:
-        kfp_logger.removeHandler(handler)
-        kfp_logger.propagate = old_propagate
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _stale_outputs(out_dir: str, keep: set[str]) -> list[str]:
+    """Files in ``out_dir`` that an earlier run or re-scoring wrote and this run does not replace."""
+    from autorater_pipelines.report._rescore import is_version_copy
+
+    if not os.path.isdir(out_dir):
+        return []
+    ours = {n for s in RUNNABLE.values() for n in s.outputs} | {"judgments.json"}
+    return sorted(
+        name
+        for name in os.listdir(out_dir)
+        if name not in keep and (name in ours or is_version_copy(name) or name == "pipeline_root")
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Validate, run the template locally, move its outputs into ``--output-dir``, print a summary."""
-    from autorater_pipelines.pipelines._local import PipelineRunError, run_local
+    from autorater_pipelines.commands._isolated import run_isolated
+    from autorater_pipelines.pipelines._local import PipelineRunError
 
     spec = RUNNABLE[args.pipeline]
+    out_dir = os.path.abspath(args.output_dir)
+    _clean_partial_runs(out_dir)
     template = _common.template_path(args.pipeline, args.template)
     params = _common.load_params(args.params)
     _common.check_param_names(params, template, args.params)
@@ -153,31 +191,36 @@ def run(args: argparse.Namespace) -> int:
     params.setdefault("project", "")
     params.setdefault("location", "us-central1")
     _common.absolutize_local_paths(params)
-    _check_output_dir(os.path.abspath(args.output_dir), [*spec.outputs, *spec.extra_outputs(params)])
+    _check_output_dir(out_dir, [*spec.outputs, *spec.extra_outputs(params)])
     rows_read = spec.preflight(params)
     print(f"read {rows_read} data row(s) from evaluation_dataset", flush=True)
 
-    out_dir = os.path.abspath(args.output_dir)
     parent = os.path.dirname(out_dir)
     os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=f".{os.path.basename(out_dir)}.partial-", dir=parent)
+    staging = tempfile.mkdtemp(prefix=f".{os.path.basename(out_dir)}.partial-{os.getpid()}-", dir=parent)
     pipeline_root = os.path.join(staging, "pipeline_root")
     try:
-        outputs = _run_quietly(args.quiet, run_local, template, params, pipeline_root)
+        outputs = run_isolated(template, params, staging, quiet=args.quiet)
         wanted = {**spec.outputs, **spec.extra_outputs(params)}
         sources = {name: _locate(outputs, artifact, pipeline_root) for name, artifact in wanted.items()}
         for name, src in sources.items():
             shutil.copyfile(src, os.path.join(staging, name))
         os.makedirs(out_dir, exist_ok=True)
+        stale = _stale_outputs(out_dir, set(sources))
+        for name in stale:  # e.g. judgments.json of an earlier run with judgments_format json
+            path = os.path.join(out_dir, name)
+            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
         for name in sources:
             os.replace(os.path.join(staging, name), os.path.join(out_dir, name))
+        if stale:
+            print(f"removed outputs of an earlier run from {out_dir}: {', '.join(stale)}")
         if args.keep_pipeline_root:
             kept = os.path.join(out_dir, "pipeline_root")
             shutil.rmtree(kept, ignore_errors=True)
             os.replace(pipeline_root, kept)
             print(f"pipeline root kept in {kept}")
     except PipelineRunError as exc:
-        print(f"error: pipeline run failed: {_ANSI.sub('', str(exc))}", file=sys.stderr)
+        print(f"error: pipeline run failed: {redact(_ANSI.sub('', str(exc)))}", file=sys.stderr)
         if args.keep_pipeline_root:
             print(f"pipeline root kept in {pipeline_root}", file=sys.stderr)
         return 1

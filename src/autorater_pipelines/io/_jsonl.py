@@ -8,6 +8,7 @@ from typing import Any
 from autorater_pipelines.io._formats import decode_utf8, parse_jsonl_text
 from autorater_pipelines.io._fs import filesystem_for
 from autorater_pipelines.io._jsonsafe import dumps
+from autorater_pipelines.redaction import redactor
 
 __all__ = ["read_jsonl", "write_json", "write_jsonl"]
 
@@ -16,7 +17,8 @@ def write_jsonl(path: str, rows: Iterable[Mapping[str, Any]]) -> int:
     r"""Write one JSON object per line, atomically (readers never see a half-written file).
 
     Values are made JSON-safe first (NaN → null, numpy/pandas scalars → Python, datetimes → ISO 8601;
-    see :func:`autorater_pipelines.io.to_jsonable`). The file is UTF-8, ``\n``-terminated lines.
+    see :func:`autorater_pipelines.io.to_jsonable`), and credentials are redacted
+    (:func:`autorater_pipelines.redaction.redact`). The file is UTF-8, ``\n``-terminated lines.
 
     Args:
         path: Local path or URI of a registered file system; parent directories are created.
@@ -30,12 +32,13 @@ def write_jsonl(path: str, rows: Iterable[Mapping[str, Any]]) -> int:
 
     """
     count = 0
+    redact = redactor()
 
     def chunks() -> Iterator[bytes]:
         nonlocal count
         for row in rows:
             count += 1
-            yield (dumps(row) + "\n").encode("utf-8")
+            yield (redact(dumps(row)) + "\n").encode("utf-8")
 
     filesystem, target = filesystem_for(path)
     filesystem.write_atomic(target, chunks())
@@ -52,7 +55,7 @@ def write_json(path: str, obj: Any, *, indent: int | None = 2) -> None:
 
     """
     filesystem, target = filesystem_for(path)
-    filesystem.write_atomic(target, [(dumps(obj, indent=indent) + "\n").encode("utf-8")])
+    filesystem.write_atomic(target, [(redactor()(dumps(obj, indent=indent)) + "\n").encode("utf-8")])
 
 
 def read_jsonl(path: str) -> list[dict[str, Any]]:

@@ -101,6 +101,7 @@ class Model:
         self._run_started = time.monotonic()
         self._stop: tuple[ModelError, str] | None = None  # (last error, why the run stopped)
         self._interrupted = False
+        self._reask: Callable[[ModelOutput], bool] | None = None  # cached answers to ask again (generate_each)
 
     def __repr__(self) -> str:
         return f"Model(spec={self.spec!r}, provider={self.provider!r}, name={self.name!r})"
@@ -166,6 +167,7 @@ class Model:
         *,
         desc: str = "model calls",
         total: int | None = None,
+        reask: Callable[[ModelOutput], bool] | None = None,
     ) -> None:
         """Answer requests as a stream: pull them lazily, hand each output to ``consume`` in input order.
 
@@ -178,6 +180,9 @@ class Model:
             consume: Called as ``consume(request, output)`` once per request, in input order.
             desc: Label of the progress bar and of the summary log line.
             total: Number of requests, for the progress bar (default: ``len(requests)`` when it has one).
+            reask: Called on each cached answer; when it returns True the answer is not served from the
+                cache but asked again (and the new answer replaces the cached one). The judge uses it to
+                re-ask answers it could not parse (``retry_unparseable``). Not applied in batch mode.
 
         Raises:
             ModelCallError: the run stopped (see the module docstring). ``consume`` has then received an
@@ -202,7 +207,11 @@ class Model:
             return
         if total is None and hasattr(requests, "__len__"):
             total = len(requests)  # type: ignore[arg-type]
-        _run_sync(self._generate_each(iter(requests), consume, desc, total))
+        self._reask = reask
+        try:
+            _run_sync(self._generate_each(iter(requests), consume, desc, total))
+        finally:
+            self._reask = None
 
     async def aclose(self) -> None:
         """Close the provider connections opened in the running event loop; finish pending cache writes."""
@@ -298,6 +307,8 @@ class Model:
         key = cache_key(self._identity, request, self.config) if self._cache is not None else None
         if self._cache is not None and key is not None:
             hit = self._cache.get(key)
+            if hit is not None and self._reask is not None and self._reask(hit):
+                hit = None  # e.g. an answer the judge could not parse: ask again
             if hit is not None:
                 self.stats.cache_hits += 1
                 return hit

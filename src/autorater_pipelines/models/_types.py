@@ -6,6 +6,8 @@ import dataclasses
 import enum
 from typing import Any
 
+from autorater_pipelines.redaction import redact
+
 __all__ = [
     "ErrorKind",
     "MediaPart",
@@ -79,7 +81,8 @@ class ModelError:
 
     Attributes:
         kind: How the call failed (decides whether it is retried).
-        message: What the server or the provider said, for people.
+        message: What the server or the provider said, for people; credentials redacted
+            (:func:`autorater_pipelines.redaction.redact`).
         status_code: HTTP status of the failed answer, when there was one.
         retry_after_s: Server-requested delay in seconds, if any.
         reason: Why the server refused the request as invalid, when its answer said so
@@ -92,6 +95,10 @@ class ModelError:
     status_code: int | None = None
     retry_after_s: float | None = None
     reason: str | None = None
+
+    def __post_init__(self) -> None:
+        # The one place where errors are recorded: a credential a server echoed never goes further.
+        object.__setattr__(self, "message", redact(self.message))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,6 +18,7 @@ import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
 from autorater_pipelines import __version__
+from autorater_pipelines.redaction import redact
 from autorater_pipelines.report._autosxs import VERDICTS, autosxs_context, confusion_matrix
 from autorater_pipelines.report._gecko import gecko_context
 from autorater_pipelines.report._outputs import Kind, RunOutputs, human_preference_column, load_files, load_outputs
@@ -93,7 +94,7 @@ def _write_atomic(path: str, text: str) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
+        fh.write(redact(text))  # no credential in a page that gets mailed around
     os.replace(tmp, path)
 
 

@@ -9,6 +9,8 @@ AutoSxS
     Student-t intervals, human preference win rates count human ties as 0.5, and metrics.json gets
     ``"ties_as_half": true``; every other key keeps its value
     (:func:`autorater_pipelines.autosxs.metrics.pairwise_metrics`).
+    ``include_incomplete`` (bool): count rows judged in one presentation order only (``complete`` false)
+    in the rates and alignment; by default they are left out and counted in ``one_order_only_count``.
     ``human_preference_column`` (str, ``""`` = none): the human labels to align with. Judgments carry
     only the column given at run time, so another column is read from ``evaluation_dataset`` (the
     original dataset, joined on ``id_columns``, default: the judgments' id columns) and normalized as
@@ -29,6 +31,7 @@ Every re-scored metrics.json holds ``rescore_options``: the options used and whe
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -59,6 +62,7 @@ ABSENT = "(absent)"
 class _AutosxsOptions(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid")
     ties_as_half: bool | None = None
+    include_incomplete: bool | None = None
     human_preference_column: str | None = None
     evaluation_dataset: str | None = None
     id_columns: list[str] | None = None
@@ -133,6 +137,9 @@ def _rescore_autosxs(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreR
     rows, previous = outputs.rows, outputs.metrics
     old = human_preference_column(rows, previous)
     ties = bool(previous.get("ties_as_half")) if opts.ties_as_half is None else opts.ties_as_half
+    incomplete = (
+        previous.get("one_order_only_excluded") is False if opts.include_incomplete is None else opts.include_incomplete
+    )
     column = old if opts.human_preference_column is None else (opts.human_preference_column or None)
     files: dict[str, Any] = {}
     source = "judgments.jsonl"
@@ -158,9 +165,10 @@ def _rescore_autosxs(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreR
             for i, r in enumerate(rows, start=1)
         ]
         files["judgments.jsonl"] = rows
-    metrics = pairwise_metrics(rows, human_preference_column=column, ties_as_half=ties)
+    metrics = pairwise_metrics(rows, human_preference_column=column, ties_as_half=ties, include_incomplete=incomplete)
     metrics["rescore_options"] = {
         "ties_as_half": ties,
+        "include_incomplete": incomplete,
         "human_preference_column": column or "",
         "human_labels_from": source if column else "",
     }
@@ -289,9 +297,20 @@ def changes(previous: Mapping[str, Any], new: Mapping[str, Any]) -> list[tuple[s
     ]
 
 
-def _previous_name(name: str) -> str:
+_VERSION = re.compile(r"\.(?:\d+|previous)\.jsonl?$")
+
+
+def is_version_copy(name: str) -> bool:
+    """True for a kept earlier version (``metrics.1.json``, ``judgments.2.jsonl``, ``metrics.previous.json``)."""
+    return bool(_VERSION.search(name))
+
+
+def _version_name(directory: str, name: str) -> str:
+    """``<stem>.<n><ext>`` with the next free ``n`` (1 = the run's own file, 2 = the first re-scoring's …)."""
     stem, ext = os.path.splitext(name)
-    return f"{stem}.previous{ext}"
+    taken = re.compile(rf"^{re.escape(stem)}\.(\d+){re.escape(ext)}$")
+    numbers = [int(m.group(1)) for m in (taken.match(n) for n in os.listdir(directory)) if m]
+    return f"{stem}.{max(numbers, default=0) + 1}{ext}"
 
 
 def write_rescore(result: RescoreResult, directory: str, output_dir: str | None = None) -> list[str]:
@@ -301,13 +320,13 @@ def write_rescore(result: RescoreResult, directory: str, output_dir: str | None 
         result: From :func:`rescore`.
         directory: The run's output directory that was re-scored.
         output_dir: Where to write. None: replace the files in ``directory``, first copying each
-            replaced file to ``<name>.previous.<ext>`` (e.g. ``metrics.previous.json``; an older copy
-            is overwritten). A directory: write the new files there together with copies of the
-            run's other output files, so it is a complete output directory for ``autorater report``;
-            ``directory`` is left untouched.
+            replaced file to ``<name>.<n>.<ext>`` with the next free ``n`` (``metrics.1.json`` is the run's
+            own, ``metrics.2.json`` the first re-scoring's …: every earlier version is kept). A
+            directory: write the new files there together with copies of the run's other output files,
+            so it is a complete output directory for ``autorater report``; ``directory`` is left untouched.
 
     Returns:
-        The paths written (new files and ``.previous`` copies).
+        The paths written (new files and the copies of the versions they replace).
     """
     written = []
     target = output_dir or directory
@@ -318,7 +337,7 @@ def write_rescore(result: RescoreResult, directory: str, output_dir: str | None 
             if (
                 name not in result.files
                 and name.endswith((".jsonl", ".json"))
-                and ".previous." not in name
+                and not is_version_copy(name)
                 and os.path.isfile(src)
             ):
                 shutil.copyfile(src, os.path.join(target, name))
@@ -327,7 +346,7 @@ def write_rescore(result: RescoreResult, directory: str, output_dir: str | None 
         for name in result.files:
             path = os.path.join(directory, name)
             if os.path.isfile(path):
-                backup = os.path.join(directory, _previous_name(name))
+                backup = os.path.join(directory, _version_name(directory, name))
                 shutil.copyfile(path, backup + ".tmp")
                 os.replace(backup + ".tmp", backup)
                 written.append(backup)

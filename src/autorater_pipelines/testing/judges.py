@@ -5,9 +5,14 @@ from __future__ import annotations
 import json
 import re
 
-from autorater_pipelines.testing._protocols import EmulatedRequest
+from autorater_pipelines.testing._protocols import EmulatedRequest, Refusal
 
-__all__ = ["length_judge", "responses_in_prompt"]
+__all__ = ["ECHO_MARK", "OVERLOAD_MARK", "length_judge", "leaky_length_judge", "responses_in_prompt"]
+
+ECHO_MARK = "[echo-credentials]"
+"""A prompt holding this text is refused by :func:`leaky_length_judge` with the caller's credential in the body."""
+OVERLOAD_MARK = "[overloaded-when-swapped]"
+"""A response holding this text makes :func:`leaky_length_judge` answer 503 when it is shown first."""
 
 _BLOCK = re.compile(r"<<<BEGIN RESPONSE (A|B) (\w+)>>>\n(.*?)\n<<<END RESPONSE \1 \2>>>", re.DOTALL)
 
@@ -27,3 +32,26 @@ def length_judge(request: EmulatedRequest) -> str:
     first, second = len(responses.get("A", "")), len(responses.get("B", ""))
     choice = "A" if first > second else "B" if second > first else "SAME"
     return json.dumps({"explanation": f"Response lengths {first} vs {second}: the longer one wins.", "choice": choice})
+
+
+def _credential(request: EmulatedRequest) -> str:
+    headers = request.headers
+    return headers.get("x-goog-api-key") or headers.get("authorization", "").removeprefix("Bearer ") or "(none)"
+
+
+def leaky_length_judge(request: EmulatedRequest) -> str:
+    """:func:`length_judge` behind a careless server, for tests of what a run keeps of failures.
+
+    A prompt containing :data:`ECHO_MARK` is refused with HTTP 400 whose body echoes the credential the
+    request carried (``x-goog-api-key`` or the bearer token), as some servers do ("API key not valid: …").
+    A request that shows a response containing :data:`OVERLOAD_MARK` first (position A) gets a 503, so a
+    row whose response B holds the mark loses its swapped-order samples.
+    """
+    if ECHO_MARK in request.prompt_text:
+        key = _credential(request)
+        raise Refusal(
+            400, f"API key not valid. Please pass a valid API key. Received: {key} (Authorization: Bearer {key})"
+        )
+    if OVERLOAD_MARK in responses_in_prompt(request.prompt_text).get("A", ""):
+        raise Refusal(503, "The model is overloaded. Please try again later.")
+    return length_judge(request)

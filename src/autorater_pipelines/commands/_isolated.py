@@ -1,0 +1,181 @@
+"""Run a pipeline in its own process group, tied to the life of ``autorater run``.
+
+``autorater run`` starts the KFP local runner in a child process that leads a new process group (every
+pipeline step it starts joins that group). The group never outlives the command:
+
+- the command ends (success, error, Ctrl-C, SIGTERM): it kills the group before returning;
+- the command is killed with SIGKILL (no handler runs): the child notices its parent died — on Linux at
+  once (``prctl(PR_SET_PDEATHSIG)``), elsewhere within half a second (a watchdog thread polling the parent
+  pid) — and kills its whole group, so no step goes on calling a model.
+
+The child runs with Python's UTF-8 mode on, so the steps' logs and progress bars never fail to encode on a
+machine whose locale is not UTF-8. It reports the pipeline's output artifacts (name → local path) or the
+failure in a JSON file, never with a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+__all__ = ["PID_FILE", "run_isolated"]
+
+PID_FILE = "pipeline.pid"
+"""Written in the staging directory: the pid (and process group id) of the pipeline process."""
+
+_GRACE_S = 5.0
+_PR_SET_PDEATHSIG = 1
+
+
+def run_isolated(template: str, params: dict[str, Any], staging: str, *, quiet: bool) -> dict[str, str]:
+    """Run ``template`` with ``params`` in the KFP local runner, in a child process group under ``staging``.
+
+    Args:
+        template: The compiled pipeline YAML.
+        params: Pipeline parameters.
+        staging: The run's staging directory; the pipeline root is ``staging/pipeline_root``.
+        quiet: Send the runner's logs to ``staging/pipeline.log`` instead of the terminal (their tail is
+            printed when the run fails).
+
+    Returns:
+        The pipeline's output artifacts: name → local file path.
+
+    Raises:
+        PipelineRunError: a step failed (the message says which and why).
+    """
+    from autorater_pipelines.pipelines._local import PipelineRunError
+
+    spec = {
+        "template": template,
+        "params": params,
+        "pipeline_root": os.path.join(staging, "pipeline_root"),
+        "result": os.path.join(staging, "result.json"),
+        "parent": os.getpid(),
+    }
+    spec_path = os.path.join(staging, "run.json")
+    with open(spec_path, "w", encoding="utf-8") as fh:
+        json.dump(spec, fh)
+    env = {**os.environ, "PYTHONUTF8": "1", "PYTHONIOENCODING": "utf-8"}
+    log_path = os.path.join(staging, "pipeline.log")
+    with open(log_path, "wb") if quiet else contextlib.nullcontext() as log:
+        child = subprocess.Popen(
+            [sys.executable, "-m", __name__, spec_path],
+            start_new_session=True,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT if quiet else None,
+        )
+        with open(os.path.join(staging, PID_FILE), "w", encoding="utf-8") as fh:
+            fh.write(str(child.pid))
+        try:
+            child.wait()
+        finally:
+            _end_group(child)
+    try:
+        with open(spec["result"], encoding="utf-8") as fh:
+            result = json.load(fh)
+    except (OSError, ValueError):
+        result = {"ok": False, "error": f"the pipeline process ended with status {child.returncode} and no result"}
+    if not result.get("ok"):
+        if quiet and os.path.exists(log_path):
+            with open(log_path, encoding="utf-8", errors="replace") as fh:
+                tail = fh.read().splitlines()[-60:]
+            _print_safely("\n".join(tail), sys.stderr)
+        raise PipelineRunError(str(result.get("error")))
+    return {str(k): str(v) for k, v in result["outputs"].items()}
+
+
+def _end_group(child: subprocess.Popen[bytes]) -> None:
+    """Kill whatever is left of the child's process group (SIGTERM, then SIGKILL after a grace period)."""
+    for sig, wait in ((signal.SIGTERM, _GRACE_S), (signal.SIGKILL, _GRACE_S)):
+        try:
+            os.killpg(child.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            break
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and _group_alive(child.pid):
+            child.poll()
+            time.sleep(0.05)
+        if not _group_alive(child.pid):
+            break
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(timeout=_GRACE_S)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _print_safely(text: str, stream: Any) -> None:
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    print(text.encode(encoding, errors="replace").decode(encoding, errors="replace"), file=stream)
+
+
+# ---------------------------------------------------------------------------------------------- child side
+def _kill_own_group(*_: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    os.killpg(os.getpgrp(), signal.SIGKILL)
+
+
+def _tie_to_parent(parent: int) -> None:
+    """Die with the whole process group when ``autorater run`` (pid ``parent``) dies or asks us to."""
+    signal.signal(signal.SIGTERM, _kill_own_group)
+    signal.signal(signal.SIGINT, _kill_own_group)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        _kill_own_group()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        _kill_own_group()
+
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+
+
+def _outputs(outputs: dict[str, Any]) -> dict[str, str]:
+    paths = {}
+    for name, value in outputs.items():
+        path = getattr(value, "path", None) or getattr(value, "uri", None)
+        if isinstance(path, str) and path:
+            paths[name] = path
+    return paths
+
+
+def main(spec_path: str) -> int:
+    """The child: run the pipeline and write ``{"ok", "outputs"}`` or ``{"ok": false, "error"}``."""
+    with open(spec_path, encoding="utf-8") as fh:
+        spec = json.load(fh)
+    _tie_to_parent(int(spec["parent"]))
+    from autorater_pipelines.pipelines._local import PipelineRunError, run_local
+
+    try:
+        result = {"ok": True, "outputs": _outputs(run_local(spec["template"], spec["params"], spec["pipeline_root"]))}
+    except PipelineRunError as exc:
+        result = {"ok": False, "error": str(exc)}
+    except Exception as exc:  # noqa: BLE001 - reported by the parent in one line, never as a traceback
+        result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    with open(spec["result"] + ".tmp", "w", encoding="utf-8") as fh:
+        json.dump(result, fh)
+    os.replace(spec["result"] + ".tmp", spec["result"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
