@@ -66,7 +66,14 @@ def run_local(template_path: str, params: Mapping[str, Any], pipeline_root: str)
     _import_kfp_runner()
     from kfp import local
     from kfp.components import load_component_from_file
+    from kfp.local import subprocess_task_handler
 
+    from autorater_pipelines.pipelines._long_args import long_args_runner
+
+    if not getattr(subprocess_task_handler.run_local_subprocess, "_long_args", False):
+        runner = long_args_runner(subprocess_task_handler.run_local_subprocess)
+        runner._long_args = True  # type: ignore[attr-defined]
+        subprocess_task_handler.run_local_subprocess = runner  # a 200,000-character template runs too
     pipeline = load_component_from_file(template_path)
     local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=pipeline_root, raise_on_error=True)
     with warnings.catch_warnings():

@@ -139,7 +139,7 @@ def autosxs_pipeline(  # noqa: B006
         experimental_args: Experimentally released arguments, e.g. `custom_task_definition`.
         encryption_spec_key_name: Customer-managed encryption key (accepted for compatibility; no Google Cloud resources are created yet).
         autorater_model: Autorater model spec: a Gemini model on Vertex AI (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/P/locations/L/endpoints/E`), `openai/<model>` for OpenAI-compatible servers, or `replay/<jsonl>` for recorded outputs.
-        autorater_parameters: Autorater settings: `sampling_count` (default 2), `flip` (position swap, default true), `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`, `verdict_pattern` + `verdict_map` for free-text verdicts, `shards` (parallel judging tasks, default 1).
+        autorater_parameters: Autorater settings: `sampling_count` (default 2), `flip` (position swap, default true), `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`, `verdict_pattern` + `verdict_map` for free-text verdicts (`verdict_match`: `last` (default), `first` or `unique`), `retry_unparseable` (re-ask cached answers that could not be parsed; default on unless temperature is 0), `shards` (parallel judging tasks, default 1).
 
     Returns:
         model_a_evaluation_resource_name: ModelEvaluation resource of model A (empty: not created).

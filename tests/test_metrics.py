@@ -143,3 +143,22 @@ def test_alignment_metrics_match_scikit_learn():
             assert m["cohens_kappa"] is None, (human, choices)
         else:
             assert m["cohens_kappa"] == pytest.approx(kappa, abs=1e-12), (human, choices)
+
+
+def test_ties_as_half_on_six_identical_rows_does_not_collapse_the_interval_to_a_point():
+    # Found by the hostile trial: 6 rows all won by A gave a 95 % interval of [1, 1].
+    rows = [{"choice": "A", "samples": []} for _ in range(6)]
+    m = pairwise_metrics(rows, ties_as_half=True)
+    assert m["autorater_model_a_win_rate"] == 1.0
+    # Wilson score interval of 6/6 at 95 %, worked out by hand: z = 1.959964, n = 6 →
+    # center (1 + z²/12)/(1 + z²/6) = 0.804833, half-width (z²/12)/(1 + z²/6) = 0.195167
+    assert m["autorater_model_a_win_rate_ci_lower"] == pytest.approx(0.609666, abs=1e-5)
+    assert m["autorater_model_a_win_rate_ci_upper"] == 1.0
+    assert m["autorater_model_b_win_rate_ci_lower"] == pytest.approx(0.0, abs=1e-12)
+    assert m["autorater_model_b_win_rate_ci_upper"] == pytest.approx(1 - 0.609666, abs=1e-5)
+    # the same as the exact-count Wilson interval of a proportion, which it stands in for
+    assert m["autorater_model_a_win_rate_ci_lower"] == pytest.approx(
+        m["autorater_model_a_win_rate_ties_as_half_ci_lower"]
+    )
+    one = pairwise_metrics([{"choice": "TIE", "samples": []}], ties_as_half=True)
+    assert one["autorater_model_a_win_rate_ci_lower"] < 0.5 < one["autorater_model_a_win_rate_ci_upper"]

@@ -65,18 +65,28 @@ def _replay(tmp_path: Path, choices: dict[str, tuple[str, str]]) -> Path:
 
 
 def test_csv_with_an_empty_cell_is_read_like_jsonl_and_the_row_count_is_printed_and_recorded(tmp_path, capsys):
-    """One empty CSV cell used to refuse the whole dataset while the same row in JSONL was accepted."""
+    """One empty CSV cell used to refuse the whole dataset while the same row in JSONL was accepted; a
+    200,000-character template runs (it is passed to the steps through a file, not the command line)."""
     dataset = tmp_path / "data.csv"
     dataset.write_text("id,question,a,b\nq1,Q1?,x,yy\nq2,Q2?,x,\nq3,Q3?,x,yy\nq4,Q4?,x,yy\n", encoding="utf-8")
     replay = _replay(tmp_path, {f"q{i}": ("A", "B") for i in range(1, 5)})
-    code, out = _run(_params(tmp_path, dataset, replay), tmp_path)
-    printed = capsys.readouterr().out
+    # A 200,000-character template used to end in a raw "Argument list too long" traceback.
+    template = "Answer with care. " * 11_112 + "{{ question }}"
+    assert len(template) > 200_000
+    params = _params(
+        tmp_path, dataset, replay, autorater_prompt_parameters={"inference_instruction": {"template": template}}
+    )
+    code, out = _run(params, tmp_path)
+    captured = capsys.readouterr()
+    printed = captured.out
+    assert "Traceback" not in printed + captured.err and "Argument list too long" not in printed + captured.err
     assert code == 0
     assert "read 4 data row(s) from evaluation_dataset" in printed
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["dataset_rows_read"] == 4 and metrics["evaluation_count"] == 4
     judgments = {j["id"]: j for j in _read_jsonl(out / "judgments.jsonl")}
     assert judgments["q2"]["response_b"] == "" and judgments["q2"]["choice"] == "A"
+    assert judgments["q3"]["inference_instruction"] == "Answer with care. " * 11_112 + "Q3?"
 
 
 def test_csv_stray_quote_in_the_last_column_is_refused_naming_file_and_line(tmp_path, capsys):
@@ -144,7 +154,9 @@ def test_a_leaky_overloaded_endpoint_on_an_ascii_terminal(tmp_path):
         )
         stdout, stderr = proc.communicate(timeout=1500)
         assert any(r.headers.get("x-goog-api-key") == KEY for r in emu.requests)
-    printed = (stdout + stderr).decode("ascii", errors="strict")  # an ASCII terminal got only ASCII
+    # The pipeline's own process writes UTF-8 (its UTF-8 mode is on); the command's summary had to fit ASCII.
+    printed = (stdout + stderr).decode("utf-8", errors="replace")
+    assert "95% CI" in printed and "\\u2013" in printed  # "–" written as an escape, not a crash
     assert proc.returncode == 0, printed[-3000:]
     assert "Traceback" not in printed
     assert KEY not in printed and "API key not valid" in printed

@@ -7,7 +7,8 @@ Key names follow Vertex AI AutoSxS (``autorater_model_a_win_rate``, ``human_pref
 ``true_positive_count`` …, with model A as the positive class) plus our additions. Confidence intervals
 are 95 %: Wilson score intervals for proportions (Wilson 1927, the interval of
 ``scipy.stats.binomtest(...).proportion_ci(method="wilson")``), a Student-t interval for the mean score with
-ties counted as 0.5 (quantile from ``scipy.special.stdtrit``, imported when first needed). The alignment
+ties counted as 0.5 (quantile from ``scipy.special.stdtrit``, imported when first needed; a Wilson interval
+when the t-interval is degenerate: one row, or every row scored the same). The alignment
 metrics are the textbook formulas on the 2×2 confusion matrix, with scikit-learn's conventions
 (``zero_division=0``; Cohen's kappa undefined when both raters used one same label).
 
@@ -28,8 +29,10 @@ __all__ = ["pairwise_metrics", "wilson_interval"]
 _CONFIDENCE = 0.95
 
 
-def wilson_interval(successes: int, trials: int, confidence: float = _CONFIDENCE) -> tuple[float, float] | None:
+def wilson_interval(successes: float, trials: int, confidence: float = _CONFIDENCE) -> tuple[float, float] | None:
     """Wilson score interval of a proportion, without continuity correction (None when ``trials`` is 0).
+
+    ``successes`` may be fractional (a mean score of ``trials`` values in [0, 1]).
 
     ``z`` is the standard normal quantile at ``(1 + confidence) / 2``; the bounds are
     ``(2np + z² ∓ z·sqrt(z² + 4np(1-p))) / (2(n + z²))`` clipped to [0, 1].
@@ -55,12 +58,17 @@ def _add_rate(out: dict[str, Any], key: str, count: int, total: int) -> None:
 
 
 def _mean_interval(values: Sequence[float]) -> tuple[float | None, float | None, float | None]:
-    """Mean and its 95 % Student-t interval (``mean ± t(n-1) · s/sqrt(n)``), clipped to [0, 1]."""
+    """Mean and its 95 % Student-t interval (``mean ± t(n-1) · s/sqrt(n)``), clipped to [0, 1].
+
+    When the t-interval is degenerate (fewer than 2 values, or all equal: 6 rows all won by A would give
+    [1, 1]), the Wilson score interval of the mean as a proportion of ``n`` is used instead.
+    """
     if len(values) == 0:
         return None, None, None
     mean = statistics.fmean(values)
     if len(values) < 2 or statistics.stdev(values) == 0.0:
-        return mean, mean, mean
+        low, high = wilson_interval(mean * len(values), len(values)) or (mean, mean)
+        return mean, low, high
     from scipy.special import stdtrit  # the t quantile; imported here, only the metrics step pays it
 
     half = float(stdtrit(len(values) - 1, 0.5 + _CONFIDENCE / 2)) * statistics.stdev(values) / math.sqrt(len(values))

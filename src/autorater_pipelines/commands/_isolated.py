@@ -9,8 +9,11 @@ pipeline step it starts joins that group). The group never outlives the command:
   pid) — and kills its whole group, so no step goes on calling a model.
 
 The child runs with Python's UTF-8 mode on, so the steps' logs and progress bars never fail to encode on a
-machine whose locale is not UTF-8. It reports the pipeline's output artifacts (name → local path) or the
-failure in a JSON file, never with a traceback.
+machine whose locale is not UTF-8; the command copies its output to the terminal (or, with ``--quiet``, to a
+log whose tail is shown on failure), credentials redacted, escaping what the terminal cannot show, and a user
+error raised in a step (bad input, the failure budget) shown as its one ``error:`` line instead of a
+traceback. The child reports the pipeline's output artifacts (name → local path) or the failure in a JSON
+file.
 """
 
 from __future__ import annotations
@@ -18,12 +21,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
 from typing import Any
+
+from autorater_pipelines.redaction import redact
 
 __all__ = ["PID_FILE", "run_isolated"]
 
@@ -64,19 +70,22 @@ def run_isolated(template: str, params: dict[str, Any], staging: str, *, quiet: 
         json.dump(spec, fh)
     env = {**os.environ, "PYTHONUTF8": "1", "PYTHONIOENCODING": "utf-8"}
     log_path = os.path.join(staging, "pipeline.log")
-    with open(log_path, "wb") if quiet else contextlib.nullcontext() as log:
+    with open(log_path, "w", encoding="utf-8") if quiet else contextlib.nullcontext(sys.stdout) as log:
         child = subprocess.Popen(
             [sys.executable, "-m", __name__, spec_path],
             start_new_session=True,
             env=env,
             stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT if quiet else None,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
         )
         with open(os.path.join(staging, PID_FILE), "w", encoding="utf-8") as fh:
             fh.write(str(child.pid))
+        forward = threading.Thread(target=_forward, args=(child, log), name="pipeline-logs", daemon=True)
+        forward.start()
         try:
             child.wait()
+            forward.join(timeout=_GRACE_S)
         finally:
             _end_group(child)
     try:
@@ -88,9 +97,56 @@ def run_isolated(template: str, params: dict[str, Any], staging: str, *, quiet: 
         if quiet and os.path.exists(log_path):
             with open(log_path, encoding="utf-8", errors="replace") as fh:
                 tail = fh.read().splitlines()[-60:]
-            _print_safely("\n".join(tail), sys.stderr)
+            _write(sys.stderr, "\n".join(tail) + "\n")
         raise PipelineRunError(str(result.get("error")))
     return {str(k): str(v) for k, v in result["outputs"].items()}
+
+
+_TRACEBACK = "Traceback (most recent call last):"
+_OUR_ERROR = re.compile(
+    r"^(?:autorater_pipelines\.errors\.)?(?:InputError|ModelCallError|AutoraterError): (?P<message>.*)$"
+)
+
+
+def _forward(child: subprocess.Popen[bytes], sink: Any) -> None:
+    """Copy the pipeline's output to ``sink``, a user error's traceback collapsed to its one ``error:`` line.
+
+    A step that stops on bad input or on the failure budget raises :class:`AutoraterError`; the runner would
+    print its traceback. A traceback ending in any other exception (a bug) is copied whole.
+    """
+    assert child.stdout is not None
+    held: list[str] = []
+    indent = 0
+    for raw in iter(child.stdout.readline, b""):
+        line = redact(raw.decode("utf-8", errors="replace"))
+        stripped = line.strip()
+        if not held:
+            if stripped == _TRACEBACK:
+                held, indent = [line], len(line) - len(line.lstrip())
+            else:
+                _write(sink, line)
+            continue
+        if not stripped or len(line) - len(line.lstrip()) > indent:
+            held.append(line)  # a frame of the traceback
+            continue
+        ours = _OUR_ERROR.match(stripped)
+        text = f"{' ' * indent}error: {ours.group('message')}\n" if ours else "".join([*held, line])
+        _write(sink, text)
+        held = []
+    if held:
+        _write(sink, "".join(held))
+
+
+def _write(sink: Any, text: str) -> None:
+    try:
+        sink.write(text)
+        sink.flush()
+    except UnicodeEncodeError:  # a terminal that cannot show it: escape what it cannot encode
+        encoding = getattr(sink, "encoding", None) or "ascii"
+        sink.write(text.encode(encoding, errors="backslashreplace").decode(encoding))
+        sink.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _end_group(child: subprocess.Popen[bytes]) -> None:
@@ -116,11 +172,6 @@ def _group_alive(pgid: int) -> bool:
     except (ProcessLookupError, PermissionError):
         return False
     return True
-
-
-def _print_safely(text: str, stream: Any) -> None:
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    print(text.encode(encoding, errors="replace").decode(encoding, errors="replace"), file=stream)
 
 
 # ---------------------------------------------------------------------------------------------- child side
