@@ -214,3 +214,21 @@ def test_tifa_results_round_trip_through_recreated_answers(tifa_out):
     rescored = gecko.score(validation_rows_from_results(results), id_columns=["id"])
     assert rescored.results == results
     assert rescored.metrics["mean_final_score"] == 0.8125
+
+
+def test_gecko_unparseable_answer_policy_zero_rescores_without_model_calls(mixed_gecko_out, copy_out, no_network):
+    out = copy_out(mixed_gecko_out)
+    before = _metrics(out)
+    result = rescore(str(out), {"scoring": {"unparseable_answer_policy": "zero"}})
+    write_rescore(result, str(out))
+    assert no_network == []
+    results = {r["id"]: r for r in io.read_jsonl(str(out / "results.jsonl"))}
+    # r2: "yes" right, "it is hard to say" names no choice, "c" (3 dogs) wrong: 1/2 when skipped, 1/3 at zero
+    r2 = results["r2"]
+    assert [q["status"] for q in r2["qa_results"]] == ["scored", "unparseable", "scored"]
+    assert [q["score"] for q in r2["qa_results"]] == [1.0, 0.0, 0.0] and r2["final_score"] == pytest.approx(1 / 3)
+    after = _metrics(out)
+    assert after["parse_failures"] == before["parse_failures"] == 1
+    assert after["questions_scored"] == before["questions_scored"] + 1
+    assert after["scoring_options"]["unparseable_answer_policy"] == "zero"
+    assert "unparseable_answer_policy=zero" in after["final_score_denominator"]

@@ -18,7 +18,7 @@ _HELP_PARAMS = (
     'AutoSxS: ties_as_half (true/false), human_preference_column ("" = none), evaluation_dataset and '
     "id_columns (to read another label column from the original dataset). "
     'Gecko: scoring ({"dependency_masking": true, "logprob_weighting": false, "missing_answer_policy": '
-    '"error"|"zero"|"skip"}), id_columns'
+    '"error"|"zero"|"skip", "unparseable_answer_policy": "skip"|"zero"}), id_columns'
 )
 
 

@@ -17,8 +17,9 @@ AutoSxS
     the pipeline does (``A``/``B``/``TIE``, ``model_a``/``model_b``); the new labels replace the old
     column in ``judgments.jsonl``.
 Gecko
-    ``scoring`` (dict): ``dependency_masking``, ``logprob_weighting``, ``missing_answer_policy``
-    (:class:`autorater_pipelines.gecko.ScoringOptions`), merged over the run's ``scoring_options``.
+    ``scoring`` (dict): ``dependency_masking``, ``logprob_weighting``, ``missing_answer_policy``,
+    ``unparseable_answer_policy`` (:class:`autorater_pipelines.gecko.ScoringOptions`), merged over the run's
+    ``scoring_options``.
     Rows are re-scored from ``validations.jsonl`` (every validator sample) when the run kept it;
     otherwise from ``results.jsonl``, whose per-question votes re-create the answers exactly except
     choice probabilities (``logprob_weighting`` can then be turned off, not on). Rows the run could
