@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 __all__ = ["evaluate", "generate_rubrics"]
 
 _RUBRIC = "__gecko_rubric"
-_ERROR_COLUMNS = ("error_stage", "error_kind", "error_message")
 
 
 def _with_progress(parameters: Mapping[str, Any] | None, progress: bool) -> dict[str, Any]:
@@ -103,7 +102,9 @@ def _frame(
     for row, out in zip(frame.rows, out_rows, strict=True):
         record = dict(out if out is not None else row)
         error = first_error.get(io.id_key(row, frame.id_columns)) or {}
-        record.update({c: error.get(c.removeprefix("error_") if c == "error_stage" else c) for c in _ERROR_COLUMNS})
+        record.update(
+            error_stage=error.get("stage"), error_kind=error.get("error_kind"), error_message=error.get("error_message")
+        )
         if error.get("handled_as"):
             record["error_handled_as"] = error["handled_as"]
         if frame.index_column is not None:
@@ -275,7 +276,7 @@ def evaluate(
         media_column=media_column,
         media_type=media_type,
         prompt_column=prompt_column if has_prompt or generate else "",
-        rubrics_column=rubrics_column or ("" if generate else _RUBRIC),
+        rubrics_column=rubrics_column or ("" if generate else _RUBRIC),  # rubrics given: no prompt needed
         rubric_generation_model=rubric_generation_model,
         validator_model=validator_model,
         rubric_generation_parameters=rubric_generation_parameters,
