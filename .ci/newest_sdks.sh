@@ -41,3 +41,17 @@ for name in ("google-genai", "openai"):
         sys.exit(f"error: {name} {installed} is not the newest allowed release ({newest})")
 PY
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/models/test_models_gemini.py tests/models/test_models_openai.py
+
+# Beyond the bounds, for information only (never fails CI): the newest release of each SDK even when
+# pyproject.toml does not allow it yet, forced in with --no-deps, against the same tests. It says whether
+# raising a bound looks safe; it is not a claim that the combination is supported.
+for sdk in google-genai:gemini openai:openai; do
+  name="${sdk%%:*}"; tests="tests/models/test_models_${sdk##*:}.py"
+  newest="$("$VENV/bin/python" -m pip index versions "$name" 2>/dev/null | sed -n 's/^[^ ]* (\(.*\))$/\1/p')"
+  installed="$("$VENV/bin/python" -c "from importlib.metadata import version; print(version('$name'))")"
+  [ -n "$newest" ] && [ "$newest" != "$installed" ] || continue
+  "$VENV/bin/python" -m pip install --quiet --no-deps "$name==$newest" >/dev/null 2>&1 || continue
+  if "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$tests" >/dev/null 2>&1; then verdict=pass; else verdict=FAIL; fi
+  echo "info: $name $newest (newest release, outside the bound; $installed is the newest allowed): $tests ${verdict}"
+  "$VENV/bin/python" -m pip install --quiet --no-deps "$name==$installed" >/dev/null 2>&1
+done
