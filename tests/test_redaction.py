@@ -28,6 +28,8 @@ KEY = "AIzaSyD-test-secret-0123456789abcdefghijk"  # the shape of a Google API k
         ("token ya29.a0AfH6SMBx-long-oauth-token", f"token {REDACTED}"),
         ("openai says sk-proj-ABCDEFGHIJKLMNOPQRSTUV is wrong", f"openai says {REDACTED} is wrong"),
         ("a task-oriented answer; nothing secret here", "a task-oriented answer; nothing secret here"),
+        ("POST https://me:hunter2pass@llm.local/v1/chat", f"POST https://me:{REDACTED}@llm.local/v1/chat"),
+        ("mail me@example.com at 10:30", "mail me@example.com at 10:30"),
     ],
 )
 def test_credential_shapes_are_redacted(text, expected):

@@ -7,8 +7,9 @@ and the terminal. :func:`redact` replaces, in any text:
 - every credential value this process knows: the values of environment variables whose names say they
   hold one (``*API_KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, e.g. ``GEMINI_API_KEY``,
   ``OPENAI_API_KEY``) and values registered with :func:`register_secret` (a key passed as a parameter);
-- bearer tokens (``Authorization: Bearer …``), ``key=``/``access_token=`` URL parameters, and values in the
-  shapes of Google API keys (``AIza…``), Google OAuth access tokens (``ya29.…``) and OpenAI keys (``sk-…``).
+- bearer tokens (``Authorization: Bearer …``), ``key=``/``access_token=`` URL parameters, passwords in URLs
+  (``https://user:password@host``, e.g. a ``base_url`` parameter), and values in the shapes of Google API
+  keys (``AIza…``), Google OAuth access tokens (``ya29.…``) and OpenAI keys (``sk-…``).
 
 It is applied where errors are recorded (every :class:`autorater_pipelines.models.ModelError` message),
 where outputs are written (the JSON/JSONL writers of :mod:`autorater_pipelines.io`, the HTML report) and
@@ -33,7 +34,7 @@ MIN_SECRET_LENGTH = 8
 _CREDENTIAL_NAME = re.compile(r"API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|ACCESS_?KEY", re.IGNORECASE)
 _NOT_SECRETS = {"not-needed", "emulator"}  # placeholders this package itself sends to local endpoints
 _SHAPES = re.compile(
-    r"(?P<prefix>(?i:bearer)\s+|[?&](?:key|api_key|access_token|token)=)[^\s&\"'<>\\]{4,}"
+    r"(?P<prefix>(?i:bearer)\s+|[?&](?:key|api_key|access_token|token)=|://[^/\s:@]+:)[^\s&\"'<>\\@/]{4,}"
     r"|\bAIza[0-9A-Za-z_\-]{30,}"
     r"|\bya29\.[0-9A-Za-z_.\-]{10,}"
     r"|\bsk-[A-Za-z0-9_\-]{20,}"
@@ -76,7 +77,7 @@ def redactor() -> Callable[[str], str]:
 def _maybe_shaped(text: str) -> bool:
     """A cheap pre-check: most texts hold none of the shapes, and a substring test is faster than a regex."""
     lowered = text.lower()
-    return any(marker in lowered for marker in ("bearer", "key=", "token=", "aiza", "ya29.", "sk-"))
+    return any(marker in lowered for marker in ("bearer", "key=", "token=", "aiza", "ya29.", "sk-", "@"))
 
 
 def redact(text: str) -> str:

@@ -54,9 +54,10 @@ def test_refused_before_any_step(case: RefusedCase, tmp_path: Path, capsys: pyte
     params_path.write_text(params if isinstance(params, str) else json.dumps(params), encoding="utf-8")
     out = tmp_path / "out"
     code = main(["run", case.pipeline, "--params", str(params_path), "--output-dir", str(out), "--quiet"])
-    err = capsys.readouterr().err
+    captured = capsys.readouterr()
+    err = captured.err
     assert code == 2, f"exit {code}; stderr: {err}"
-    assert err.startswith("error: ") and "Traceback" not in err, err
+    assert err.startswith("error: ") and "Traceback" not in err + captured.out, err
     assert re.search(case.message, err, re.DOTALL), f"{case.message!r} not in: {err}"
     assert not out.exists(), "no output directory for a refused run"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")], "no staging leftovers"

@@ -41,3 +41,16 @@ def test_a_bug_keeps_its_traceback_and_secrets_are_redacted(monkeypatch):
     out = _forwarded("import os\nprint(os.environ['OPENAI_API_KEY'])\nraise KeyError('bug')\n")
     assert out.startswith("[REDACTED]\nTraceback (most recent call last):\n")
     assert out.rstrip().endswith("KeyError: 'bug'")
+
+
+def test_a_user_error_chained_to_another_exception_is_still_one_line():
+    out = _forwarded(
+        "from autorater_pipelines.errors import ModelCallError\n"
+        "try:\n"
+        "    raise RuntimeError('no running event loop')\n"
+        "except RuntimeError:\n"
+        "    raise ModelCallError('stopped calling the model')\n"
+    )
+    assert out == "error: stopped calling the model\n"
+    out = _forwarded("try:\n    raise RuntimeError('inner')\nexcept RuntimeError:\n    raise ValueError('outer bug')\n")
+    assert "RuntimeError: inner" in out and out.rstrip().endswith("ValueError: outer bug")

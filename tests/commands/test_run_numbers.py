@@ -236,3 +236,35 @@ def test_sigkill_of_autorater_run_stops_its_pipeline_and_the_next_run_cleans_up(
     _, stderr = refused.communicate(timeout=600)
     assert refused.returncode == 2 and b"Traceback" not in stderr
     assert not list(tmp_path.glob(".out.partial-*")), "the next run removes the staging folder of the killed one"
+
+
+def test_the_failure_budget_stop_inside_a_step_is_one_error_line_not_a_traceback(tmp_path):
+    """A dead endpoint trips the judge step's failure budget: the user sees why, in one line, no traceback."""
+    rows = [{"id": f"r{i}", "question": f"Q{i}?", "a": "a", "b": "b b"} for i in range(30)]
+    dataset = _write_jsonl(tmp_path / "data.jsonl", rows)
+    with ModelEmulator(fault_rate=1.0, fault_status=503) as emu:
+        params = _params(
+            tmp_path,
+            dataset,
+            tmp_path,
+            autorater_model="gemini-2.5-flash",
+            autorater_parameters={
+                "base_url": emu.url,
+                "cache_dir": "off",
+                "max_retries": 0,
+                "max_consecutive_failures": 3,
+                "max_concurrency": 1,
+            },
+        )
+        params_path = tmp_path / "params.json"
+        params_path.write_text(json.dumps(params))
+        proc = _autorater(
+            ["run", "autosxs", "--params", str(params_path), "--output-dir", str(tmp_path / "out")], _clean_env()
+        )
+        stdout, stderr = proc.communicate(timeout=1500)
+    printed = (stdout + stderr).decode("utf-8", errors="replace")
+    assert proc.returncode == 1, printed[-3000:]
+    assert "Traceback" not in printed, printed[-3000:]
+    assert "error: stopped calling 'gemini-2.5-flash' after 3 consecutive failed calls" in printed
+    assert "error: pipeline run failed" in printed
+    assert not (tmp_path / "out").exists() and not list(tmp_path.glob(".out.partial-*"))

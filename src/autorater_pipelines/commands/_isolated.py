@@ -103,6 +103,10 @@ def run_isolated(template: str, params: dict[str, Any], staging: str, *, quiet: 
 
 
 _TRACEBACK = "Traceback (most recent call last):"
+_CHAINED = {
+    "During handling of the above exception, another exception occurred:",
+    "The above exception was the direct cause of the following exception:",
+}
 _OUR_ERROR = re.compile(
     r"^(?:autorater_pipelines\.errors\.)?(?:InputError|ModelCallError|AutoraterError): (?P<message>.*)$"
 )
@@ -112,29 +116,52 @@ def _forward(child: subprocess.Popen[bytes], sink: Any) -> None:
     """Copy the pipeline's output to ``sink``, a user error's traceback collapsed to its one ``error:`` line.
 
     A step that stops on bad input or on the failure budget raises :class:`AutoraterError`; the runner would
-    print its traceback. A traceback ending in any other exception (a bug) is copied whole.
+    print its traceback (with any exception chained before it). A traceback ending in any other exception (a
+    bug) is copied whole.
     """
     assert child.stdout is not None
-    held: list[str] = []
-    indent = 0
+    chain = _Chain(sink)
     for raw in iter(child.stdout.readline, b""):
-        line = redact(raw.decode("utf-8", errors="replace"))
+        chain.feed(redact(raw.decode("utf-8", errors="replace")))
+    chain.flush()
+
+
+class _Chain:
+    """Holds a traceback (and the tracebacks chained to it) until its last exception line is known."""
+
+    def __init__(self, sink: Any) -> None:
+        self.sink = sink
+        self.held: list[str] = []
+        self.indent = 0
+        self.exception: str | None = None  # the last exception line seen in the held chain
+
+    def feed(self, line: str) -> None:
         stripped = line.strip()
-        if not held:
+        if not self.held:
             if stripped == _TRACEBACK:
-                held, indent = [line], len(line) - len(line.lstrip())
+                self.held, self.indent, self.exception = [line], len(line) - len(line.lstrip()), None
             else:
-                _write(sink, line)
-            continue
-        if not stripped or len(line) - len(line.lstrip()) > indent:
-            held.append(line)  # a frame of the traceback
-            continue
-        ours = _OUR_ERROR.match(stripped)
-        text = f"{' ' * indent}error: {ours.group('message')}\n" if ours else "".join([*held, line])
-        _write(sink, text)
-        held = []
-    if held:
-        _write(sink, "".join(held))
+                _write(self.sink, line)
+            return
+        if self.exception is not None:  # after an exception line: does the chain go on?
+            if not stripped or stripped in _CHAINED or stripped == _TRACEBACK:
+                self.held.append(line)
+                if stripped == _TRACEBACK:
+                    self.exception = None
+                return
+            self.flush()
+            self.feed(line)
+            return
+        self.held.append(line)
+        if stripped and len(line) - len(line.lstrip()) <= self.indent:
+            self.exception = stripped  # "Module.Error: message" ends this traceback
+
+    def flush(self) -> None:
+        if not self.held:
+            return
+        ours = _OUR_ERROR.match(self.exception or "")
+        _write(self.sink, f"{' ' * self.indent}error: {ours.group('message')}\n" if ours else "".join(self.held))
+        self.held, self.exception = [], None
 
 
 def _write(sink: Any, text: str) -> None:

@@ -23,6 +23,7 @@ from autorater_pipelines.io._bqnames import BigQueryTable, check_column_names, p
 from autorater_pipelines.io._formats import ParsedFile
 from autorater_pipelines.io._jsonsafe import dumps, to_jsonable
 from autorater_pipelines.io._read import SourcePart
+from autorater_pipelines.redaction import redactor
 
 __all__ = [
     "BIGQUERY_EMULATOR_ENV",
@@ -189,7 +190,8 @@ def infer_schema(
 
 
 def _ndjson(rows: Sequence[Mapping[str, Any]]) -> bytes:
-    return "".join(dumps(row) + "\n" for row in rows).encode("utf-8")
+    redact = redactor()  # a BigQuery table is an output like any file: no credential in it
+    return "".join(redact(dumps(row)) + "\n" for row in rows).encode("utf-8")
 
 
 def load_rows_to_new_table(
