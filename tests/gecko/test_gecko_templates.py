@@ -187,3 +187,34 @@ def test_a_generator_template_without_the_prompt_fails(template, message):
             parameters=QUIET,
             prompt_template=template,
         )
+
+
+def test_column_names_work_as_placeholders_as_in_the_sdk(media_file, caplog):
+    # The SDK fills {name} from the column of that name: {caption} is the prompt column, {response} the media.
+    rows = [{"uid": 1, "caption": "A red bicycle", "response": str(media_file("png"))}]
+    with ModelEmulator(responder=responder) as emu:
+        rubrics = gecko.generate_rubrics(
+            rows,
+            id_columns=["uid"],
+            prompt_column="caption",
+            media_type="image",
+            model_spec="gemini-2.5-flash",
+            parameters={**QUIET, "base_url": emu.url},
+            prompt_template="Questions for: {caption} {unknown}",
+            **GCP,
+        )
+        gecko.validate(
+            rubrics.rows,
+            id_columns=["uid"],
+            media_column="response",
+            media_type="image",
+            model_spec="gemini-2.5-flash",
+            parameters={**QUIET, "base_url": emu.url},
+            prompt_template="Look: {response} Then answer: {rubrics}",
+            **GCP,
+        )
+        generation, validation = emu.requests
+    assert generation.prompt_text == "Questions for: A red bicycle {unknown}"
+    assert "{unknown}" in caplog.text and "left as literal text" in caplog.text
+    parts = validation.body["contents"][0]["parts"]
+    assert parts[0]["text"] == "Look: " and "text" not in parts[1] and parts[2]["text"].startswith(" Then answer: <q")

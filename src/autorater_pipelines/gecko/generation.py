@@ -57,10 +57,10 @@ def parse_generated_rubric(text: str | None, *, media_type: str) -> dict[str, An
     return normalize_generated_rubric(data, media_type=check_media_type(media_type))
 
 
-def generator_template(text: str | None, *, media_type: str) -> templates.GeckoTemplate:
+def generator_template(text: str | None, *, media_type: str, prompt_column: str = "") -> templates.GeckoTemplate:
     """Compile the rubric-generation prompt: ``text`` (Jinja2 or Vertex SDK style) or the built-in one.
 
-    Variables: ``prompt`` (required), ``question_types``, ``media_type``.
+    Variables: ``prompt`` (required; ``{<prompt_column>}`` too in Vertex syntax), ``question_types``, ``media_type``.
 
     Raises:
         InputError: the template does not compile, uses a variable it does not get, or never shows the prompt.
@@ -73,6 +73,7 @@ def generator_template(text: str | None, *, media_type: str) -> templates.GeckoT
         required=[("prompt",)],
         needs="the prompt to write questions for",
         builtin=not text,
+        aliases={prompt_column: "prompt"} if prompt_column else None,
     )
 
 
@@ -122,7 +123,7 @@ def generate_rubrics(
     config = GenerateConfig.from_params(
         model_params, source="rubric_generation_parameters", project=project, location=location
     )
-    template = generator_template(prompt_template, media_type=media_type)
+    template = generator_template(prompt_template, media_type=media_type, prompt_column=prompt_column)
     errors: list[dict[str, Any]] = []
     pending: list[Mapping[str, Any]] = []
     requests: list[ModelRequest] = []

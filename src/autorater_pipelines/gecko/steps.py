@@ -92,13 +92,17 @@ def _check_model(spec: str, source: str) -> None:
         raise InputError(str(exc), source=source) from None
 
 
-def _check_templates(generator: str, validator: str, *, media_type: str, one: bool, prompt_column: str) -> None:
+def _check_templates(
+    generator: str, validator: str, *, media_type: str, one: bool, prompt_column: str, media_column: str
+) -> None:
     """Compile the template overrides and render each once with example values, so typos fail before any call."""
     if generator:
-        template = generator_template(generator, media_type=media_type)
+        template = generator_template(generator, media_type=media_type, prompt_column=prompt_column)
         template.render(prompt="Two brown dogs on a blue sofa", question_types=list(gecko.IMAGE_QUESTION_TYPES))
     if validator:
-        template = validator_template(validator, one=one, prompt_column=prompt_column or None)
+        template = validator_template(
+            validator, one=one, prompt_column=prompt_column or None, media_column=media_column or None
+        )
         rubrics = templates.rubrics_text([_EXAMPLE_QUESTION])
         values: dict[str, Any] = {"media_type": media_type, "rubrics": rubrics, "prompt": "Two brown dogs"}
         if one:
@@ -174,6 +178,7 @@ def check_run_parameters(
         media_type=media_type,
         one=settings["questions_per_call"] == 1,
         prompt_column=prompt_column,
+        media_column=media_column,
     )
     options = gecko.ScoringOptions.from_params(from_struct(scoring))
     if options.logprob_weighting and not (settings["questions_per_call"] == 1 and config.logprobs):

@@ -13,6 +13,9 @@ markup):
 - ``{image}`` / ``{video}`` — the row's media, sent as a media part exactly where the placeholder stands
   (text before it, the image, text after it). Without it the media part comes first, as with Jinja2.
 
+As the SDK fills ``{name}`` from the column of that name, the names of ``prompt_column`` and ``media_column``
+work too (``{caption}`` for ``prompt_column="caption"``, ``{response}`` for ``media_column="response"``).
+
 A template that never uses what the call needs (a validator template without the questions, a generator
 template without the prompt) is refused when it is compiled, before any model call.
 """
@@ -74,6 +77,7 @@ class GeckoTemplate:
         names: Variables (Jinja2) or placeholders (Vertex) the template uses.
         jinja: The compiled Jinja2 template (None for Vertex syntax).
         builtin: One of our built-in templates (not a user override).
+        aliases: Column names used as placeholders (Vertex syntax) → the placeholder they stand for.
 
     """
 
@@ -83,6 +87,7 @@ class GeckoTemplate:
     names: frozenset[str]
     jinja: jinja2.Template | None = None
     builtin: bool = False
+    aliases: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def uses(self, name: str) -> bool:
         """Tell whether the template uses a variable or placeholder."""
@@ -108,6 +113,8 @@ class GeckoTemplate:
         placed = False
         pieces = _IDENTIFIER.split(self.text)  # text, name, text, name, …, text
         for i, piece in enumerate(pieces):
+            if i % 2 == 1 and piece in self.aliases:
+                piece = self.aliases[piece]
             if i % 2 == 0 or piece not in self.names:
                 text = piece if i % 2 == 0 else "{" + piece + "}"
                 if parts and isinstance(parts[-1], str):
@@ -147,6 +154,7 @@ def compile_template(
     needs: str = "",
     hints: Mapping[str, str] | None = None,
     builtin: bool = False,
+    aliases: Mapping[str, str] | None = None,
 ) -> GeckoTemplate:
     """Compile a Jinja2 or Vertex SDK style template and check that it uses what the call needs.
 
@@ -159,6 +167,9 @@ def compile_template(
         needs: What the required names carry, for the error message (``the questions`` …).
         hints: How to make a placeholder available, by name, for the error message.
         builtin: The template is one of ours (recorded in :attr:`GeckoTemplate.builtin`).
+        aliases: Vertex syntax: column names that stand for a placeholder, as the SDK fills ``{column}`` from the
+            column of that name (``{"caption": "prompt", "response": "image"}`` for ``prompt_column="caption"``,
+            ``media_column="response"``).
 
     Returns:
         The compiled template.
@@ -185,7 +196,8 @@ def compile_template(
             )
     else:
         jinja = None
-        used = set(_IDENTIFIER.findall(text))
+        aliases = {a: n for a, n in (aliases or {}).items() if a not in VERTEX_PLACEHOLDERS and n in available}
+        used = {aliases.get(n, n) for n in _IDENTIFIER.findall(text)}
         names = frozenset(n for n in used if n in VERTEX_PLACEHOLDERS)
         missing = sorted(names - available)
         if missing:
@@ -199,7 +211,8 @@ def compile_template(
             )
         literal = sorted(used - names)
         if literal:
-            logger.info("%s: %s left as literal text (not placeholders here)", source, ["{" + n + "}" for n in literal])
+            shown = ["{" + n + "}" for n in literal]
+            logger.warning("%s: %s left as literal text (not a placeholder of this template)", source, shown)
     for group in required:
         if not names & set(group):
             shown = [n for n in group if syntax == "jinja" or n in VERTEX_PLACEHOLDERS]
@@ -209,4 +222,4 @@ def compile_template(
                 f"add the placeholder (Vertex AI SDK style '{{name}}' or Jinja2 '{{{{ name }}}}')",
                 source=source,
             )
-    return GeckoTemplate(text, syntax, source, names, jinja, builtin)
+    return GeckoTemplate(text, syntax, source, names, jinja, builtin, dict(aliases or {}) if jinja is None else {})

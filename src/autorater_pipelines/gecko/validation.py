@@ -166,7 +166,7 @@ def validate(
     config = GenerateConfig.from_params(model_params, source="validator_parameters", project=project, location=location)
     if config.logprobs and not one:
         logger.warning("validator_parameters.logprobs is only used with questions_per_call=1; ignored")
-    template = validator_template(prompt_template, one=one, prompt_column=prompt_column)
+    template = validator_template(prompt_template, one=one, prompt_column=prompt_column, media_column=media_column)
     plan = _Plan([], [], [], [])
     for row in rows:
         _plan_row(plan, row, id_columns, media_column, media_type, base_dir, template, prompt_column, one, count)
@@ -196,12 +196,14 @@ def validate(
     return StageResult(out, plan.errors)
 
 
-def validator_template(text: str | None, *, one: bool, prompt_column: str | None = None) -> templates.GeckoTemplate:
+def validator_template(
+    text: str | None, *, one: bool, prompt_column: str | None = None, media_column: str | None = None
+) -> templates.GeckoTemplate:
     """Compile the validator prompt: ``text`` (Jinja2 or Vertex SDK style) or the built-in template.
 
     Variables: ``media_type``, ``rubrics`` (Vertex SDK question lines), ``questions`` (all questions of the
     row) or, with one question per call, ``question``; ``prompt`` when ``prompt_column`` is set; ``{image}`` /
-    ``{video}`` place the media (Vertex syntax).
+    ``{video}`` (or ``{<media_column>}``) place the media (Vertex syntax).
 
     Raises:
         InputError: the template does not compile, uses a variable it does not get, or never shows the questions.
@@ -219,6 +221,7 @@ def validator_template(text: str | None, *, one: bool, prompt_column: str | None
         needs="the question" if one else "the questions",
         hints={"prompt": "set prompt_column to the column with the generation prompt"},
         builtin=not text,
+        aliases={c: n for c, n in ((prompt_column, "prompt"), (media_column, "image")) if c},
     )
 
 
