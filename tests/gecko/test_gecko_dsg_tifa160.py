@@ -84,3 +84,25 @@ def test_default_policy_keeps_rows_without_answers_out_of_the_scores(dsg, caplog
         result = gecko.score(validated.rows, id_columns=ID, options={"dependency_masking": True})
     assert len(result.results) == 795 and result.metrics["rows_unscored"] == 5
     assert len(result.errors) == 5 and all("handled_as" not in e for e in result.errors)
+
+
+def test_dataframe_api_reproduces_dsg(shared_data, public_data, tmp_path):
+    # The notebook route: the same data as a DataFrame, the same replayed mPLUG answers, the same figures.
+    import pandas as pd
+
+    data = public_data.convert_dsg_tifa160(shared_data, tmp_path)
+    df = pd.read_json(data.dataset, lines=True)
+    results, metrics = gecko.evaluate(
+        df,
+        id_columns=ID,
+        media_column="image",
+        rubrics_column="rubric",
+        validator_model=f"replay/{data.replay}",
+        validator_parameters={"questions_per_call": 1, "progress": False},
+        scoring={"dependency_masking": True, "missing_answer_policy": "zero", "unparseable_answer_policy": "zero"},
+    )
+    assert len(results) == 800 and results["final_score"].notna().all()
+    x, y = results["final_score"], results["human_likert"]
+    assert round(stats.spearmanr(x, y).statistic, 3) == 0.463 and round(stats.kendalltau(x, y).statistic, 3) == 0.380
+    assert metrics["rows_scored"] == 800 and metrics["parse_failures"] == 0
+    assert (results["error_handled_as"] == "scored_zero").sum() == 5
