@@ -205,3 +205,27 @@ def test_parse_supplied_rubrics_checks_columns_and_ids():
 def test_supplied_question_types_are_kept_verbatim():
     rubric = normalize_supplied_rubric([{"question": "q?", "answer": "yes", "question_type": " Entity/Whole "}])
     assert rubric["qas"][0]["question_type"] == "Entity/Whole"
+
+
+def test_a_truncated_generated_rubric_keeps_its_complete_questions():
+    # Found by the hostile trial: a reply cut off at max tokens lost every question with "no JSON dict found".
+    full = {
+        "keywords": "A {1}[red] {2}[circle] on a {3}[white background]",
+        "qas": [
+            {"keyword_id": 1, "question": "Is the shape red?", "question_type": "color", "answer": "yes"},
+            {"keyword_id": 2, "question": "Is there a circle?", "question_type": "shape", "answer": "yes"},
+            {"keyword_id": 3, "question": "Is the background white?", "question_type": "color", "answer": "yes"},
+        ],
+    }
+    text = json.dumps(full)
+    cut = text[: text.index("Is the background") + 6]  # stops inside the third question
+    rubric = parse_generated_rubric("Here you go:\n```json\n" + cut, media_type="image")
+    assert [q["question"] for q in rubric["qas"]] == ["Is the shape red?", "Is there a circle?"]
+    assert rubric["keywords"] == full["keywords"]
+    assert any("cut off" in w and "kept its 2 complete question(s)" in w for w in rubric["rubric_warnings"])
+
+
+def test_a_rubric_cut_off_before_any_complete_question_says_so():
+    with pytest.raises(RubricError, match=r"the reply was cut off before its JSON ended .* raise it") as info:
+        parse_generated_rubric('{"keywords": "A {1}[red] circle", "qas": [{"question": "Is it', media_type="image")
+    assert info.value.kind == "unparseable_rubric"

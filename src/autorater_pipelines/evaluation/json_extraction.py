@@ -17,9 +17,17 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["WORK_FACTOR", "AmbiguousJSONError", "JSONExtractionError", "extract_json", "extract_json_values"]
+__all__ = [
+    "WORK_FACTOR",
+    "AmbiguousJSONError",
+    "JSONExtractionError",
+    "Truncated",
+    "extract_json",
+    "extract_json_values",
+    "salvage_truncated_object",
+]
 
 WORK_FACTOR = 8
 """The scan reads at most this many times the text's length (plus a constant) across all attempts."""
@@ -165,3 +173,69 @@ def extract_json(text: str | None, *, expect: type = dict) -> Any:
         return values[0]
     snippet = text.strip()[:120]
     raise JSONExtractionError(f"no JSON {expect.__name__} found in model output starting {snippet!r}")
+
+
+class Truncated(NamedTuple):
+    """The complete part of a JSON object whose text ends before the object does."""
+
+    value: dict[str, Any]
+    """Every member that was complete; a list member cut off keeps its complete items."""
+    cut_member: str | None
+    """The member whose value was cut off (its complete items, if a list, are in ``value``), or None."""
+
+
+def _skip_space(text: str, position: int) -> int:
+    while position < len(text) and text[position] in " \t\r\n,":
+        position += 1
+    return position
+
+
+def _complete_items(text: str, position: int) -> list[Any]:
+    """The complete items of a JSON array starting at ``text[position] == "["`` that is cut off."""
+    items: list[Any] = []
+    position += 1
+    while True:
+        position = _skip_space(text, position)
+        try:
+            item, position = _DECODER.raw_decode(text, position)
+        except (json.JSONDecodeError, RecursionError):
+            return items
+        items.append(item)
+
+
+def salvage_truncated_object(text: str | None) -> Truncated | None:
+    """Read what is complete of a JSON object cut off before its end (a reply stopped at max tokens).
+
+    ``{"keywords": "…", "qas": [{…}, {…}, {"question": "Is th`` gives ``{"keywords": "…", "qas": [{…}, {…}]}``
+    with ``cut_member="qas"``: members and list items that were finished are kept, the unfinished one is
+    dropped (never completed by guessing).
+
+    Returns:
+        None when ``text`` holds no ``{``, when the first object is complete (nothing was cut off), or when
+        not even one member is complete.
+    """
+    start = (text or "").find("{")
+    if text is None or start < 0:
+        return None
+    value: dict[str, Any] = {}
+    position = start + 1
+    while True:
+        position = _skip_space(text, position)
+        if position >= len(text):
+            return Truncated(value, None) if value else None
+        if text[position] == "}":
+            return None  # the object is complete
+        try:
+            key, position = _DECODER.raw_decode(text, position)
+        except (json.JSONDecodeError, RecursionError):
+            return Truncated(value, None) if value else None
+        position = _skip_space(text, position)
+        if not isinstance(key, str) or position >= len(text) or text[position] != ":":
+            return Truncated(value, None) if value else None
+        position = _skip_space(text, position + 1)
+        try:
+            value[key], position = _DECODER.raw_decode(text, position)
+        except (json.JSONDecodeError, RecursionError):
+            if position < len(text) and text[position] == "[":
+                value[key] = _complete_items(text, position)
+            return Truncated(value, key) if value else None

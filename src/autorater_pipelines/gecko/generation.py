@@ -13,7 +13,12 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from autorater_pipelines.evaluation.json_extraction import JSONExtractionError, extract_json
+from autorater_pipelines.evaluation.json_extraction import (
+    AmbiguousJSONError,
+    JSONExtractionError,
+    extract_json,
+    salvage_truncated_object,
+)
 from autorater_pipelines.gecko import prompts, templates
 from autorater_pipelines.gecko._common import (
     IMAGE_QUESTION_TYPES,
@@ -46,15 +51,38 @@ def parse_generated_rubric(text: str | None, *, media_type: str) -> dict[str, An
     Returns:
         ``{"keywords", "qas", "rubric_warnings"}`` (see :mod:`autorater_pipelines.gecko.rubrics`).
 
+    A reply cut off inside its JSON (stopped at ``max_output_tokens``) keeps its complete questions, with a
+    warning in ``rubric_warnings`` saying the unfinished one was dropped.
+
     Raises:
-        RubricError: no JSON object in the reply (kind ``unparseable_rubric``), or no usable question.
+        RubricError: no JSON object in the reply (kind ``unparseable_rubric``; the message says when the reply
+            was cut off), or no usable question.
 
     """
+    media_type = check_media_type(media_type)
     try:
-        data = extract_json(text, expect=dict)
+        cut = salvage_truncated_object(text)  # None unless the reply stops inside its first JSON object
+        data = extract_json(text, expect=dict) if cut is None else None
+    except AmbiguousJSONError as exc:
+        raise RubricError("unparseable_rubric", str(exc)) from None
     except JSONExtractionError as exc:
         raise RubricError("unparseable_rubric", str(exc)) from None
-    return normalize_generated_rubric(data, media_type=check_media_type(media_type))
+    if cut is None:
+        return normalize_generated_rubric(data, media_type=media_type)
+    questions = cut.value.get("qas")
+    if not isinstance(questions, list) or not questions:
+        raise RubricError(
+            "unparseable_rubric",
+            "the reply was cut off before its JSON ended (e.g. at max_output_tokens; raise it) and holds no "
+            f"complete question: {(text or '').strip()[:160]!r}",
+        )
+    rubric = normalize_generated_rubric(cut.value, media_type=media_type)
+    lost = "dropped the unfinished one" if cut.cut_member == "qas" else "the list of questions was complete"
+    rubric["rubric_warnings"].append(
+        f"the reply was cut off before its JSON ended (e.g. at max_output_tokens): kept its {len(questions)} "
+        f"complete question(s); {lost}"
+    )
+    return rubric
 
 
 def generator_template(text: str | None, *, media_type: str, prompt_column: str = "") -> templates.GeckoTemplate:
