@@ -25,15 +25,13 @@ RUN python3 -m venv /opt/autorater \
 # included: tests/test_dockerfile.py keeps this list in step with the library), so no step compiles at
 # start-up; modules no step imports stay uncompiled (about 100 MB less than compiling everything).
 RUN PYTHONDONTWRITEBYTECODE= _KFP_RUNTIME=true /opt/autorater/bin/python -c "\
-import io, kfp.dsl.executor_main, kfp.registry, numpy, scipy.special, pandas, pydantic, pydantic.alias_generators; \
+import kfp.dsl.executor_main, kfp.registry, numpy, scipy.special, pandas, pydantic, pydantic.alias_generators; \
 import jinja2.sandbox, markupsafe, re2, tqdm.auto, yaml, requests, PIL.Image; \
 import google.api_core.exceptions, google.auth.transport.requests, google.oauth2.credentials; \
 import google.cloud.storage, google.cloud.bigquery; \
 import google.genai, openai, aiohttp; \
 import google.oauth2.credentials as c; google.genai.Client(vertexai=True, project='p', location='l', credentials=c.Credentials(token='t')); \
 openai.AsyncOpenAI(api_key='k', base_url='http://127.0.0.1:9/v1'); \
-import matplotlib, matplotlib.axes, matplotlib.figure, matplotlib.ticker; matplotlib.use('svg'); \
-matplotlib.figure.Figure().subplots().figure.savefig(io.BytesIO(), format='svg'); \
 import pyarrow as pa, pyarrow.parquet as pq; b = pa.BufferOutputStream(); pq.write_table(pa.table({'a': [1]}), b); \
 assert pq.read_table(pa.BufferReader(b.getvalue())).to_pylist() == [{'a': 1}]"
 
@@ -57,18 +55,15 @@ ENV PATH=/opt/autorater/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     AUTORATER_CACHE_DIR=/var/cache/autorater-pipelines/responses \
-    MPLCONFIGDIR=/var/cache/autorater-pipelines/matplotlib \
     XDG_CACHE_HOME=/var/cache/autorater-pipelines/xdg
 COPY --from=deps /opt/autorater /opt/autorater
 COPY --from=package /pkg/ /opt/autorater/
 # Root by default, as Vertex AI Pipelines and the KFP launcher expect: KFP writes artifacts to paths it
 # creates as root (the /gcs/ mount on Vertex AI, the pipeline root locally), which a non-root image user
 # cannot write (kubeflow/pipelines#5673). Everything the components write besides artifacts (response
-# cache, matplotlib's font cache, temp files in /tmp) is world-writable, so the image also runs as any
-# other uid (`docker run --user`, runAsUser): matplotlib's font list is built here, once, for all users.
-RUN mkdir -p /var/cache/autorater-pipelines/responses /var/cache/autorater-pipelines/matplotlib \
-        /var/cache/autorater-pipelines/xdg \
-    && python3 -c "import matplotlib.font_manager" \
+# cache, temp files in /tmp) is world-writable, so the image also runs as any other uid (`docker run
+# --user`, runAsUser).
+RUN mkdir -p /var/cache/autorater-pipelines/responses /var/cache/autorater-pipelines/xdg \
     && chmod -R a+rwX /var/cache/autorater-pipelines && chmod 1777 /var/cache/autorater-pipelines/* \
     && autorater --help >/dev/null
 

@@ -10,8 +10,9 @@ acceptance command of issue 9) ``--repeat`` times and reports, per run:
   kernel adds a waited-for child's CPU, its own children's included, to its parent);
 - **per process**: the launcher (``autorater``) and each KFP step, measured by a ``sitecustomize`` module put
   on ``PYTHONPATH`` for the run only, which writes each Python process's own CPU time (``RUSAGE_SELF``,
-  interpreter start-up and imports included) at exit; the library is not changed for this. The per-process figures add up to a little less than
-  the total (``sh -ec`` of each step, and the ``sitecustomize`` itself, are not counted).
+  interpreter start-up and imports included) at exit; the library is not changed for this. The per-process
+  figures add up to less than the total: the ``sh -ec`` of each step and what a process does after its exit
+  handlers (interpreter shutdown) are not counted.
 
 The last line is ``cpu_s=<median total> launcher_s=<median> steps=<n>``. CPU time, unlike wall time, does not
 count waiting, but on a loaded machine it still grows (shared caches, hyper-threads): compare runs made

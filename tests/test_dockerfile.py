@@ -57,9 +57,9 @@ def test_slim_python_base_as_an_argument_and_root_with_world_writable_caches():
     assert not [args for op, args in instructions if op == "USER" and args not in ("root", "0")]
     env = " ".join(args for op, args in instructions if op == "ENV")
     cache_dir = re.search(r"AUTORATER_CACHE_DIR=(\S+)", env).group(1)
-    mpl_dir = re.search(r"MPLCONFIGDIR=(\S+)", env).group(1)
+    xdg_dir = re.search(r"XDG_CACHE_HOME=(\S+)", env).group(1)
     last_run = [args for op, args in instructions if op == "RUN"][-1]
-    for directory in (cache_dir, mpl_dir):
+    for directory in (cache_dir, xdg_dir):
         assert directory.startswith("/var/cache/autorater-pipelines/") and directory in last_run
     assert "chmod 1777 /var/cache/autorater-pipelines/*" in last_run
 
@@ -150,7 +150,8 @@ def test_the_lock_files_pin_every_dependency_within_pyproject_and_agree():
     image, ci = _pins("image.lock"), _pins("ci.lock")
     assert {p: v for p, v in ci.items() if p in image} == image, "image.lock and ci.lock pin different versions"
     project = _pyproject()["project"]
-    groups = {"image.lock": (image, project["dependencies"])}
+    runtime = project["dependencies"] + project["optional-dependencies"]["cloud"]  # the image reads gs:// and bq://
+    groups = {"image.lock": (image, runtime)}
     groups["ci.lock"] = (ci, [d for deps in project["optional-dependencies"].values() for d in deps])
     for lock, (pins, requirements) in groups.items():
         for requirement in map(Requirement, requirements):
@@ -159,7 +160,7 @@ def test_the_lock_files_pin_every_dependency_within_pyproject_and_agree():
             name = requirement.name.lower().replace("_", "-")
             assert name in pins, f"{lock} does not pin {name}: run bash requirements/update.sh"
             assert pins[name] in requirement.specifier, f"{lock}: {name}=={pins[name]} outside {requirement}"
-    stale = set(image) - _runtime_closure(project["dependencies"])
+    stale = set(image) - _runtime_closure(runtime)
     assert not stale, (
         f"image.lock pins packages no runtime dependency needs: {sorted(stale)}; run bash requirements/update.sh"
     )

@@ -69,9 +69,10 @@ def bigquery_client(project: str, *, api_endpoint: str | None = None, source: st
         from google.auth.credentials import AnonymousCredentials
         from google.auth.exceptions import DefaultCredentialsError
         from google.cloud import bigquery
-    except ImportError as exc:  # pragma: no cover - a dependency of the package
+    except ImportError as exc:  # the optional extra `cloud`
         raise InputError(
-            f"BigQuery support needs google-cloud-bigquery: pip install google-cloud-bigquery ({exc})", source=source
+            f"BigQuery support needs google-cloud-bigquery: pip install 'autorater-pipelines[cloud]' ({exc})",
+            source=source,
         ) from exc
     endpoint = bigquery_endpoint(api_endpoint)
     try:
@@ -227,10 +228,10 @@ def load_rows_to_new_table(
             BigQuery rejected the rows (the message holds BigQuery's errors).
 
     """
-    from google.cloud import bigquery
-
     check_column_names([f["name"] for f in schema], source=source)
     client = bigquery_client(project or table.project, api_endpoint=api_endpoint, source=source)
+    from google.cloud import bigquery  # installed: bigquery_client names the extra when it is not
+
     not_found, forbidden, bad_request = _api_errors()
     dataset = f"{table.project}.{table.dataset}"
     try:

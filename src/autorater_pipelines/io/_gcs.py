@@ -114,9 +114,9 @@ class GcsFileSystem:
                 from google.auth.credentials import AnonymousCredentials
                 from google.auth.exceptions import DefaultCredentialsError
                 from google.cloud import storage  # type: ignore[attr-defined]
-            except ImportError as exc:  # pragma: no cover - a dependency of the package
+            except ImportError as exc:  # the optional extra `cloud`
                 raise InputError(
-                    f"gs:// support needs google-cloud-storage: pip install google-cloud-storage ({exc})",
+                    f"gs:// support needs google-cloud-storage: pip install 'autorater-pipelines[cloud]' ({exc})",
                     source="gs://",
                 ) from exc
             try:

@@ -1,7 +1,7 @@
 """Reports and re-scoring of finished runs: one self-contained HTML page, metrics without model calls.
 
 - :func:`write_report` / :func:`render_report`: a run's output directory (AutoSxS judgments or Gecko
-  results, detected from the files present) → ``report.html`` with figures inline (matplotlib SVG).
+  results, detected from the files present) → ``report.html`` with figures inline (SVG drawn by ``_figures``).
 - :func:`rescore`: recompute ``metrics.json`` from existing judgments / results with other options
   (AutoSxS ties as half, another human label column; Gecko scoring options) — no model call.
 

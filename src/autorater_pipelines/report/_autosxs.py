@@ -12,11 +12,16 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-from matplotlib.ticker import PercentFormatter
-
 from autorater_pipelines.autosxs.metrics import wilson_interval
-from autorater_pipelines.report._figures import COLORS, FigureHTML, bar_with_intervals, heatmap, histogram, new_figure
+from autorater_pipelines.report._figures import (
+    COLORS,
+    FigureHTML,
+    bar_with_intervals,
+    figure,
+    heatmap,
+    histogram,
+    lines_with_intervals,
+)
 from autorater_pipelines.report._outputs import (
     PROMPT_PARAMETER_KEYS,
     RunOutputs,
@@ -143,79 +148,69 @@ def _figures(
     caption = f"Share of the {m.get('judged_count')} judged rows (errors excluded); whiskers: 95 % intervals " + (
         "(Student-t: ties count ½ for each model)." if m.get("ties_as_half") else "(Wilson; ties as ½: Student-t)."
     )
-    with new_figure("fig-win-rates", "Win rates", caption, size=(6.4, 0.55 * len(keys) + 0.9), out=figures) as fig:
-        ax = fig.subplots()
-        bar_with_intervals(
-            ax,
-            labels,
-            [m.get(k) for k in keys],
-            [(m.get(f"{k}_ci_lower"), m.get(f"{k}_ci_upper")) for k in keys],
-            colors,
-        )
-        ax.axvline(0.5, color="#dadce0", lw=1, zorder=0)
-        ax.set_xlabel("share of judged rows")
+    chart = bar_with_intervals(
+        labels,
+        [m.get(k) for k in keys],
+        [(m.get(f"{k}_ci_lower"), m.get(f"{k}_ci_upper")) for k in keys],
+        colors,
+        xlabel="share of judged rows",
+        reference=0.5,
+    )
+    figures.append(figure("fig-win-rates", "Win rates", caption, chart))
 
     caption = "Autorater confidence per judged row (vote share, or verdict probability with logprobs), by choice."
-    with new_figure("fig-confidence", "Confidence", caption, out=figures) as fig:
-        ax = fig.subplots()
-        stacks = [
-            (
-                c,
-                [float(r["confidence"]) for r in rows if r.get("choice") == c and r.get("confidence") is not None],
-                COLORS[c],
-            )
-            for c in VERDICTS
-        ]
-        histogram(ax, stacks, np.linspace(0, 1, 11), "confidence")
+    stacks = [
+        (
+            c,
+            [float(r["confidence"]) for r in rows if r.get("choice") == c and r.get("confidence") is not None],
+            COLORS[c],
+        )
+        for c in VERDICTS
+    ]
+    chart = histogram(stacks, [i / 10 for i in range(11)], xlabel="confidence")
+    figures.append(figure("fig-confidence", "Confidence", caption, chart))
 
     pairs = [p for p in (_order_verdicts(r) for r in rows) if p]
     order_labels: tuple[str, ...] = VERDICTS if any("TIE" in p for p in pairs) else ("A", "B")
-    matrix = np.zeros((len(order_labels), len(order_labels)), dtype=int)
+    matrix = [[0] * len(order_labels) for _ in order_labels]
     for original, swapped in pairs:
-        matrix[order_labels.index(original), order_labels.index(swapped)] += 1
+        matrix[order_labels.index(original)][order_labels.index(swapped)] += 1
     caption = (
         f"Verdict (in model terms) when model A was shown first vs. when model B was shown first, over the "
         f"{len(pairs)} rows judged in both orders; the diagonal is consistent "
         f"(position consistency {fmt(m.get('position_consistency'))})."
     )
-    with new_figure(
-        "fig-position", "Position consistency", caption, size=(4.2, 0.8 * len(order_labels) + 1.0), out=figures
-    ) as fig:
-        heatmap(fig.subplots(), matrix, order_labels, order_labels, "A shown first", "B shown first")
+    chart = heatmap(matrix, order_labels, order_labels, "A shown first", "B shown first")
+    figures.append(figure("fig-position", "Position consistency", caption, chart))
 
     caption = (
         "Model A's share of A-or-B choices per bin of relative length (characters of A ÷ characters of B), "
         "with 95 % Wilson intervals; n = judged rows per bin. A flat line means no length bias."
     )
-    with new_figure("fig-length-bias", "Length bias", caption, out=figures) as fig:
-        ax = fig.subplots()
-        x = np.arange(len(lb["bins"]))
-        shares = [b["a_share"] if b["a_share"] is not None else np.nan for b in lb["bins"]]
-        low = [b["a_share"] - b["interval"][0] if b["interval"] else 0 for b in lb["bins"]]
-        high = [b["interval"][1] - b["a_share"] if b["interval"] else 0 for b in lb["bins"]]
-        ax.errorbar(x, shares, yerr=[low, high], fmt="o-", color=COLORS["A"], capsize=4, label="autorater")
-        if human:
-            human_shares = [b["human_a_share"] if b["human_a_share"] is not None else np.nan for b in lb["bins"]]
-            ax.plot(x, human_shares, "s--", color=COLORS["human"], label="human labels")
-            ax.legend(frameon=False, loc="upper left")
-        ax.axhline(0.5, color="#dadce0", lw=1, zorder=0)
-        ax.set_xticks(x, [f"{b['label']}\nn={b['judged']}" for b in lb["bins"]])
-        ax.set_ylim(0, 1)
-        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-        ax.set_xlabel("length of response A ÷ length of response B")
-        ax.set_ylabel("model A chosen")
+    series = [
+        ("autorater", [b["a_share"] for b in lb["bins"]], [b["interval"] for b in lb["bins"]], COLORS["A"], False)
+    ]
+    if human:
+        series.append(("human labels", [b["human_a_share"] for b in lb["bins"]], None, COLORS["human"], True))
+    chart = lines_with_intervals(
+        [f"{b['label']}\nn={b['judged']}" for b in lb["bins"]],
+        series,
+        xlabel="length of response A ÷ length of response B",
+        ylabel="model A chosen",
+    )
+    figures.append(figure("fig-length-bias", "Length bias", caption, chart))
 
     if human:
         cols = [*VERDICTS, "ERROR"] if m.get("error_count") else list(VERDICTS)
         human_rows = list(VERDICTS) if m.get("human_tie_count") else ["A", "B"]
-        full = np.array(confusion_matrix(rows, human, cols))
-        sub = full[[cols.index(h) for h in human_rows]]
+        full = confusion_matrix(rows, human, cols)
+        sub = [full[cols.index(h)] for h in human_rows]
         caption = (
             "Human label (rows) against autorater choice (columns). The A/B block gives the alignment "
             "metrics (model A positive); ties and errors are shown but not scored."
         )
-        with new_figure("fig-confusion", "Confusion matrix", caption, size=(4.6, 3.0), out=figures) as fig:
-            heatmap(fig.subplots(), sub, human_rows, cols, "human label", "autorater choice")
+        chart = heatmap(sub, human_rows, cols, "human label", "autorater choice")
+        figures.append(figure("fig-confusion", "Confusion matrix", caption, chart))
     return figures
 
 

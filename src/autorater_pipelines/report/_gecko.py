@@ -15,12 +15,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 from markupsafe import Markup, escape
 
 from autorater_pipelines.gecko.media import MediaError, mime_type_for, resolve_media
 from autorater_pipelines.gecko.rubrics import _KEYWORD  # the {n}[...] keyword markup
-from autorater_pipelines.report._figures import COLORS, FigureHTML, bar_with_intervals, histogram, new_figure
+from autorater_pipelines.report._figures import COLORS, FigureHTML, bar_with_intervals, figure, histogram
 from autorater_pipelines.report._outputs import SCORE_FIELDS, RunOutputs, gecko_id_columns
 from autorater_pipelines.report._stats import Stat, flagged_first, fmt, metric
 
@@ -162,23 +161,25 @@ def _figures(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any]) -> list[Fi
         f"final_score (mean question score) of the {len(scores)} scored rows; "
         f"the line marks the mean, {fmt(m.get('mean_final_score'), 'score')}."
     )
-    with new_figure("fig-final-score", "final_score distribution", caption, out=figures) as fig:
-        ax = fig.subplots()
-        histogram(ax, [("rows", scores, COLORS["A"])], np.linspace(0, 1, 11), "final_score")
-        if m.get("mean_final_score") is not None:
-            ax.axvline(m["mean_final_score"], color="#202124", ls="--", lw=1)
+    chart = histogram(
+        [("rows", scores, COLORS["A"])],
+        [i / 10 for i in range(11)],
+        xlabel="final_score",
+        marker=m.get("mean_final_score"),
+    )
+    figures.append(figure("fig-final-score", "final_score distribution", caption, chart))
     by_type = m.get("accuracy_by_question_type") or {}
     counts = m.get("questions_by_question_type") or {}
     types = sorted(by_type, key=lambda t: (-counts.get(t, 0), t))
     caption = "Mean question score per question type over scored questions (n = questions of that type)."
-    size = (6.4, 0.4 * max(1, len(types)) + 0.9)
-    with new_figure("fig-question-types", "Accuracy per question type", caption, size=size, out=figures) as fig:
-        ax = fig.subplots()
-        labels = [f"{t} (n={counts.get(t, '?')})" for t in types]
-        bar_with_intervals(
-            ax, labels, [by_type[t] for t in types], [(None, None)] * len(types), [COLORS["A"]] * len(types)
-        )
-        ax.set_xlabel("mean question score")
+    chart = bar_with_intervals(
+        [f"{t} (n={counts.get(t, '?')})" for t in types],
+        [by_type[t] for t in types],
+        [(None, None)] * len(types),
+        [COLORS["A"]] * len(types),
+        xlabel="mean question score",
+    )
+    figures.append(figure("fig-question-types", "Accuracy per question type", caption, chart))
     return figures
 
 
