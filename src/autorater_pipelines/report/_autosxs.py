@@ -16,6 +16,7 @@ from autorater_pipelines.autosxs.metrics import wilson_interval
 from autorater_pipelines.report._figures import (
     COLORS,
     FigureHTML,
+    Series,
     bar_with_intervals,
     figure,
     heatmap,
@@ -187,11 +188,9 @@ def _figures(
         "Model A's share of A-or-B choices per bin of relative length (characters of A ÷ characters of B), "
         "with 95 % Wilson intervals; n = judged rows per bin. A flat line means no length bias."
     )
-    series = [
-        ("autorater", [b["a_share"] for b in lb["bins"]], [b["interval"] for b in lb["bins"]], COLORS["A"], False)
-    ]
+    series = [Series("autorater", [b["a_share"] for b in lb["bins"]], COLORS["A"], [b["interval"] for b in lb["bins"]])]
     if human:
-        series.append(("human labels", [b["human_a_share"] for b in lb["bins"]], None, COLORS["human"], True))
+        series.append(Series("human labels", [b["human_a_share"] for b in lb["bins"]], COLORS["human"], dashed=True))
     chart = lines_with_intervals(
         [f"{b['label']}\nn={b['judged']}" for b in lb["bins"]],
         series,

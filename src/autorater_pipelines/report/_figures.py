@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from markupsafe import Markup, escape
 
@@ -20,6 +21,7 @@ __all__ = [
     "COLORS",
     "FigureHTML",
     "Plot",
+    "Series",
     "bar_with_intervals",
     "figure",
     "heatmap",
@@ -311,24 +313,31 @@ def heatmap(
     return plot
 
 
-def lines_with_intervals(
-    categories: Sequence[str],
-    series: Sequence[tuple[str, Sequence[float | None], Sequence[tuple[float, float] | None] | None, str, bool]],
-    *,
-    xlabel: str,
-    ylabel: str,
-) -> Plot:
+class Series(NamedTuple):
+    """One line of :func:`lines_with_intervals`."""
+
+    label: str
+    values: Sequence[float | None]
+    """One fraction per category; None leaves a gap."""
+    color: str
+    intervals: Sequence[tuple[float, float] | None] | None = None
+    """Whisker per category (None: no whisker)."""
+    dashed: bool = False
+    """Dashed line and square markers (else solid with round markers)."""
+
+
+def lines_with_intervals(categories: Sequence[str], series: Sequence[Series], *, xlabel: str, ylabel: str) -> Plot:
     """Fractions per category as points joined by lines, with optional interval whiskers, over 0–100 %.
 
     Args:
         categories: x-axis labels (may hold a newline).
-        series: ``(label, values, intervals or None, colour, dashed)``; a None value leaves a gap.
+        series: The lines, drawn in order (a legend when there are several).
         xlabel: Label of the horizontal axis.
         ylabel: Label of the vertical axis.
     """
     plot = Plot(560, 300, x=(-0.5, len(categories) - 0.5), margins=(60, 16, 10, 56))
     plot.segment(plot.x[0], 0.5, plot.x[1], 0.5, _GRID)
-    for _, values, intervals, color, dashed in series:
+    for _, values, color, intervals, dashed in series:
         points = [(i, v) for i, v in enumerate(values) if v is not None]
         for (i0, v0), (i1, v1) in zip(points, points[1:], strict=False):
             if i1 == i0 + 1:
@@ -349,5 +358,5 @@ def lines_with_intervals(
     plot.x_axis([(i, c) for i, c in enumerate(categories)], xlabel)
     plot.y_axis([(t / 5, percent(t / 5)) for t in range(6)], ylabel)
     if len(series) > 1:
-        plot.legend([(label, color) for label, _, _, color, _ in series])
+        plot.legend([(line.label, line.color) for line in series])
     return plot
