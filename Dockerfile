@@ -25,7 +25,7 @@ RUN python3 -m venv /opt/autorater \
 # included: tests/test_dockerfile.py keeps this list in step with the library), so no step compiles at
 # start-up; modules no step imports stay uncompiled (about 100 MB less than compiling everything).
 RUN PYTHONDONTWRITEBYTECODE= _KFP_RUNTIME=true /opt/autorater/bin/python -c "\
-import kfp.dsl.executor_main, kfp.registry, numpy, scipy.special, pandas, pydantic, pydantic.alias_generators; \
+import kfp.dsl.executor_main, kfp.registry, numpy, pandas, pydantic, pydantic.alias_generators; \
 import jinja2.sandbox, markupsafe, re2, tqdm.auto, yaml, requests, PIL.Image; \
 import google.api_core.exceptions, google.auth.transport.requests, google.oauth2.credentials; \
 import google.cloud.storage, google.cloud.bigquery; \

@@ -5,12 +5,10 @@ losses: they are excluded from every rate and reported as ``error_count``.
 
 Key names follow Vertex AI AutoSxS (``autorater_model_a_win_rate``, ``human_preference_model_a_win_rate``,
 ``true_positive_count`` …, with model A as the positive class) plus our additions. Confidence intervals
-are 95 %: Wilson score intervals for proportions (Wilson 1927, the interval of
-``scipy.stats.binomtest(...).proportion_ci(method="wilson")``), a Student-t interval for the mean score with
-ties counted as 0.5 (quantile from ``scipy.special.stdtrit``, imported when first needed; a Wilson interval
-when the t-interval is degenerate: one row, or every row scored the same). The alignment
-metrics are the textbook formulas on the 2×2 confusion matrix, with scikit-learn's conventions
-(``zero_division=0``; Cohen's kappa undefined when both raters used one same label).
+are 95 %: Wilson score intervals for proportions, a Student-t interval for the mean score with ties counted
+as 0.5 (:mod:`autorater_pipelines.evaluation.intervals`). The alignment metrics are the textbook formulas on
+the 2×2 confusion matrix, with scikit-learn's conventions (``zero_division=0``; Cohen's kappa undefined when
+both raters used one same label).
 
 Why not ``scipy.stats`` and ``sklearn.metrics`` themselves: every KFP step is a fresh process and importing
 them costs ~3 s of CPU (sklearn pulls pandas), more than the rest of a small run; the tests check these
@@ -19,32 +17,13 @@ formulas against both libraries.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from autorater_pipelines.evaluation.intervals import mean_interval, wilson_interval
+
 __all__ = ["pairwise_metrics", "wilson_interval"]
-
-_CONFIDENCE = 0.95
-
-
-def wilson_interval(successes: float, trials: int, confidence: float = _CONFIDENCE) -> tuple[float, float] | None:
-    """Wilson score interval of a proportion, without continuity correction (None when ``trials`` is 0).
-
-    ``successes`` may be fractional (a mean score of ``trials`` values in [0, 1]).
-
-    ``z`` is the standard normal quantile at ``(1 + confidence) / 2``; the bounds are
-    ``(2np + z² ∓ z·sqrt(z² + 4np(1-p))) / (2(n + z²))`` clipped to [0, 1].
-    """
-    if trials <= 0:
-        return None
-    z = statistics.NormalDist().inv_cdf(0.5 + confidence / 2)
-    n, p = trials, successes / trials
-    centre = 2 * n * p + z * z
-    half = z * math.sqrt(z * z + 4 * n * p * (1 - p))
-    denominator = 2 * (n + z * z)
-    return max(0.0, (centre - half) / denominator), min(1.0, (centre + half) / denominator)
 
 
 def _rate(count: float, total: int) -> float | None:
@@ -55,24 +34,6 @@ def _add_rate(out: dict[str, Any], key: str, count: int, total: int) -> None:
     out[key] = _rate(count, total)
     interval = wilson_interval(count, total)
     out[f"{key}_ci_lower"], out[f"{key}_ci_upper"] = interval if interval else (None, None)
-
-
-def _mean_interval(values: Sequence[float]) -> tuple[float | None, float | None, float | None]:
-    """Mean and its 95 % Student-t interval (``mean ± t(n-1) · s/sqrt(n)``), clipped to [0, 1].
-
-    When the t-interval is degenerate (fewer than 2 values, or all equal: 6 rows all won by A would give
-    [1, 1]), the Wilson score interval of the mean as a proportion of ``n`` is used instead.
-    """
-    if len(values) == 0:
-        return None, None, None
-    mean = statistics.fmean(values)
-    if len(values) < 2 or statistics.stdev(values) == 0.0:
-        low, high = wilson_interval(mean * len(values), len(values)) or (mean, mean)
-        return mean, low, high
-    from scipy.special import stdtrit  # the t quantile; imported here, only the metrics step pays it
-
-    half = float(stdtrit(len(values) - 1, 0.5 + _CONFIDENCE / 2)) * statistics.stdev(values) / math.sqrt(len(values))
-    return mean, max(0.0, mean - half), min(1.0, mean + half)
 
 
 def _order_stats(judgments: list[Mapping[str, Any]], human: list[str | None]) -> dict[str, Any]:
@@ -228,7 +189,7 @@ def pairwise_metrics(
     _add_rate(out, "autorater_model_b_win_rate", judged.count("B"), n)
     _add_rate(out, "autorater_tie_rate", judged.count("TIE"), n)
     scores = [{"A": 1.0, "TIE": 0.5, "B": 0.0}[c] for c in judged]
-    mean, low, high = _mean_interval(scores)
+    mean, low, high = mean_interval(scores)
     out["autorater_model_a_win_rate_ties_as_half"] = mean
     out["autorater_model_a_win_rate_ties_as_half_ci_lower"] = low
     out["autorater_model_a_win_rate_ties_as_half_ci_upper"] = high
@@ -259,7 +220,7 @@ def _count_ties_as_half(out: dict[str, Any], judged: list[str], human: list[str]
     """Replace the win rates in ``out`` by their ties-as-half versions (see :func:`pairwise_metrics`)."""
     for label, key in (("A", "autorater_model_a_win_rate"), ("B", "autorater_model_b_win_rate")):
         scores = [1.0 if c == label else 0.5 if c == "TIE" else 0.0 for c in judged]
-        out[key], out[f"{key}_ci_lower"], out[f"{key}_ci_upper"] = _mean_interval(scores)
+        out[key], out[f"{key}_ci_lower"], out[f"{key}_ci_upper"] = mean_interval(scores)
     if human is not None:
         ties = 0.5 * human.count("TIE")
         for label, key in (("A", "model_a"), ("B", "model_b")):
