@@ -15,12 +15,7 @@ def export_pairwise_judgments(
     bigquery_destination_prefix: str,
     project: str,
     evaluation_dataset: Output[Dataset],
-) -> NamedTuple(
-    "Outputs",
-    evaluation_dataset_path=str,
-    model_a_evaluation_resource_name=str,
-    model_b_evaluation_resource_name=str,
-):
+) -> NamedTuple("Outputs", evaluation_dataset_path=str):
     """Writes the evaluation dataset with judgments in `judgments_format`.
 
     Args:
@@ -32,8 +27,6 @@ def export_pairwise_judgments(
     Returns:
         evaluation_dataset: The exported evaluation dataset with judgments (JSONL for `jsonl` and `bigquery`, a JSON array for `json`).
         evaluation_dataset_path: URI of the exported evaluation dataset with judgments: `bq://project.dataset.table` for `bigquery`.
-        model_a_evaluation_resource_name: ModelEvaluation resource of model A (empty: not created).
-        model_b_evaluation_resource_name: ModelEvaluation resource of model B (empty: not created).
     """
     from autorater_pipelines import autosxs, io
 
@@ -44,4 +37,4 @@ def export_pairwise_judgments(
         bigquery_destination_prefix=bigquery_destination_prefix,
         project=project,
     )
-    return (result.bigquery_table or evaluation_dataset.uri, "", "")
+    return (result.bigquery_table or evaluation_dataset.uri,)

@@ -37,15 +37,15 @@ def prepare_pairwise_examples(
 
     Args:
         evaluation_dataset: Comma-separated JSONL/JSON/CSV/Parquet files.
-        task: Evaluation task `{task}@{version}`: `summarization@001`, `question_answering@latest`, or `custom@...`.
+        task: Evaluation task `{task}[@{version}]`: `summarization@001`, `question_answering` (= `@latest`), or `custom[@...]`.
         id_columns: Columns whose values identify each example uniquely.
-        autorater_prompt_parameters: Map of autorater prompt parameters (`inference_instruction`, `inference_context`) to `{"column": name}` or `{"template": "... {{ column }} ..."}`.
-        response_column_a: Dataset column with model A's responses.
-        response_column_b: Dataset column with model B's responses.
-        human_preference_column: Optional column with human preferences (A, B, TIE; model_a/model_b accepted).
+        autorater_prompt_parameters: Map of autorater prompt parameters (`inference_instruction`, `inference_context`, or a custom task's keys) to a column name, `{"column": name}` or `{"template": "... {{ column }} ..."}`.
+        response_column_a: Dataset column with model A's responses; without such a column and with model_a set, the field of model A's output to use (`content`, `predictions`, …); empty = generated.
+        response_column_b: As response_column_a, for model B.
+        human_preference_column: Optional column with human preferences (A, B, TIE; Model A/Model B and model_a/model_b accepted, any case).
         model_a: Model A spec; its responses are generated when response_column_a is empty or not a dataset column.
         model_b: Model B spec; its responses are generated when response_column_b is empty or not a dataset column.
-        model_a_prompt_parameters: Model A prompt: `{"prompt": {"column": name}}` or `{"prompt": {"template": "..."}}`.
+        model_a_prompt_parameters: Model A prompt: `{"prompt": ...}` or `{"contents": ..., "system_instruction": ...}` (Gemini; system_instruction optional); values a column name, `{"column": name}` or `{"template": "..."}` (`{{ default_instruction }}` available).
         model_b_prompt_parameters: Model B prompt, as model_a_prompt_parameters.
         autorater_model: Autorater model spec, validated here so a typo fails before judging.
         autorater_parameters: Autorater parameters, validated here.
@@ -64,7 +64,14 @@ def prepare_pairwise_examples(
     from autorater_pipelines import autosxs
 
     autosxs.check_run_parameters(
-        autorater_model, autorater_parameters, judgments_format, bigquery_destination_prefix, project, location
+        autorater_model,
+        autorater_parameters,
+        judgments_format,
+        bigquery_destination_prefix,
+        project,
+        location,
+        task=task,
+        experimental_args=experimental_args,
     )
     examples = autosxs.prepare_examples(
         evaluation_dataset=evaluation_dataset,

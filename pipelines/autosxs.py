@@ -9,8 +9,10 @@ from autorater_pipelines.components.autosxs_report import build_autosxs_report
 from autorater_pipelines.components.export_judgments import export_pairwise_judgments
 from autorater_pipelines.components.generate_responses import generate_pairwise_responses
 from autorater_pipelines.components.judge_pairwise import judge_pairwise_examples
-from autorater_pipelines.components.merge_judgments import merge_judgment_shards
-from autorater_pipelines.components.pairwise_metrics import compute_pairwise_metrics
+from autorater_pipelines.components.model_evaluation_text_generation_pairwise import (
+    model_evaluation_text_generation_pairwise,
+)
+from autorater_pipelines.components.online_evaluation_pairwise import online_evaluation_pairwise
 from autorater_pipelines.components.prepare_pairwise import prepare_pairwise_examples
 
 # Resolved by Vertex AI Pipelines to the job's project and region (same strings as GCPC's placeholders).
@@ -120,18 +122,18 @@ def autosxs_pipeline(  # noqa: B006
 
     Args:
         evaluation_dataset: Comma-separated list of JSONL/JSON/CSV/Parquet files (local paths or `gs://` URIs, wildcards allowed, e.g. `gs://bucket/data/*.jsonl`), or a BigQuery table `bq://project.dataset.table`, containing the evaluation examples.
-        task: Evaluation task in the form `{task}@{version}`: `summarization` or `question_answering` with version `001` or `latest`, or `custom@...` with `experimental_args.custom_task_definition`.
+        task: Evaluation task `{task}[@{version}]`: `summarization` or `question_answering` with version `001` or `latest` (no version = latest), or `custom[@...]` with `experimental_args.custom_task_definition`.
         id_columns: The columns which distinguish unique evaluation examples.
-        autorater_prompt_parameters: Map of autorater prompt parameters to columns or templates: `inference_instruction` (how to perform the task) and `inference_context` (content to reference). Example: `{"inference_context": {"column": "my_prompt"}}`; templates are Jinja2, e.g. `{"template": "{{ default_instruction }} {{ document }}"}`.
-        model_a: Model A spec whose responses are generated when `response_column_a` is empty or not a dataset column: a Gemini model (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/P/locations/L/endpoints/E`), `openai/<model>`, or `replay/<jsonl>`.
+        autorater_prompt_parameters: Map of autorater prompt parameters to columns or templates: `inference_instruction` (how to perform the task) and `inference_context` (content to reference), or a custom task's keys. Example: `{"inference_context": {"column": "my_prompt"}}` (a bare string `"my_prompt"` names a column too); templates are Jinja2, e.g. `{"template": "{{ default_instruction }} {{ document }}"}`.
+        model_a: Model A spec whose responses are generated when `response_column_a` is empty or not a dataset column: a Gemini model (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/P/locations/L/models/M[@version]` (Model Registry: also receives a ModelEvaluation), `projects/P/locations/L/endpoints/E`), `openai/<model>`, or `replay/<jsonl>`.
         model_b: Model B spec, as `model_a` (generated when `response_column_b` is empty or not a dataset column).
-        model_a_prompt_parameters: Model A prompt when its responses are generated: `{"prompt": {"column": "my_prompt"}}` or `{"prompt": {"template": "..."}}`.
+        model_a_prompt_parameters: Model A prompt when its responses are generated: `{"prompt": ...}` (text models) or `{"contents": ..., "system_instruction": ...}` (Gemini request body; `system_instruction` optional); each value a column (`"my_prompt"` or `{"column": "my_prompt"}`) or `{"template": "..."}` where `{{ default_instruction }}` is the task's default instruction.
         model_b_prompt_parameters: Model B prompt, as `model_a_prompt_parameters`.
-        response_column_a: Column of the evaluation dataset with model A's responses.
-        response_column_b: Column of the evaluation dataset with model B's responses.
+        response_column_a: The dataset column with model A's pre-generated responses or, when the dataset has no such column and `model_a` is set, the field of model A's output holding its predictions (`content`, `predictions`, `response`, …: the generated text); empty = inferred (generated).
+        response_column_b: As `response_column_a`, for model B.
         model_a_parameters: Parameters that govern model A's predictions: `temperature`, `maxOutputTokens`, `topP`, `seed` (strings such as "0.2" accepted), and `base_url`, `max_concurrency`, `requests_per_minute`.
         model_b_parameters: Parameters that govern model B's predictions, as `model_a_parameters`.
-        human_preference_column: Column with the human preference per example (A, B or TIE; model_a/model_b accepted). Adds alignment metrics (accuracy, precision, recall, F1, Cohen's kappa).
+        human_preference_column: Column with the human preference per example (A, B or TIE; `Model A`/`Model B` and `model_a`/`model_b` accepted, any case). Adds alignment metrics (accuracy, precision, recall, F1, Cohen's kappa).
         project: Google Cloud project of Vertex AI model calls (default: the pipeline job's project).
         location: Google Cloud region of Vertex AI model calls (default: the pipeline job's region).
         judgments_format: Format of the exported judgments: `jsonl`, `json`, or `bigquery` (a new table in `bigquery_destination_prefix`; `evaluation_dataset_path` is then `bq://project.dataset.table`).
@@ -142,8 +144,8 @@ def autosxs_pipeline(  # noqa: B006
         autorater_parameters: Autorater settings: `sampling_count` (default 2), `flip` (position swap, default true), `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`, `verdict_pattern` + `verdict_map` for free-text verdicts (`verdict_match`: `last` (default), `first` or `unique`), `retry_unparseable` (re-ask cached answers that could not be parsed; default on unless temperature is 0), `shards` (parallel judging tasks, default 1).
 
     Returns:
-        model_a_evaluation_resource_name: ModelEvaluation resource of model A (empty: not created).
-        model_b_evaluation_resource_name: ModelEvaluation resource of model B (empty: not created).
+        model_a_evaluation_resource_name: Resource name of the ModelEvaluation (pairwise text-generation metrics) written to model A when it is a Model Registry model (`projects/P/locations/L/models/M[@version]`); empty otherwise or when the import failed (the reason is in the metrics step's `model_evaluations` and its log).
+        model_b_evaluation_resource_name: As model_a_evaluation_resource_name, for model B.
         evaluation_count: The count of how many evaluations were included for this AutoSxS run.
         evaluation_dataset_path: The path to the overall evaluation dataset including judgments.
         judgments: JSONL of judgments, one per example.
@@ -191,17 +193,22 @@ def autosxs_pipeline(  # noqa: B006
         project=project,
         location=location,
         experimental_args=experimental_args,
-    ).set_display_name("Autorater judgments")
-    judge = merge_judgment_shards(
+    ).set_display_name("Judge shards")
+    # Task names and display names as GCPC's, so code that reads Google's results by task name finds ours.
+    judge = online_evaluation_pairwise(
         examples=responses.outputs["examples_with_responses"],
         id_columns=id_columns,
         judgment_shards=shards.outputs["judgments"],
         error_shards=shards.outputs["error_messages"],
-    ).set_display_name("Merge judgments")
-    metrics = compute_pairwise_metrics(
+    ).set_display_name("AutoSxS Autorater")
+    metrics = model_evaluation_text_generation_pairwise(
         judgments=judge.outputs["judgments"],
         human_preference_column=human_preference_column,
-    ).set_display_name("AutoSxS metrics")
+        model_a=model_a,
+        model_b=model_b,
+        task=task,
+        evaluation_dataset=evaluation_dataset,
+    ).set_display_name("AutoSxS Metrics")
     build_autosxs_report(
         judgments=judge.outputs["judgments"],
         metrics_json=metrics.outputs["metrics_json"],
@@ -214,8 +221,8 @@ def autosxs_pipeline(  # noqa: B006
         project=project,
     ).set_display_name("Export judgments")
     return PipelineOutput(
-        model_a_evaluation_resource_name=export.outputs["model_a_evaluation_resource_name"],
-        model_b_evaluation_resource_name=export.outputs["model_b_evaluation_resource_name"],
+        model_a_evaluation_resource_name=metrics.outputs["model_a_evaluation_path"],
+        model_b_evaluation_resource_name=metrics.outputs["model_b_evaluation_path"],
         evaluation_count=metrics.outputs["evaluation_count"],
         evaluation_dataset_path=export.outputs["evaluation_dataset_path"],
         judgments=judge.outputs["judgments"],

@@ -185,6 +185,9 @@ def _with(**changes):
             r"score_rubric: labels must be exactly \['A', 'B', 'SAME'\] .* got \['A', 'B'\]",
         ),
         (_with(score_rubric={"A": "a", "B": "b", "TIE": "t"}), r"got \['A', 'B', 'TIE'\]"),
+        (_with(score_rubric={"1": "bad", "2": "ok", "4": "great"}), r"consecutive integers .* got \['1', '2', '4'\]"),
+        (_with(score_rubric={"1": "only one level"}), r"consecutive integers .* got \['1'\]"),
+        (_with(score_rubric={"1": "bad", "two": "good"}), r"consecutive integers .* got \['1', 'two'\]"),
         (_with(score_rubric={"A": "", "B": "b", "SAME": "s"}), r"descriptions must be non-empty, empty for \['A'\]"),
         (_with(autorater_prompt_parameter_keys=[]), r"autorater_prompt_parameter_keys: List should have at least"),
         (_with(autorater_prompt_parameter_keys=["a b"]), r"keys must be identifiers .* got \['a b'\]"),
@@ -192,7 +195,7 @@ def _with(**changes):
         (
             _with(prompt_template="x"),
             r"prompt_template: unknown key; valid keys: \['evaluation_criteria', 'score_rubric', "
-            r"'autorater_prompt_parameter_keys', 'default_instruction'\]",
+            r"'autorater_prompt_parameter_keys', 'default_instruction', 'few_shot_examples_config'\]",
         ),
     ],
 )

@@ -12,6 +12,7 @@ Modules, in the order data flows through them:
 """
 
 from autorater_pipelines.autosxs.dataframe import evaluate
+from autorater_pipelines.autosxs.metrics import console_metrics
 from autorater_pipelines.autosxs.steps import (
     ExportResult,
     JudgeSummary,
@@ -31,6 +32,7 @@ __all__ = [
     "JudgeSummary",
     "aggregate_judgments",
     "check_run_parameters",
+    "console_metrics",
     "evaluate",
     "export_judgments",
     "judge_examples",

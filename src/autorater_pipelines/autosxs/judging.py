@@ -47,6 +47,7 @@ __all__ = [
     "combine_samples",
     "flip_schedule",
     "normalize_preference",
+    "parse_scores",
     "parse_verdict",
 ]
 
@@ -251,6 +252,46 @@ def parse_verdict_note(text: str | None, settings: JudgeSettings) -> tuple[str, 
     return positions.pop(), explanation if isinstance(explanation, str) else "", None
 
 
+def _score_value(value: Any, scale: Sequence[int], key: str) -> int:
+    number = value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        number = int(value.strip())
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    if isinstance(number, bool) or not isinstance(number, int) or number not in scale:
+        raise ValueError(f"'{key}' must be an integer from {min(scale)} to {max(scale)}, got {value!r}")
+    return number
+
+
+def parse_scores(text: str | None, scale: Sequence[int]) -> tuple[int, int, str]:
+    """Parse a pointwise judge output ``{"explanation", "response_a_score", "response_b_score"}``.
+
+    Returns:
+        ``(score of the response shown first, score of the one shown second, explanation)``.
+
+    Raises:
+        ValueError: no JSON object with both scores, a score off ``scale``, or several answers that disagree.
+    """
+    if text is None or not text.strip():
+        raise ValueError("empty judge output")
+    objects = extract_json_values(text, expect=dict)
+    answers = [o for o in objects if "response_a_score" in o and "response_b_score" in o]
+    if not answers:
+        raise ValueError(f"no JSON object with response_a_score and response_b_score in {text.strip()[:120]!r}")
+    scores = {
+        (
+            _score_value(o["response_a_score"], scale, "response_a_score"),
+            _score_value(o["response_b_score"], scale, "response_b_score"),
+        )
+        for o in answers
+    }
+    if len(scores) > 1:
+        raise ValueError(f"ambiguous answer: {len(answers)} JSON objects with different scores {sorted(scores)}")
+    first, second = scores.pop()
+    explanation = answers[-1].get("explanation")
+    return first, second, explanation if isinstance(explanation, str) else ""
+
+
 def _position(raw_choice: Any) -> str:
     """Normalize a JSON ``choice`` value to ``A``/``B``/``TIE``; raise ValueError otherwise."""
     if not isinstance(raw_choice, str):
@@ -302,10 +343,11 @@ class Sample:
     attempts: int = 0
     cached: bool = False
     note: str | None = None
+    scores: tuple[int, int] | None = None  # pointwise rubric: (model A's score, model B's score)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form stored in the judgment's ``samples`` list."""
-        return {
+        """JSON form stored in the judgment's ``samples`` list (with the scores under a pointwise rubric)."""
+        out = {
             "sample_index": self.sample_index,
             "flipped": self.flipped,
             "choice": self.choice,
@@ -316,16 +358,41 @@ class Sample:
             "cached": self.cached,
             "note": self.note,
         }
+        if self.scores is not None:
+            out["response_a_score"], out["response_b_score"] = self.scores
+        return out
 
 
-def to_sample(request: ModelRequest, output: ModelOutput, settings: JudgeSettings) -> Sample:
-    """Turn one model output into a :class:`Sample` (a failed call or parse gives choice ``ERROR``)."""
+def to_sample(
+    request: ModelRequest, output: ModelOutput, settings: JudgeSettings, score_scale: Sequence[int] = ()
+) -> Sample:
+    """Turn one model output into a :class:`Sample` (a failed call or parse gives choice ``ERROR``).
+
+    With ``score_scale`` (a pointwise rubric) the output holds one score per response (:func:`parse_scores`):
+    the higher score wins, equal scores are ``TIE``, and both scores are kept in model terms.
+    """
     flipped = bool(request.key.get("flipped"))
     calls = {"attempts": output.attempts, "cached": output.cached}
     if not output.ok:
         kind = output.error.kind.value if output.error else "unknown"
         message = output.error.message if output.error else "no text returned"
         return Sample(request.sample_index, flipped, "ERROR", "", output.text, f"{kind}: {message}", **calls)
+    if score_scale:
+        try:
+            first, second, explanation = parse_scores(output.text, score_scale)
+        except ValueError as exc:
+            return Sample(request.sample_index, flipped, "ERROR", "", output.text, f"parse_error: {exc}", **calls)
+        position = "A" if first > second else "B" if second > first else "TIE"
+        scores = (second, first) if flipped else (first, second)
+        return Sample(
+            request.sample_index,
+            flipped,
+            _unflip(position, flipped),
+            explanation,
+            output.text,
+            scores=scores,
+            **calls,
+        )
     try:
         position, explanation, note = parse_verdict_note(output.text, settings)
     except ValueError as exc:
@@ -378,11 +445,12 @@ def combine_samples(samples: Sequence[Sample]) -> tuple[str, float | None, str]:
     return choice, round(confidence, 6), explanation
 
 
-def unparseable_check(settings: JudgeSettings, temperature: float | None) -> Any:
+def unparseable_check(settings: JudgeSettings, temperature: float | None, score_scale: Sequence[int] = ()) -> Any:
     """The ``reask`` test of ``Model.generate_each`` for ``retry_unparseable``, or None when it is off.
 
     ``retry_unparseable`` None (the default) is on unless ``temperature`` is 0: a greedy judge would give
     the same unparseable answer again, a sampling one (temperature > 0, or the provider's default) may not.
+    With ``score_scale`` (a pointwise rubric) an answer is parseable when it holds scores on that scale.
     """
     retry = settings.retry_unparseable
     if retry is None:
@@ -392,7 +460,10 @@ def unparseable_check(settings: JudgeSettings, temperature: float | None) -> Any
 
     def reask(output: ModelOutput) -> bool:
         try:
-            parse_verdict(output.text, settings)
+            if score_scale:
+                parse_scores(output.text, score_scale)
+            else:
+                parse_verdict(output.text, settings)
         except ValueError:
             return True
         return False
@@ -424,6 +495,17 @@ def row_completeness(samples: Sequence[Sample]) -> tuple[bool, str | None]:
     kept = "original" if lost == "swapped" else "swapped"
     error = next((s.error for s in samples if s.flipped in missing and s.error), "no answer")
     return False, f"judged in the {kept} order only: every {lost}-order sample failed ({error})"
+
+
+def mean_scores(samples: Sequence[Sample]) -> dict[str, float | None]:
+    """``{"response_a_score", "response_b_score"}``: each model's mean score over the samples that scored it."""
+    scored = [s.scores for s in samples if s.scores is not None]
+    if not scored:
+        return {"response_a_score": None, "response_b_score": None}
+    return {
+        "response_a_score": round(sum(a for a, _ in scored) / len(scored), 6),
+        "response_b_score": round(sum(b for _, b in scored) / len(scored), 6),
+    }
 
 
 def total_usage(outputs: Sequence[ModelOutput]) -> Usage:

@@ -23,7 +23,7 @@ from typing import Any
 
 from autorater_pipelines.evaluation.intervals import mean_interval, wilson_interval
 
-__all__ = ["pairwise_metrics", "wilson_interval"]
+__all__ = ["GOOGLE_METRIC_ALIASES", "console_metrics", "pairwise_metrics", "wilson_interval"]
 
 
 def _rate(count: float, total: int) -> float | None:
@@ -226,3 +226,23 @@ def _count_ties_as_half(out: dict[str, Any], judged: list[str], human: list[str]
         for label, key in (("A", "model_a"), ("B", "model_b")):
             out[f"human_preference_{key}_win_rate"] = _rate(human.count(label) + ties, len(human))
     out["ties_as_half"] = True
+
+
+GOOGLE_METRIC_ALIASES = {
+    "autosxs_model_a_win_rate": "autorater_model_a_win_rate",
+    "autosxs_model_b_win_rate": "autorater_model_b_win_rate",
+}
+"""Keys of Google's ``autosxs_metrics`` metadata (read by its sample notebooks) → our metric of the same value."""
+
+
+def console_metrics(metrics: Mapping[str, Any]) -> dict[str, float]:
+    """The numbers of the ``autosxs_metrics`` Metrics artifact (Vertex AI console).
+
+    Every numeric metric, plus :data:`GOOGLE_METRIC_ALIASES` (``autosxs_model_a_win_rate`` …) where their
+    value is defined.
+    """
+    out = {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    for alias, key in GOOGLE_METRIC_ALIASES.items():
+        if key in out:
+            out[alias] = out[key]
+    return out

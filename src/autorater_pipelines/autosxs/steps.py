@@ -68,6 +68,8 @@ JUDGMENTS_BIGQUERY_FIELDS: dict[str, dict[str, Any]] = {
     "explanation": _STRING,
     "complete": _BOOLEAN,
     "incomplete_reason": _STRING,
+    "response_a_score": _FLOAT,
+    "response_b_score": _FLOAT,
     "samples": {
         "type": "RECORD",
         "mode": "REPEATED",
@@ -380,6 +382,8 @@ def check_run_parameters(
     bigquery_destination_prefix: str = "",
     project: str = "",
     location: str = "",
+    task: str | None = None,
+    experimental_args: Mapping[str, Any] | None = None,
 ) -> None:
     """Validate run parameters that are only used after judging starts, so typos fail first.
 
@@ -389,9 +393,12 @@ def check_run_parameters(
 
     Raises:
         InputError: an unknown or invalid autorater parameter, a malformed model spec, an unsupported
-            ``judgments_format``, or (with ``bigquery``) a missing or invalid ``bigquery_destination_prefix``.
+            ``judgments_format``, (with ``bigquery``) a missing or invalid ``bigquery_destination_prefix``, or
+            (with ``task``) a ``verdict_pattern`` for a task whose rubric is a pointwise scale.
     """
-    _, model_params = split_autorater_parameters(autorater_parameters)
+    settings, model_params = split_autorater_parameters(autorater_parameters)
+    if task is not None:
+        check_verdict_settings(tasks.get_task(task, dict(experimental_args or {})), settings)
     config = GenerateConfig.from_params(
         model_params, source="autorater_parameters", project=project or None, location=location or None
     )
@@ -399,6 +406,20 @@ def check_run_parameters(
     if _check_format(judgments_format) == "bigquery":
         io.parse_destination_prefix(bigquery_destination_prefix)
     get_model(autorater_model or DEFAULT_AUTORATER_MODEL, config)
+
+
+def check_verdict_settings(task_def: tasks.TaskDefinition, settings: pairwise.JudgeSettings) -> None:
+    """Refuse a free-text ``verdict_pattern`` with a pointwise score rubric (its verdicts are JSON scores).
+
+    Raises:
+        InputError: both are set.
+    """
+    if task_def.pointwise and settings.verdict_pattern is not None:
+        raise InputError(
+            "verdict_pattern parses A/B/TIE verdicts, but the task's score_rubric is a pointwise scale "
+            f"{task_def.score_scale}: the judge answers with JSON scores; remove verdict_pattern and verdict_map",
+            source="autorater_parameters",
+        )
 
 
 def _check_format(judgments_format: str) -> str:
@@ -454,7 +475,8 @@ def judge_examples(
         model_params, source="autorater_parameters", project=project or None, location=location or None
     )
     model = get_model(autorater_model or DEFAULT_AUTORATER_MODEL, config)
-    schema = None if settings.verdict_pattern else tasks.JUDGMENT_SCHEMA
+    check_verdict_settings(task_def, settings)
+    schema = None if settings.verdict_pattern else task_def.judgment_schema
     prompt_keys = set(task_def.required_prompt_parameter_keys) | set(task_def.optional_prompt_parameter_keys)
 
     judgments: list[dict[str, Any]] = []
@@ -502,8 +524,9 @@ def judge_examples(
         answered: list[tuple[ModelRequest, ModelOutput]],
     ) -> None:
         row_outputs = [o for _, o in answered]
-        samples = [pairwise.to_sample(r, o, settings) for r, o in answered]
+        samples = [pairwise.to_sample(r, o, settings, task_def.score_scale) for r, o in answered]
         choice, confidence, explanation = pairwise.combine_samples(samples)
+        scores = pairwise.mean_scores(samples) if task_def.pointwise else {}
         if not count:
             reasons = {
                 s: example.get(f"inference_error_{s}") or "no response"
@@ -533,6 +556,7 @@ def judge_examples(
                 "explanation": explanation,
                 "complete": complete,
                 "incomplete_reason": incomplete_reason,
+                **scores,
                 "samples": [s.to_dict() for s in samples],
                 "input_token_count": usage.input_tokens,
                 "output_token_count": usage.output_tokens,
@@ -557,7 +581,7 @@ def judge_examples(
         consume,
         desc="judging",
         total=len(examples) * settings.sampling_count,
-        reask=pairwise.unparseable_check(settings, config.temperature),
+        reask=pairwise.unparseable_check(settings, config.temperature, task_def.score_scale),
     )
     finish_rows()  # trailing rows without requests
     if judgments_path:

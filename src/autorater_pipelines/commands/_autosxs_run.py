@@ -2,16 +2,48 @@
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
-__all__ = ["extra_outputs", "preflight", "print_summary"]
+__all__ = ["AUTORATER_TASK", "METRICS_TASK", "extra_outputs", "preflight", "print_model_evaluations", "print_summary"]
+
+AUTORATER_TASK = "online-evaluation-pairwise"
+"""Task that outputs the judgments (``judgments``, ``error_messages``), named as in Google's template."""
+METRICS_TASK = "model-evaluation-text-generation-pairwise"
+"""Task that outputs the metrics (``autosxs_metrics``, ``metrics_json``, ``model_evaluations``), as Google's."""
+MODEL_EVALUATIONS_FILE = "model_evaluations.json"
 
 
 def extra_outputs(params: dict[str, Any]) -> dict[str, str]:
-    """``judgments.json`` (one JSON array) when ``judgments_format`` is ``json``."""
+    """Output files that depend on the parameters.
+
+    ``judgments.json`` (one JSON array) when ``judgments_format`` is ``json``; ``model_evaluations.json`` (the
+    Model Registry evaluations written, or why not) when model A or B is a Model Registry model.
+    """
+    from autorater_pipelines.autosxs.model_registry import is_registry_model
+
+    extra = {}
     if str(params.get("judgments_format", "jsonl")).lower() == "json":
-        return {"judgments.json": "export-pairwise-judgments/evaluation_dataset"}
-    return {}
+        extra["judgments.json"] = "export-pairwise-judgments/evaluation_dataset"
+    if any(is_registry_model(str(params.get(key) or "")) for key in ("model_a", "model_b")):
+        extra[MODEL_EVALUATIONS_FILE] = f"{METRICS_TASK}/model_evaluations"
+    return extra
+
+
+def print_model_evaluations(out_dir: str) -> None:
+    """Print the ModelEvaluation written to each Model Registry model, or why it could not be."""
+    path = os.path.join(out_dir, MODEL_EVALUATIONS_FILE)
+    if not os.path.exists(path):
+        return
+    with open(path, encoding="utf-8") as fh:
+        evaluations = json.load(fh)
+    for side, entry in sorted(evaluations.items()):
+        if entry.get("resource_name"):
+            print(f"  ModelEvaluation of model {side.upper()}: {entry['resource_name']}")
+        else:
+            model, error = entry.get("model"), entry.get("error")
+            print(f"  warning: no ModelEvaluation written to model {side.upper()} ({model}): {error}")
 
 
 def preflight(params: dict[str, Any]) -> int:
@@ -32,6 +64,8 @@ def preflight(params: dict[str, Any]) -> int:
         params.get("bigquery_destination_prefix", ""),
         project=params.get("project", ""),
         location=params.get("location", ""),
+        task=params["task"],
+        experimental_args=params.get("experimental_args"),
     )
     examples = autosxs.prepare_examples(
         evaluation_dataset=params["evaluation_dataset"],

@@ -90,7 +90,11 @@ def check_param_names(params: dict[str, Any], template: str, source: str) -> dic
 
 
 def absolutize_local_paths(params: dict[str, Any]) -> None:
-    """Make relative local dataset and replay paths absolute, so pipeline steps find them from any cwd."""
+    """Make relative local dataset and replay paths absolute, so pipeline steps find them from any cwd.
+
+    Covers ``evaluation_dataset``, ``replay/<path>`` model specs and a custom task's
+    ``few_shot_examples_config.dataset``.
+    """
 
     def absolute(path: str) -> str:
         path = path.strip()
@@ -98,7 +102,12 @@ def absolutize_local_paths(params: dict[str, Any]) -> None:
 
     if isinstance(params.get("evaluation_dataset"), str):
         params["evaluation_dataset"] = ",".join(absolute(p) for p in params["evaluation_dataset"].split(","))
-    for key in ("autorater_model", "rubric_generation_model", "validator_model"):
+    for key in ("autorater_model", "model_a", "model_b", "rubric_generation_model", "validator_model"):
         value = params.get(key)
         if isinstance(value, str) and value.startswith("replay/"):
             params[key] = "replay/" + absolute(value[len("replay/") :])
+    args = params.get("experimental_args")
+    task = args.get("custom_task_definition") if isinstance(args, dict) else None
+    few_shot = task.get("few_shot_examples_config") if isinstance(task, dict) else None
+    if isinstance(few_shot, dict) and isinstance(few_shot.get("dataset"), str):
+        few_shot["dataset"] = ",".join(absolute(p) for p in few_shot["dataset"].split(","))

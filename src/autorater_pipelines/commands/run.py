@@ -45,6 +45,7 @@ class RunSpec:
             component output artifact found under the pipeline root (``task/output`` form).
         print_summary: Prints the run summary from ``metrics.json``'s dict.
         extra_outputs: Further output files that depend on the parameters (same form as ``outputs``).
+        print_outputs: Prints what the run wrote besides the metrics, from ``--output-dir``.
         failed_rows: ``(failed, total)`` rows of a run from its metrics; the exit status is 1 when no row
             was evaluated, or when ``failed / total`` exceeds ``--max-failed-share``.
     """
@@ -53,6 +54,7 @@ class RunSpec:
     outputs: dict[str, str]
     print_summary: Callable[[dict[str, Any]], None]
     extra_outputs: Callable[[dict[str, Any]], dict[str, str]] = lambda params: {}
+    print_outputs: Callable[[str], None] = lambda out_dir: None
     failed_rows: Callable[[dict[str, Any]], tuple[int, int]] = lambda metrics: (0, 0)
 
 
@@ -62,11 +64,12 @@ RUNNABLE: dict[str, RunSpec] = {
         outputs={
             "judgments.jsonl": "judgments",
             "error_messages.jsonl": "error_messages",
-            "metrics.json": "compute-pairwise-metrics/metrics_json",
+            "metrics.json": f"{_autosxs_run.METRICS_TASK}/metrics_json",
             "report.html": "build-autosxs-report/report",
         },
         print_summary=_autosxs_run.print_summary,
         extra_outputs=_autosxs_run.extra_outputs,
+        print_outputs=_autosxs_run.print_model_evaluations,
         # Rows left out of the rates (errors, rows judged in one order only) count as failed.
         failed_rows=lambda m: (
             int(m.get("evaluation_count") or 0) - int(m.get("judged_count") or 0),
@@ -93,7 +96,11 @@ def register(sub: Any) -> None:
     p.add_argument("--params", required=True, help="JSON file mapping pipeline parameter names to values")
     p.add_argument("--output-dir", required=True, help="directory for the output files (created; files replaced)")
     p.add_argument("--template", default=None, help="compiled YAML to run (default: compiled/<pipeline>.yaml)")
-    p.add_argument("--keep-pipeline-root", action="store_true", help="keep the local runner's task outputs")
+    p.add_argument(
+        "--keep-pipeline-root",
+        action="store_true",
+        help="keep the local runner's task outputs in OUTPUT_DIR/pipeline_root (one folder per task, as on Vertex AI)",
+    )
     p.add_argument("--quiet", action="store_true", help="hide the local runner's task logs (shown on failure)")
     p.add_argument(
         "--max-failed-share",
@@ -199,6 +206,10 @@ def run(args: argparse.Namespace) -> int:
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=f".{os.path.basename(out_dir)}.partial-{os.getpid()}-", dir=parent)
     pipeline_root = os.path.join(staging, "pipeline_root")
+    if args.keep_pipeline_root:
+        # Run in place, so the artifact URIs recorded in each task's executor_output.json stay valid.
+        pipeline_root = os.path.join(out_dir, "pipeline_root")
+        shutil.rmtree(pipeline_root, ignore_errors=True)
     try:
         outputs = run_isolated(template, params, staging, quiet=args.quiet)
         wanted = {**spec.outputs, **spec.extra_outputs(params)}
@@ -215,21 +226,18 @@ def run(args: argparse.Namespace) -> int:
         if stale:
             print(f"removed outputs of an earlier run from {out_dir}: {', '.join(stale)}")
         if args.keep_pipeline_root:
-            kept = os.path.join(out_dir, "pipeline_root")
-            shutil.rmtree(kept, ignore_errors=True)
-            os.replace(pipeline_root, kept)
-            print(f"pipeline root kept in {kept}")
+            print(f"pipeline root kept in {pipeline_root}")
     except PipelineRunError as exc:
         print(f"error: pipeline run failed: {redact(_ANSI.sub('', str(exc)))}", file=sys.stderr)
         if args.keep_pipeline_root:
             print(f"pipeline root kept in {pipeline_root}", file=sys.stderr)
         return 1
     finally:
-        if not args.keep_pipeline_root or not os.path.exists(pipeline_root):
-            shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)
     with open(os.path.join(out_dir, "metrics.json"), encoding="utf-8") as fh:
         metrics = json.load(fh)
     spec.print_summary(metrics)
+    spec.print_outputs(out_dir)
     _print_error_reasons(os.path.join(out_dir, "error_messages.jsonl"))
     print(f"Outputs in {out_dir}: {', '.join(sources)}")
     return _exit_status(*spec.failed_rows(metrics), args.max_failed_share)

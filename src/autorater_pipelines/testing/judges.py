@@ -26,12 +26,23 @@ def length_judge(request: EmulatedRequest) -> str:
     """Prefer the longer response (``SAME`` when equally long): answers the AutoSxS JSON format.
 
     A famously biased judge ("longer wins", cf. the LLMBar and MT-Bench analyses) that is
-    position-consistent, which makes outcomes easy to predict in tests.
+    position-consistent, which makes outcomes easy to predict in tests. When the request's schema asks for
+    pointwise scores (``response_a_score`` / ``response_b_score`` with ``minimum`` / ``maximum``), the longer
+    response gets the top of the scale, the shorter one the point below the middle, equal lengths both the
+    middle (rounded down).
     """
     responses = responses_in_prompt(request.prompt_text)
     first, second = len(responses.get("A", "")), len(responses.get("B", ""))
+    explanation = f"Response lengths {first} vs {second}: the longer one wins."
+    properties = (request.response_schema or {}).get("properties", {})
+    if "response_a_score" in properties:
+        low, high = int(properties["response_a_score"]["minimum"]), int(properties["response_a_score"]["maximum"])
+        middle = (low + high) // 2
+        scores = (high, max(low, middle - 1)) if first > second else (max(low, middle - 1), high)
+        scores = (middle, middle) if first == second else scores
+        return json.dumps({"explanation": explanation, "response_a_score": scores[0], "response_b_score": scores[1]})
     choice = "A" if first > second else "B" if second > first else "SAME"
-    return json.dumps({"explanation": f"Response lengths {first} vs {second}: the longer one wins.", "choice": choice})
+    return json.dumps({"explanation": explanation, "choice": choice})
 
 
 def _credential(request: EmulatedRequest) -> str:

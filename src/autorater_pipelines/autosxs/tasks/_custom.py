@@ -8,14 +8,19 @@ Shape (JSON)::
          "evaluation_steps": ["Look for rude wording.", "..."]}          # or {"STEP 1": "...", ...}
       ],
       "score_rubric": {"A": "Response A is better.", "B": "Response B is better.",
-                       "SAME": "Neither is better."},
+                       "SAME": "Neither is better."},                     # or a pointwise scale, see below
       "autorater_prompt_parameter_keys": ["inference_instruction", "inference_context"],
-      "default_instruction": "Reply to the customer."                    # optional
+      "default_instruction": "Reply to the customer.",                   # optional
+      "few_shot_examples_config": {...}                                  # optional, see _few_shot.py
     }
 
-The score rubric must define exactly the labels ``A``, ``B`` and ``SAME`` (the judge answers in
-:data:`JUDGMENT_SCHEMA`); only their descriptions are customisable. Every listed prompt parameter key is
-required in ``autorater_prompt_parameters``.
+The score rubric is either pairwise, exactly the labels ``A``, ``B`` and ``SAME`` (the judge answers in
+:data:`JUDGMENT_SCHEMA`; only their descriptions are customisable), or pointwise, as in Google's custom-task
+sample: labels that are consecutive integers (``{"5": "...", ..., "1": "..."}``, at least two levels). With a
+pointwise rubric the judge scores each response on the scale (:func:`pointwise_schema`); the higher score wins,
+equal scores are a tie, and both scores are kept in the judgment. Every listed prompt parameter key is
+required in ``autorater_prompt_parameters``. ``evaluation_steps`` may be omitted, a list, or an object of
+step label → step.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from autorater_pipelines.autosxs.tasks._definition import Criterion, TaskDefinition
+from autorater_pipelines.autosxs.tasks._few_shot import FewShotConfig, load_few_shot_examples
 from autorater_pipelines.autosxs.tasks._judge_prompt import CHOICES
 from autorater_pipelines.errors import InputError
 
@@ -59,6 +65,7 @@ class _CustomTask(BaseModel):
     score_rubric: dict[str, str]
     autorater_prompt_parameter_keys: list[str] = Field(min_length=1)
     default_instruction: str = ""
+    few_shot_examples_config: FewShotConfig | None = None
 
     @field_validator("evaluation_criteria")
     @classmethod
@@ -69,18 +76,23 @@ class _CustomTask(BaseModel):
             raise ValueError(f"criterion names must be unique, repeated: {dupes}")
         return value
 
-    @field_validator("score_rubric")
+    @field_validator("score_rubric", mode="before")
     @classmethod
-    def _rubric_labels(cls, value: dict[str, str]) -> dict[str, str]:
-        if sorted(value) != sorted(CHOICES):
-            raise ValueError(
-                f"labels must be exactly {list(CHOICES)} (A = first response better, B = second, SAME = "
-                f"neither), got {list(value)}; only the descriptions can be customised"
-            )
-        empty = [k for k, v in value.items() if not v.strip()]
+    def _rubric_labels(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        value = {str(k).strip(): v for k, v in value.items()}
+        empty = [k for k, v in value.items() if not isinstance(v, str) or not v.strip()]
         if empty:
             raise ValueError(f"descriptions must be non-empty, empty for {empty}")
-        return {label: value[label] for label in CHOICES}
+        if sorted(value) == sorted(CHOICES):
+            return {label: value[label] for label in CHOICES}
+        if score_scale(value):
+            return value
+        raise ValueError(
+            f"labels must be exactly {list(CHOICES)} (A = first response better, B = second, SAME = neither) "
+            f"or a pointwise scale of consecutive integers such as 1 to 5, got {list(value)}"
+        )
 
     @field_validator("autorater_prompt_parameter_keys")
     @classmethod
@@ -93,6 +105,16 @@ class _CustomTask(BaseModel):
         return value
 
 
+def score_scale(rubric: dict[str, str]) -> list[int]:
+    """The integers of a pointwise score rubric, ascending; empty when the labels are not consecutive integers."""
+    try:
+        levels = sorted(int(label) for label in rubric)
+    except ValueError:
+        return []
+    consecutive = levels == list(range(levels[0], levels[0] + len(levels))) if levels else False
+    return levels if consecutive and len(levels) >= 2 and len(set(levels)) == len(rubric) else []
+
+
 def _format_errors(exc: ValidationError) -> str:
     parts = []
     for error in exc.errors():
@@ -100,7 +122,8 @@ def _format_errors(exc: ValidationError) -> str:
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
         message = error["msg"].removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
-            model = _CustomCriterion if loc[0] == "evaluation_criteria" else _CustomTask
+            models = {"evaluation_criteria": _CustomCriterion, "few_shot_examples_config": FewShotConfig}
+            model = models.get(str(loc[0]), _CustomTask) if len(loc) > 1 else _CustomTask
             message = f"unknown key; valid keys: {list(model.model_fields)}"
         elif error["type"] not in ("missing", "value_error"):
             message += f" (got {error['input']!r})"
@@ -120,7 +143,8 @@ def parse_custom_task(definition: Any, *, version: str) -> TaskDefinition:
 
     Raises:
         InputError: The definition is not an object or breaks the shape; every problem is listed with its
-            path (e.g. ``evaluation_criteria[0].definition: Field required``).
+            path (e.g. ``evaluation_criteria[0].definition: Field required``). A few-shot dataset that cannot
+            be read or has a bad row (see :mod:`._few_shot`).
 
     """
     if not isinstance(definition, dict):
@@ -136,11 +160,25 @@ def parse_custom_task(definition: Any, *, version: str) -> TaskDefinition:
     criteria = [
         Criterion(name=c.name, definition=c.definition, steps=c.evaluation_steps) for c in parsed.evaluation_criteria
     ]
+    scale = score_scale(parsed.score_rubric)
+    examples = []
+    if parsed.few_shot_examples_config is not None:
+        examples = load_few_shot_examples(
+            parsed.few_shot_examples_config,
+            prompt_keys=parsed.autorater_prompt_parameter_keys,
+            scale=scale,
+            template_variables={"default_instruction": parsed.default_instruction}
+            if parsed.default_instruction
+            else {},
+            source=f"{SOURCE}.few_shot_examples_config",
+        )
     return TaskDefinition(
         name="custom",
         version=version,
         criteria=criteria,
         score_rubric=parsed.score_rubric,
+        score_scale=scale,
+        few_shot_examples=examples,
         required_prompt_parameter_keys=parsed.autorater_prompt_parameter_keys,
         default_instruction=parsed.default_instruction,
     )

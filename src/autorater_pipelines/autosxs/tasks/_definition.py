@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from autorater_pipelines.autosxs.tasks import _judge_prompt
+from autorater_pipelines.autosxs.tasks._few_shot import FewShotExample
 from autorater_pipelines.errors import InputError
 
 __all__ = ["Criterion", "TaskDefinition"]
@@ -41,7 +43,13 @@ class TaskDefinition(BaseModel):
     criteria: list[Criterion] = Field(min_length=1)
     """Evaluation criteria, in the order the judge sees them."""
     score_rubric: dict[str, str]
-    """Answer label → meaning; the labels are ``A``, ``B`` and ``SAME``."""
+    """Answer label → meaning: ``A``, ``B`` and ``SAME``, or a pointwise scale (``"1"`` … ``"5"``)."""
+    score_scale: list[int] = Field(default_factory=list)
+    """The pointwise scale, ascending (empty: the rubric is ``A``/``B``/``SAME``). The judge then scores each
+    response; the higher score wins, equal scores tie."""
+    few_shot_examples: list[FewShotExample] = Field(default_factory=list)
+    """Worked examples shown to the judge before the task (custom tasks' ``few_shot_examples_config``)."""
+    _examples_block: str | None = PrivateAttr(default=None)
     required_prompt_parameter_keys: list[str]
     """``autorater_prompt_parameters`` keys that must be given."""
     optional_prompt_parameter_keys: list[str] = Field(default_factory=list)
@@ -60,6 +68,16 @@ class TaskDefinition(BaseModel):
         return [*self.required_prompt_parameter_keys, *self.optional_prompt_parameter_keys]
 
     @property
+    def pointwise(self) -> bool:
+        """True when the judge scores each response on :attr:`score_scale`."""
+        return bool(self.score_scale)
+
+    @property
+    def judgment_schema(self) -> dict[str, Any]:
+        """JSON schema of the judge's answer: :data:`JUDGMENT_SCHEMA`, or the pointwise scores' schema."""
+        return _judge_prompt.pointwise_schema(self.score_scale) if self.pointwise else _judge_prompt.JUDGMENT_SCHEMA
+
+    @property
     def template_variables(self) -> dict[str, str]:
         """Extra variables for prompt templates: ``{"default_instruction": ...}`` when the task has one."""
         return {"default_instruction": self.default_instruction} if self.default_instruction else {}
@@ -74,8 +92,9 @@ class TaskDefinition(BaseModel):
             response_second: The response shown second, labelled "Response B".
 
         Returns:
-            The prompt text; the judge must answer with :data:`JUDGMENT_SCHEMA` JSON, whose ``A``/``B``
-            refer to the positions shown (undoing a swap is the caller's job).
+            The prompt text; the judge must answer with :attr:`judgment_schema` JSON, whose ``A``/``B`` (or
+            ``response_a_score``/``response_b_score``) refer to the positions shown (undoing a swap is the
+            caller's job).
 
         Raises:
             InputError: A required prompt parameter is missing from ``prompt_values``.
@@ -95,4 +114,15 @@ class TaskDefinition(BaseModel):
             task_values=values,
             response_first=response_first,
             response_second=response_second,
+            score_scale=self.score_scale,
+            examples_block=self.examples_block,
         )
+
+    @property
+    def examples_block(self) -> str:
+        """The worked examples as prompt text (empty without few-shot examples); computed once per task."""
+        if not self.few_shot_examples:
+            return ""
+        if self._examples_block is None:
+            self._examples_block = _judge_prompt.render_examples(self.few_shot_examples, pointwise=self.pointwise)
+        return self._examples_block

@@ -6,6 +6,9 @@ Connection rules (DESIGN.md "Model specs"):
   in the spec); location = the resource's, else ``config.location``, else ``us-central1``.
 - Otherwise the Gemini Developer API when ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY`` is set.
 - Otherwise, when ``base_url`` is a loopback address (an emulator), Vertex AI with project ``local``.
+  Without ``base_url``, ``$GOOGLE_VERTEX_BASE_URL`` (google-genai's own variable) is the Vertex AI endpoint
+  and follows the same rules, so ``GOOGLE_VERTEX_BASE_URL=http://127.0.0.1:PORT`` sends every Vertex AI
+  model of a run (autorater, model A, model B) to an emulator without changing the parameters.
 - Otherwise an :class:`InputError` asks for a project or an API key.
 
 Credentials: with a loopback ``base_url`` the client gets the static token ``"emulator"``
@@ -90,6 +93,8 @@ __all__ = ["GeminiProvider"]
 
 
 DEFAULT_LOCATION = "us-central1"
+VERTEX_BASE_URL_ENV = "GOOGLE_VERTEX_BASE_URL"
+"""google-genai's own variable for the Vertex AI endpoint; honoured here too (emulators: loopback rules)."""
 EMULATOR_PROJECT = "local"
 _RESOURCE = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/")
 _PUBLISHER_PREFIX = "publishers/google/models/"
@@ -113,7 +118,10 @@ class GeminiProvider(Provider):
         project = config.project or (resource.group("project") if resource else None)
         location = (resource.group("location") if resource else None) or config.location or DEFAULT_LOCATION
         api_key = os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
-        loopback = is_loopback_url(config.base_url)
+        # google-genai sends Vertex AI calls to $GOOGLE_VERTEX_BASE_URL when no base_url is given; decide the
+        # project and credentials from the endpoint that will really be called.
+        env_base_url = os.environ.get(VERTEX_BASE_URL_ENV) or None
+        loopback = is_loopback_url(config.base_url or env_base_url)
         if mode == "auto":
             mode = "vertex" if project or (loopback and not api_key) else "gemini_api" if api_key else ""
         if not mode:
@@ -123,8 +131,9 @@ class GeminiProvider(Provider):
                 "(Vertex AI, Application Default Credentials) or set GEMINI_API_KEY (Gemini Developer API).",
                 source="model spec",
             )
+        base_url = config.base_url or (env_base_url if mode == "vertex" else None)
         http_options = types.HttpOptions(
-            base_url=config.base_url,
+            base_url=base_url,
             timeout=int(config.timeout_s * 1000),  # milliseconds
             retry_options=types.HttpRetryOptions(attempts=1),  # no SDK retries (see module docstring)
         )
@@ -163,7 +172,8 @@ class GeminiProvider(Provider):
             super().__init__("gemini_api", name, config)
 
         self._path = f"{_model_path(self.name, vertex=mode == 'vertex')}:generateContent"
-        self._endpoint = (self.provider, config.base_url or "", project or "", location, self.name)
+        self._endpoint = (self.provider, base_url or "", project or "", location, self.name)
+        self._base_url = base_url
         self._project, self._location = (project, location) if mode == "vertex" else (None, None)
         api_client = getattr(self._client.aio, "_api_client", None)
         self._transport, problem = private_transport(api_client)
@@ -174,8 +184,8 @@ class GeminiProvider(Provider):
     @property
     def endpoint_url(self) -> str:
         """The API host calls go to (``base_url`` without credentials, else Google's host)."""
-        if self.config.base_url:
-            return display_url(self.config.base_url) or "base_url"
+        if self._base_url:
+            return display_url(self._base_url) or "base_url"
         if self.provider == "gemini_api":
             return "https://generativelanguage.googleapis.com"
         region = "" if self._location == "global" else f"{self._location}-"

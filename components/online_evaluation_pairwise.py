@@ -1,4 +1,8 @@
-"""Component: merge the judgments of all shards in dataset order."""
+"""Component ``online-evaluation-pairwise`` ("AutoSxS Autorater"): the judgments of every shard, merged.
+
+Named as GCPC's autorater task, so code that reads Google's results by task name (``online-evaluation-pairwise``
+→ ``judgments``, ``error_messages``) finds ours. The judging itself runs in the shards before it.
+"""
 
 from typing import NamedTuple
 
@@ -9,15 +13,15 @@ from autorater_pipelines.components import IMAGE
 
 
 @dsl.component(base_image=IMAGE, install_kfp_package=False)
-def merge_judgment_shards(
+def online_evaluation_pairwise(
     examples: Input[Dataset],
     id_columns: list,
     judgment_shards: Input[list[Dataset]],
     error_shards: Input[list[Dataset]],
     judgments: Output[Dataset],
     error_messages: Output[Dataset],
-) -> NamedTuple("Outputs", evaluation_count=int, error_count=int):
-    """Merges the judgments and error messages of every shard back into the order of the dataset.
+) -> NamedTuple("Outputs", judgments_uri=str, evaluation_count=int, error_count=int):
+    """Merges the judgments and error messages of every judging shard into one JSONL file each, in dataset order.
 
     Fails if any example has no judgment or more than one, so no row is lost or doubled.
 
@@ -28,8 +32,9 @@ def merge_judgment_shards(
         error_shards: JSONL error messages of each shard.
 
     Returns:
-        judgments: JSONL, one judgment per example, in dataset order: ids, prompt parameters, `response_a`, `response_b`, `choice` (A, B, TIE or ERROR), `confidence`, `explanation`, `samples`, token counts.
-        error_messages: JSONL of failed samples and rows in dataset order: ids, `stage`, `sample_index`, `error`, `row_judged`.
+        judgments: One JSONL file, one judgment per example, in dataset order: ids, prompt parameters, `response_a`, `response_b`, `choice` (A, B, TIE or ERROR), `confidence`, `explanation`, `samples`, token counts (read it with `pandas.read_json(uri, lines=True)`).
+        error_messages: One JSONL file of failed samples and rows in dataset order: ids, `stage`, `sample_index`, `error`, `row_judged`.
+        judgments_uri: URI of the judgments file.
         evaluation_count: Number of judgments.
         error_count: Number of judgments whose choice is ERROR.
     """
@@ -43,4 +48,4 @@ def merge_judgment_shards(
     )
     io.write_jsonl(judgments.path, merged)
     io.write_jsonl(error_messages.path, errors)
-    return (len(merged), sum(j["choice"] == "ERROR" for j in merged))
+    return (judgments.uri, len(merged), sum(j["choice"] == "ERROR" for j in merged))
