@@ -31,7 +31,7 @@ def test_autosxs_template_writes_the_report_and_the_confusion_matrix(tmp_path):
     root = tmp_path / "root"
     outputs = run_local(str(REPO / "compiled" / "autosxs.yaml"), params, str(root))
     judgments = io.read_jsonl(outputs["judgments"].path)
-    metrics = json.loads(next(root.glob("*/compute-pairwise-metrics/metrics_json")).read_text())
+    metrics = json.loads(next(root.glob("*/model-evaluation-text-generation-pairwise/metrics_json")).read_text())
     task = _task_dir(root, "build-autosxs-report")
     page = (task / "report").read_text()
     numbers = parse_numbers(page).numbers

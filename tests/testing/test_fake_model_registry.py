@@ -52,7 +52,7 @@ def test_unknown_model_bad_metrics_and_injected_failures_are_api_errors():
         with pytest.raises(exceptions.BadRequest, match="metrics must be an object of numbers"):
             client.import_model_evaluation(parent=MODEL, model_evaluation=_evaluation({"x": "high"}))
         registry.fail_next(1, status=403, message="caller lacks aiplatform.modelEvaluations.import")
-        with pytest.raises(exceptions.PermissionDenied, match="modelEvaluations.import"):
+        with pytest.raises(exceptions.Forbidden, match="modelEvaluations.import"):  # PermissionDenied is one
             client.import_model_evaluation(parent=MODEL, model_evaluation=_evaluation({"x": 1}))
         with pytest.raises(exceptions.NotFound):
             client.get_model_evaluation(name=f"{MODEL}/evaluations/7")
