@@ -142,7 +142,7 @@ def _template_with_real_image() -> Path:
     return directory / "autosxs.yaml"
 
 
-@pytest.mark.parametrize("name", DOCUMENTED)
+@pytest.mark.parametrize("name", [*DOCUMENTED, "custom_task_translation"])
 def test_submit_dry_run_accepts_each_documented_set(name, monkeypatch, capsys):
     monkeypatch.chdir(REPO)
     code = main(
@@ -169,6 +169,9 @@ def test_submit_dry_run_accepts_each_documented_set(name, monkeypatch, capsys):
     params = json.loads((DOCS / f"{name}.json").read_text())
     assert set(values) == set(params)
     assert values["evaluation_dataset"].startswith("gs://my-bucket/root/autorater-inputs/")
+    if "experimental_args" in params:  # the few-shot dataset is a local file too: staged beside the dataset
+        few_shot = values["experimental_args"]["custom_task_definition"]["few_shot_examples_config"]
+        assert few_shot["dataset"].startswith("gs://my-bucket/root/autorater-inputs/")
 
 
 @pytest.mark.pipeline
