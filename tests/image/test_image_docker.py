@@ -147,7 +147,9 @@ def test_autosxs_quickstart_runs_in_the_image_as_root_with_gs_data(image, templa
     judgments = _read_jsonl(outputs["judgments"].path)
     assert {j["question_id"]: j["choice"] for j in judgments} == QUICKSTART_CHOICES
     assert _read_jsonl(outputs["error_messages"].path) == []
-    _check_quickstart_metrics(json.loads(_task_file(root, "model-evaluation-text-generation-pairwise", "metrics_json").read_text()))
+    _check_quickstart_metrics(
+        json.loads(_task_file(root, "model-evaluation-text-generation-pairwise", "metrics_json").read_text())
+    )
     report = _task_file(root, "build-autosxs-report", "report").read_text()
     assert report.lstrip().lower().startswith("<!doctype html") and "<svg" in report
     logs = capfd.readouterr().out
