@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from autorater_pipelines import autosxs
-from autorater_pipelines.autosxs import judging, tasks
+from autorater_pipelines.autosxs import judging, scoring, tasks
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.models import ModelOutput, ModelRequest
 from autorater_pipelines.testing import ModelEmulator
@@ -144,7 +144,7 @@ def test_scores_are_mapped_back_to_models_and_the_higher_score_wins():
     swapped = judging.to_sample(_request(True), answer, judging.JudgeSettings(), [1, 2, 3, 4, 5])
     assert (original.choice, original.scores) == ("A", (4, 2))
     assert (swapped.choice, swapped.scores) == ("B", (2, 4))  # model B was shown first and scored 4
-    assert judging.mean_scores([original, swapped]) == {"response_a_score": 3.0, "response_b_score": 3.0}
+    assert scoring.mean_scores([original, swapped]) == {"response_a_score": 3.0, "response_b_score": 3.0}
     assert judging.combine_samples([original, swapped])[0] == "TIE"
     tie = ModelOutput(text='{"response_a_score": 3, "response_b_score": "3"}')
     assert judging.to_sample(_request(False), tie, judging.JudgeSettings(), [1, 2, 3]).choice == "TIE"

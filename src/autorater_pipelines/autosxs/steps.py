@@ -24,8 +24,8 @@ from typing import Any, NamedTuple
 from autorater_pipelines import io
 from autorater_pipelines.autosxs import judging as pairwise
 from autorater_pipelines.autosxs import prompt_parameters as prompts
+from autorater_pipelines.autosxs import scoring, tasks
 from autorater_pipelines.autosxs import sides as model_sides
-from autorater_pipelines.autosxs import tasks
 from autorater_pipelines.autosxs.metrics import pairwise_metrics
 from autorater_pipelines.errors import AutoraterError, InputError
 from autorater_pipelines.models import GenerateConfig, ModelOutput, ModelRequest, get_model, parse_model_spec
@@ -526,7 +526,7 @@ def judge_examples(
         row_outputs = [o for _, o in answered]
         samples = [pairwise.to_sample(r, o, settings, task_def.score_scale) for r, o in answered]
         choice, confidence, explanation = pairwise.combine_samples(samples)
-        scores = pairwise.mean_scores(samples) if task_def.pointwise else {}
+        scores = scoring.mean_scores(samples) if task_def.pointwise else {}
         if not count:
             reasons = {
                 s: example.get(f"inference_error_{s}") or "no response"
