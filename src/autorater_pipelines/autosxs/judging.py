@@ -332,7 +332,7 @@ def to_sample(
     the higher score wins, equal scores are ``TIE``, and both scores are kept in model terms.
     """
     flipped = bool(request.key.get("flipped"))
-    calls = {"attempts": output.attempts, "cached": output.cached}
+    calls: dict[str, Any] = {"attempts": output.attempts, "cached": output.cached}
     if not output.ok:
         kind = output.error.kind.value if output.error else "unknown"
         message = output.error.message if output.error else "no text returned"

@@ -125,16 +125,14 @@ def _client(location: str, api_endpoint: str | None) -> Any:
 def _import_one(
     model: str, metrics: dict[str, float], metadata: dict[str, Any], display_name: str, api_endpoint: str | None
 ) -> str:
-    from google.protobuf import json_format, struct_pb2
-
     match = _REGISTRY_MODEL.match(model.strip())
     assert match is not None
     client = _client(match["location"], api_endpoint)
     evaluation = {
         "display_name": display_name,
         "metrics_schema_uri": PAIRWISE_METRICS_SCHEMA_URI,
-        "metrics": json_format.ParseDict(metrics, struct_pb2.Value()),
-        "metadata": json_format.ParseDict(metadata, struct_pb2.Value()),
+        "metrics": metrics,  # proto-plus marshals dicts into google.protobuf.Value
+        "metadata": metadata,
     }
     response = client.import_model_evaluation(parent=match[1], model_evaluation=evaluation, timeout=60.0)
     return str(response.name)

@@ -212,14 +212,14 @@ def prepare_examples(
                 example.update(source.render_prompt(row, location=where))
                 example[f"response_{source.side}"] = None
                 continue
-            side, column = source.side, source.column
-            assert column is not None
-            value = row.get(column)
+            side, response_column = source.side, source.column
+            assert response_column is not None
+            value = row.get(response_column)
             if value is None or (isinstance(value, float) and value != value):
                 raise InputError(
                     f"model {side.upper()}'s response is empty; every row needs a response",
                     source=where,
-                    column=column,
+                    column=response_column,
                 )
             example[f"response_{side}"] = value if isinstance(value, str) else str(value)
         if human_preference_column:

@@ -9,11 +9,13 @@ not identical. A new wording is a new version: never edit a published version in
 
 from __future__ import annotations
 
+from typing import Any
+
 from autorater_pipelines.autosxs.tasks._definition import Criterion, TaskDefinition
 
 __all__ = ["BUILTIN_TASKS"]
 
-_PROMPT_KEYS = {
+_PROMPT_KEYS: dict[str, Any] = {
     "required_prompt_parameter_keys": ["inference_instruction"],
     "optional_prompt_parameter_keys": ["inference_context"],
 }

@@ -122,8 +122,11 @@ def _format_errors(exc: ValidationError) -> str:
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
         message = error["msg"].removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
-            models = {"evaluation_criteria": _CustomCriterion, "few_shot_examples_config": FewShotConfig}
-            model = models.get(str(loc[0]), _CustomTask) if len(loc) > 1 else _CustomTask
+            models: dict[str, type[BaseModel]] = {
+                "evaluation_criteria": _CustomCriterion,
+                "few_shot_examples_config": FewShotConfig,
+            }
+            model: type[BaseModel] = models.get(str(loc[0]), _CustomTask) if len(loc) > 1 else _CustomTask
             message = f"unknown key; valid keys: {list(model.model_fields)}"
         elif error["type"] not in ("missing", "value_error"):
             message += f" (got {error['input']!r})"

@@ -163,7 +163,7 @@ def load_few_shot_examples(
     for index, row in enumerate(dataset.rows):
         where = dataset.location(index)
         rendered = compiled.render(row, location=where)
-        example = {
+        example: dict[str, Any] = {
             "task_values": [(key, rendered[key]) for key in prompt_keys],
             "response_a": _text(
                 row.get(config.response_a_column), what="response A", where=where, column=config.response_a_column
