@@ -87,6 +87,9 @@ def test_build_requests_swaps_responses_and_keys_for_replay():
         ('Sure:\n```json\n{"explanation": "x", "choice": "b",}\n```', ("B", "x")),
         ('{"explanation": "same", "choice": "SAME"}', ("TIE", "same")),
         ('{"choice": "Response B"}', ("B", "")),
+        ('{"choice": "**B**"}', ("B", "")),
+        ('{"choice": "[[A]]"}', ("A", "")),
+        ('{"choice": "Output (b)."}', ("B", "")),
     ],
 )
 def test_parse_json_verdicts(text, expected):

@@ -256,7 +256,9 @@ def _position(raw_choice: Any) -> str:
     """Normalize a JSON ``choice`` value to ``A``/``B``/``TIE``; raise ValueError otherwise."""
     if not isinstance(raw_choice, str):
         raise ValueError(f"JSON answer has no string 'choice' field (got {raw_choice!r})")
-    label = re.sub(r"^(RESPONSE|OUTPUT|MODEL)[\s_]*", "", raw_choice.strip().upper()).strip(" ().")
+    # Markdown emphasis, brackets and quotes around the label ("**B**", "[[A]]", "'A'") are not part of it.
+    bare = raw_choice.strip().upper().strip(" *_`'\"[]().:")
+    label = re.sub(r"^(RESPONSE|OUTPUT|MODEL)[\s_]*", "", bare).strip(" *_`'\"[]().:")
     if label in ("A", "B"):
         return label
     if label in _TIE_WORDS:

@@ -58,7 +58,7 @@ def run_isolated(template: str, params: dict[str, Any], staging: str, *, quiet: 
     """
     from autorater_pipelines.pipelines._local import PipelineRunError
 
-    spec = {
+    spec: dict[str, Any] = {
         "template": template,
         "params": params,
         "pipeline_root": os.path.join(staging, "pipeline_root"),
@@ -70,7 +70,10 @@ def run_isolated(template: str, params: dict[str, Any], staging: str, *, quiet: 
         json.dump(spec, fh)
     env = {**os.environ, "PYTHONUTF8": "1", "PYTHONIOENCODING": "utf-8"}
     log_path = os.path.join(staging, "pipeline.log")
-    with open(log_path, "w", encoding="utf-8") if quiet else contextlib.nullcontext(sys.stdout) as log:
+    sink: contextlib.AbstractContextManager[Any] = (
+        open(log_path, "w", encoding="utf-8") if quiet else contextlib.nullcontext(sys.stdout)  # noqa: SIM115
+    )
+    with sink as log:
         child = subprocess.Popen(
             [sys.executable, "-m", __name__, spec_path],
             start_new_session=True,
