@@ -229,7 +229,12 @@ def _judgment_view(row: Mapping[str, Any], ids: Sequence[str], human: str | None
         "choice": choice,
         "human": label,
         "confidence": fmt(row.get("confidence"), "float"),
-        "explanation": str(row.get("explanation") or ""),
+        "explanation": (
+            f"[left out of the metrics: {row.get('incomplete_reason')}] "
+            if row.get("complete") is False and choice != "ERROR"
+            else ""
+        )
+        + str(row.get("explanation") or ""),
         "prompt": [(k, str(row[k])) for k in PROMPT_PARAMETER_KEYS if row.get(k) is not None],
         "response_a": str(row.get("response_a") or ""),
         "response_b": str(row.get("response_b") or ""),
@@ -240,7 +245,7 @@ def _judgment_view(row: Mapping[str, Any], ids: Sequence[str], human: str | None
                 "choice": s.get("choice"),
                 "explanation": s.get("explanation") or "",
                 "raw": s.get("raw_response") or "",
-                "error": s.get("error") or "",
+                "error": s.get("error") or s.get("note") or "",  # note: verdicts in the answer disagreed
             }
             for s in samples
         ],
