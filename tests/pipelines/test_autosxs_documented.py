@@ -267,3 +267,21 @@ def test_a_prompt_longer_than_the_autorater_context_is_an_error_row(vertex, tmp_
     assert [e["my_context"] for e in errors] == [rows[1]["my_context"], rows[2]["my_context"]]
     assert all("context window" in e["error"] for e in errors)
     assert sum(len(r.prompt_text) > 20000 for r in emulator.requests) == 1  # the 40,000-character row was never sent
+
+
+def test_a_bad_few_shot_row_stops_the_run_before_any_model_call(vertex, tmp_path, monkeypatch, capsys):
+    emulator, _ = vertex
+    monkeypatch.chdir(REPO)
+    shots = _read_jsonl(DOCS / "translation_few_shots.jsonl")
+    shots[1]["response_b_score"] = 6  # off the 1-5 scale
+    bad = tmp_path / "shots.jsonl"
+    bad.write_text("".join(json.dumps(s) + "\n" for s in shots))
+    params = json.loads((DOCS / "custom_task_translation.json").read_text())
+    params["experimental_args"]["custom_task_definition"]["few_shot_examples_config"]["dataset"] = str(bad)
+    path = tmp_path / "params.json"
+    path.write_text(json.dumps(params))
+    code = main(["run", "autosxs", "--params", str(path), "--output-dir", str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{bad} line 2, column 'response_b_score': few-shot score 6 is not on the score_rubric's scale" in err
+    assert "Traceback" not in err and emulator.call_count == 0 and not (tmp_path / "out").exists()
