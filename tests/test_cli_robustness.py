@@ -123,3 +123,25 @@ def test_summary_prints_na_when_kappa_is_undefined(capsys):
     }
     _autosxs_run.print_summary(metrics)
     assert "Cohen's kappa n/a" in capsys.readouterr().out
+
+
+def test_summary_says_how_many_rows_were_left_out_and_how_many_errors_came_from_the_cache(capsys):
+    metrics = {
+        "evaluation_count": 805,
+        "judged_count": 792,
+        "error_count": 0,
+        "one_order_only_count": 13,
+        "one_order_only_excluded": True,
+        "autorater_model_a_win_rate": 0.5,
+        "autorater_model_b_win_rate": 0.5,
+        "autorater_tie_rate": 0.0,
+        "model_call_attempt_count": 13,
+        "cached_sample_count": 1597,
+        "cached_error_sample_count": 4,
+    }
+    _autosxs_run.print_summary(metrics)
+    out = capsys.readouterr().out
+    assert "AutoSxS: 805 examples, 792 judged, 0 with errors" in out
+    assert "13 rows judged in one order only: excluded" in out
+    assert "cached samples 1597, 4 errors from cached answers that could not be parsed" in out
+    assert "retry_unparseable" in out

@@ -429,6 +429,21 @@ REFUSED: list[RefusedCase] = [
         r"data\.csv, row 2: a quoted value opens",
     ),
     RefusedCase(
+        "gecko_template_expression_fails",
+        "gecko",
+        {"data.jsonl": GECKO_ROWS},
+        gecko_params(rubric_generation_prompt_template="{{ 1/0 }} {{ prompt }}"),
+        r"rubric_generation_prompt_template: cannot render template: ZeroDivisionError: division by zero",
+        why="ended in a raw ZeroDivisionError traceback",
+    ),
+    RefusedCase(
+        "gecko_validator_template_adds_a_number_to_text",
+        "gecko",
+        {"data.jsonl": GECKO_ROWS},
+        gecko_params(validator_prompt_template="{{ questions }} {{ media_type + 1 }}"),
+        r"validator_prompt_template: cannot render template: TypeError",
+    ),
+    RefusedCase(
         "verdict_pattern_with_lookahead_cannot_run_in_linear_time",
         "autosxs",
         {"data.jsonl": AUTOSXS_ROWS, "replay.jsonl": REPLAY},

@@ -227,8 +227,8 @@ def render(template: jinja2.Template, *, source: str, **variables: Any) -> str:
     """Render a compiled template with ``variables``.
 
     Raises:
-        InputError: the template uses an unknown variable or an operation the sandbox forbids
-            (the message names the available variables).
+        InputError: the template uses an unknown variable or an operation the sandbox forbids, or one of its
+            expressions fails (``{{ 1/0 }}``); the message names the available variables.
 
     """
     try:
@@ -236,4 +236,10 @@ def render(template: jinja2.Template, *, source: str, **variables: Any) -> str:
     except jinja2.TemplateError as exc:
         raise InputError(
             f"cannot render template: {exc}; available variables: {sorted(variables)}", source=source
+        ) from None
+    except (ArithmeticError, TypeError, ValueError, LookupError, AttributeError, RecursionError) as exc:
+        # an expression of the template failed ({{ 1/0 }}, a filter given the wrong type): the user's error
+        raise InputError(
+            f"cannot render template: {type(exc).__name__}: {exc}; available variables: {sorted(variables)}",
+            source=source,
         ) from None
