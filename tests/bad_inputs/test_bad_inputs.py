@@ -145,9 +145,13 @@ def _gecko(case: RowCase, params: dict[str, Any], where: Path) -> tuple[dict[str
 
 
 @pytest.mark.parametrize("case", ROWS, ids=[c.name for c in ROWS])
-def test_bad_rows_become_error_rows(case: RowCase, tmp_path: Path) -> None:
+def test_bad_rows_become_error_rows(
+    case: RowCase, tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
     params = _materialize(case.files, case.params, tmp_path)
     rows, errors = (_gecko if case.entry.startswith("gecko") else _judge)(case, params, tmp_path)
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err + caplog.text
     for row_id, pattern in case.errors.items():
         assert row_id in errors, f"no error row for {row_id!r}; errors: {errors}"
         assert any(re.search(pattern, text) for text in errors[row_id]), f"{pattern!r} not in {errors[row_id]}"
