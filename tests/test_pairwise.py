@@ -326,3 +326,10 @@ def test_bad_preference_names_row_and_column(value):
         InputError, match=r"d.jsonl line 3, column 'human': human preference .* is not one of A, B, TIE"
     ):
         pairwise.normalize_preference(value, column="human", location="d.jsonl line 3")
+
+
+def test_python_end_of_text_anchor_works_on_re2():
+    settings = JudgeSettings.from_params(
+        {"verdict_pattern": r"Verdict: (A|B)\s*\Z", "verdict_map": {"A": "A", "B": "B"}}
+    )
+    assert parse_verdict("Verdict: A was my first thought.\nVerdict: B\n", settings)[0] == "B"

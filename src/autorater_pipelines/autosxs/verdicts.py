@@ -49,7 +49,7 @@ class VerdictPattern:
         options = re2.Options()
         options.log_errors = False  # RE2 would print parse errors on stderr
         self.pattern = pattern
-        self._compiled = re2.compile(pattern, options)
+        self._compiled = re2.compile(_PYTHON_END.sub(r"\1\\z", pattern), options)
         self.groups = int(self._compiled.groups)
 
     def __repr__(self) -> str:
@@ -74,6 +74,10 @@ class VerdictPattern:
             if token and _word(token[0]) and start > 0 and _word(text[start - 1]):
                 continue
             yield token, start, end
+
+
+_PYTHON_END = re.compile(r"((?:^|[^\\])(?:\\\\)*)\\Z")
+"""Python's end-of-text ``\\Z`` (not after an escaping backslash): RE2 spells it ``\\z``."""
 
 
 def _word(char: str) -> bool:
