@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
@@ -40,12 +41,23 @@ def _import_kfp_runner() -> None:
     import kfp.local  # noqa: F401
 
 
-def template_inputs(template_path: str) -> dict[str, Any]:
-    """Return ``{name: InputSpec}`` of a compiled template's pipeline parameters."""
+@functools.lru_cache(maxsize=4)
+def _load_template(template_path: str, modified_ns: int) -> Any:
+    """The template as a KFP component, parsed once per file version (``autorater run`` reads it twice)."""
     _import_kfp_runner()
     from kfp.components import load_component_from_file
 
-    return dict(load_component_from_file(template_path).component_spec.inputs or {})
+    return load_component_from_file(template_path)
+
+
+def load_template(template_path: str) -> Any:
+    """``kfp.components.load_component_from_file(template_path)``, cached while the file is unchanged."""
+    return _load_template(os.path.abspath(template_path), os.stat(template_path).st_mtime_ns)
+
+
+def template_inputs(template_path: str) -> dict[str, Any]:
+    """Return ``{name: InputSpec}`` of a compiled template's pipeline parameters."""
+    return dict(load_template(template_path).component_spec.inputs or {})
 
 
 def run_local(template_path: str, params: Mapping[str, Any], pipeline_root: str) -> dict[str, Any]:
@@ -63,9 +75,8 @@ def run_local(template_path: str, params: Mapping[str, Any], pipeline_root: str)
     Raises:
         PipelineRunError: a task failed.
     """
-    _import_kfp_runner()
+    pipeline = load_template(template_path)
     from kfp import local
-    from kfp.components import load_component_from_file
     from kfp.local import subprocess_task_handler
 
     from autorater_pipelines.pipelines._long_args import long_args_runner
@@ -74,7 +85,6 @@ def run_local(template_path: str, params: Mapping[str, Any], pipeline_root: str)
         runner = long_args_runner(subprocess_task_handler.run_local_subprocess)
         runner._long_args = True  # type: ignore[attr-defined]
         subprocess_task_handler.run_local_subprocess = runner  # a 200,000-character template runs too
-    pipeline = load_component_from_file(template_path)
     local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=pipeline_root, raise_on_error=True)
     with warnings.catch_warnings():
         # Our components' base image is not a "python" image by name; locally it is unused.
