@@ -63,10 +63,15 @@ def percent(value: float) -> str:
     return f"{value * 100:.0f}%"
 
 
-def nice_ticks(high: float, most: int = 6) -> list[float]:
-    """Ticks 0, step, 2·step … ≥ ``high`` with a step of 1, 2 or 5 × 10^k (at most ``most`` + 1 ticks)."""
+def nice_ticks(high: float, most: int = 6, *, integer: bool = False) -> list[float]:
+    """Ticks 0, step, 2·step … ≥ ``high`` with a step of 1, 2 or 5 × 10^k (at most ``most`` + 1 ticks).
+
+    With ``integer`` (counts), the step is at least 1.
+    """
     high = max(high, 1.0)
     step = 10 ** math.floor(math.log10(high / most))
+    if integer:
+        step = max(step, 1)
     for factor in (1, 2, 5, 10):
         if high / (step * factor) <= most:
             step *= factor
@@ -260,7 +265,7 @@ def histogram(
     present = [(label, list(values), color) for label, values, color in stacks if len(values)]
     counts = [_counts(values, edges) for _, values, _ in present]
     totals = [sum(column) for column in zip(*counts, strict=True)] if counts else [0]
-    ticks = nice_ticks(max(totals))
+    ticks = nice_ticks(max(totals), integer=True)
     plot = Plot(560, 280, x=(edges[0], edges[-1]), y=(0, ticks[-1]), margins=(56, 16, 10, 40))
     if not present:
         plot.text(plot.sx((edges[0] + edges[-1]) / 2), plot.sy(ticks[-1] / 2), "no values")
