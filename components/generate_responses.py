@@ -18,6 +18,7 @@ def generate_pairwise_responses(
     model_b_parameters: dict,
     project: str,
     location: str,
+    pipeline_root: str,
     examples_with_responses: Output[Dataset],
 ) -> NamedTuple("Outputs", generated_count=int, failed_count=int):
     """Generates the responses of model A and/or model B when the dataset has no response column for them.
@@ -33,15 +34,17 @@ def generate_pairwise_responses(
         model_b_parameters: Generation settings for model B, as model_a_parameters.
         project: Google Cloud project for Vertex AI models.
         location: Google Cloud region for Vertex AI models.
+        pipeline_root: The pipeline root; on Cloud Storage the response cache defaults to `<pipeline_root>/autorater-cache`, so a retried task or a re-run repeats no finished call.
 
     Returns:
         examples_with_responses: JSONL of the examples with `response_a` and `response_b` filled; failed generations keep None and carry `inference_error_a` / `inference_error_b`.
         generated_count: Number of responses requested from models.
         failed_count: Number of responses whose generation failed (they become ERROR judgments).
     """
-    from autorater_pipelines import io
+    from autorater_pipelines import io, models
     from autorater_pipelines.autosxs import inference
 
+    models.use_pipeline_root_cache(pipeline_root)
     examples = io.read_jsonl(prepared_examples.path)
     counts = inference.fill_missing_responses(
         examples,

@@ -20,6 +20,7 @@ def judge_pairwise_examples(
     experimental_args: dict,
     shard_index: int,
     shard_count: int,
+    pipeline_root: str,
     judgments: Output[Dataset],
     error_messages: Output[Dataset],
 ) -> NamedTuple("Outputs", evaluation_count=int, error_count=int):
@@ -30,12 +31,13 @@ def judge_pairwise_examples(
         task: Evaluation task `{task}@{version}`.
         id_columns: Columns whose values identify each example.
         autorater_model: Autorater model spec: a Gemini model (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/.../endpoints/...`), `openai/<model>`, or `replay/<jsonl path>`; empty = the default Gemini Flash model.
-        autorater_parameters: `sampling_count` (default 2), `flip` (default true), `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`, `verdict_pattern` + `verdict_map` + `verdict_match`, `retry_unparseable`.
+        autorater_parameters: `sampling_count` (default 2), `flip` (default true), `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`, `verdict_pattern` + `verdict_map` + `verdict_match`, `retry_unparseable`, `strict` (fail the step when the model calls stop early; default false: the judgments so far are written and the rest are ERROR rows with the reason).
         project: Google Cloud project for Vertex AI models.
         location: Google Cloud region for Vertex AI models.
         experimental_args: Experimental arguments, e.g. `custom_task_definition`.
         shard_index: Which shard of the examples this task judges (0-based): every `shard_count`-th example from `shard_index`.
-        shard_count: Number of shards the examples are split into.
+        shard_count: Number of shards the examples are split into (a declared `requests_per_minute` is divided among them).
+        pipeline_root: The pipeline root; on Cloud Storage the response cache defaults to `<pipeline_root>/autorater-cache`, so a retried task or a re-run repeats no finished call.
 
     Returns:
         error_messages: JSONL of failed samples and rows: ids, `stage`, `sample_index`, `error`, `row_judged`.
@@ -43,8 +45,9 @@ def judge_pairwise_examples(
         evaluation_count: Number of judgments written by this shard.
         error_count: Number of this shard's judgments whose choice is ERROR.
     """
-    from autorater_pipelines import autosxs, io
+    from autorater_pipelines import autosxs, io, models
 
+    models.use_pipeline_root_cache(pipeline_root)
     _, _, summary = autosxs.judge_examples(
         examples=autosxs.select_shard(io.read_jsonl(prepared_examples.path), shard_index, shard_count),
         task=task,
@@ -56,5 +59,6 @@ def judge_pairwise_examples(
         experimental_args=experimental_args,
         judgments_path=judgments.path,
         error_messages_path=error_messages.path,
+        shard_count=shard_count,
     )
     return (summary.evaluation_count, summary.error_count)

@@ -84,7 +84,9 @@ def judge_in_shards(
             experimental_args=experimental_args,
             shard_index=shard_index,
             shard_count=shard_count,
+            pipeline_root=dsl.PIPELINE_ROOT_PLACEHOLDER,
         ).set_display_name("Judge shard")
+        judge.set_retry(num_retries=2, backoff_duration="60s", backoff_factor=2.0)  # resumes from the cache
     return ShardOutputs(
         judgments=dsl.Collected(judge.outputs["judgments"]),
         error_messages=dsl.Collected(judge.outputs["error_messages"]),
@@ -181,7 +183,9 @@ def autosxs_pipeline(  # noqa: B006
         model_b_parameters=model_b_parameters,
         project=project,
         location=location,
+        pipeline_root=dsl.PIPELINE_ROOT_PLACEHOLDER,
     ).set_display_name("Generate responses")
+    responses.set_retry(num_retries=2, backoff_duration="60s", backoff_factor=2.0)  # resumes from the cache
     shards = judge_in_shards(
         examples=responses.outputs["examples_with_responses"],
         shard_indices=prepare.outputs["shard_indices"],

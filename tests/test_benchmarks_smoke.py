@@ -29,6 +29,26 @@ def test_judge_throughput_tiny(capsys: pytest.CaptureFixture[str]) -> None:
     assert out.strip().splitlines()[-1].endswith("lost_rows=0")
 
 
+@pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning")
+def test_judge_throughput_unknown_quota_and_shards_tiny(capsys: pytest.CaptureFixture[str]) -> None:
+    bench = _load("judge_throughput")
+    args = ["--calls", "24", "--latency-ms", "5", "--quota-rpm", "1200", "--fault-rate", "0", "--baselines", "none"]
+    assert bench.main([*args, "--unknown-quota"]) == 0
+    assert bench.main([*args, "--shards", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "ours, 2 shards" in out and "calls in any 60 s" in out
+    assert out.strip().splitlines()[-1].endswith("lost_rows=0")
+
+
+def test_gcs_cache_tiny(capsys: pytest.CaptureFixture[str]) -> None:
+    from autorater_pipelines.testing.cloud_emulators import missing_emulator
+
+    if missing_emulator("gcs"):
+        pytest.skip(missing_emulator("gcs"))
+    assert _load("gcs_cache").main(["--calls", "300", "--batch-entries", "100", "--per-call-sample", "5"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("calls=300 segments=3 ")
+
+
 def test_scale_rows_tiny(capsys: pytest.CaptureFixture[str]) -> None:
     assert _load("scale_rows").main(["--rows", "300"]) == 0
     # strip(): after a ParallelFor, the KFP local runner leaves print() indenting in this process (NOTES.md).

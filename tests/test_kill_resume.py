@@ -120,3 +120,57 @@ def test_sigkill_mid_run_then_resume(tmp_path: Path) -> None:
         _, stderr = proc.communicate(timeout=300)
         assert proc.returncode == 0, stderr.decode()[-3000:]
         assert emu.call_count == 0
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM"), reason="needs POSIX signals")
+def test_sigterm_mid_run_with_a_gcs_cache_then_resume(tmp_path: Path, bucket) -> None:
+    """A judging task on Vertex AI is stopped with SIGTERM: its cache under gs:// lets the re-run skip every answer."""
+    from autorater_pipelines.models._cache_store import GcsResponseCache
+
+    gcs_bucket, folder = bucket
+    cache = f"{folder}/autorater-cache"
+    dataset = tmp_path / "dataset.jsonl"
+    with open(dataset, "w", encoding="utf-8") as f:
+        for i in range(ROWS):
+            f.write(
+                json.dumps({"id": f"q{i}", "question": f"question {i}?", "a": "a " * (3 + i % 5), "b": "b b b b"})
+                + "\n"
+            )
+    script = tmp_path / "judge.py"
+    script.write_text(SCRIPT)
+    out = tmp_path / "judgments.jsonl"
+
+    with ModelEmulator(length_judge, latency_s=0.05) as emu:
+        args = [str(dataset), emu.url, cache, str(out)]
+        proc = _run(script, args)  # STORAGE_EMULATOR_HOST is in the environment (bucket fixture)
+        deadline = time.monotonic() + 120
+        while emu.stats()["by_status"].get("200", 0) < TOTAL // 3:
+            assert proc.poll() is None, f"the judging process ended early: {proc.stderr.read().decode()[-2000:]}"
+            assert time.monotonic() < deadline, "no progress within 120 s"
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGTERM)  # what Vertex AI sends when it stops a task
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode != 0, "an interrupted step must fail (its retry resumes it)"
+        assert "interrupted by SIGTERM" in stderr.decode()
+        assert not out.exists(), "an interrupted run must leave no judgments file"
+        answered = [r.prompt_text for r in emu.requests if r.status == 200]
+        assert TOTAL // 3 <= len(answered) < TOTAL, "the signal did not land mid-run"
+
+        # Calls in flight finished and every answer reached the cache (uploaded in segments, not per call).
+        stored = GcsResponseCache(cache)
+        assert len(stored) == len(answered)
+        segments = list(gcs_bucket.client.list_blobs(gcs_bucket.name, prefix=cache.split("/", 3)[3]))
+        assert 1 <= len(segments) <= 3
+
+        emu.reset()
+        proc = _run(script, args)
+        _, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 0, stderr.decode()[-3000:]
+        resumed = [r.prompt_text for r in emu.requests]
+
+    # Exactly the unfinished calls were made, each once.
+    assert len(resumed) == TOTAL - len(answered)
+    assert set(resumed).isdisjoint(answered) and len(set(resumed)) == len(resumed)
+    judgments = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [j["id"] for j in judgments] == [f"q{i}" for i in range(ROWS)]
+    assert sum(s["cached"] for j in judgments for s in j["samples"]) == len(answered)

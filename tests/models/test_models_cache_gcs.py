@@ -53,7 +53,8 @@ def test_entries_are_uploaded_in_batches_of_batch_entries(bucket, emulator: Mode
     assert model._cache is cache  # one store per prefix and process
     model.generate(_requests(35))
     names = _segments(gcs_bucket, uri)
-    assert 4 <= len(names) <= 8  # batches of about 10 while running, the rest at the end of the run
+    sizes = [len(gcs_bucket.blob(n).download_as_bytes().splitlines()) for n in names]
+    assert sum(sizes) == 35 and max(sizes) <= 10 and len(names) <= 12  # segments of at most batch_entries
     assert len(GcsResponseCache(uri)) == 35
 
 

@@ -21,8 +21,8 @@ import logging
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
-from autorater_pipelines.errors import InputError
-from autorater_pipelines.models import GenerateConfig, ModelRequest, get_model
+from autorater_pipelines.errors import InputError, ModelCallError
+from autorater_pipelines.models import GenerateConfig, ModelOutput, ModelRequest, get_model
 
 __all__ = [
     "GENERATION_PARAMETER_ALIASES",
@@ -149,7 +149,8 @@ def generate_responses(
 
     Raises:
         InputError: bad parameters or model spec.
-        ModelCallError: the endpoint failed too many times in a row.
+        ModelCallError: the process got SIGTERM. When the calls stop early for another reason (a wrong
+            endpoint, no progress, the failure budget), the responses not generated carry the reason.
     """
     config = model_config(parameters, side=side, project=project, location=location)
     backend = get_model(model, config)
@@ -162,7 +163,16 @@ def generate_responses(
         )
         for example in examples
     ]
-    outputs = backend.generate(requests, desc=f"model {side.upper()} responses")
+    outputs: list[ModelOutput] = []
+    try:
+        backend.generate_each(
+            requests, lambda _request, output: outputs.append(output), desc=f"model {side.upper()} responses"
+        )
+    except ModelCallError as exc:
+        if exc.interrupted:
+            raise
+        # Every request has an output (those not called fail with the reason): they become ERROR rows.
+        logger.error("model %s (%s): calls stopped early: %s", side.upper(), model, exc)
     failures = 0
     for example, output in zip(examples, outputs, strict=True):
         if output.ok:

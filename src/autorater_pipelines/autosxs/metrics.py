@@ -162,7 +162,9 @@ def pairwise_metrics(
         ``position_consistency`` (share of rows judged in both orders whose samples all agree);
         token totals, ``model_call_attempt_count`` (network attempts, retries included),
         ``cached_sample_count`` and ``cached_error_sample_count`` (cached answers that could not be
-        parsed); and with human labels: ``human_preference_model_a_win_rate`` …,
+        parsed); ``not_called_count`` (rows with samples never called because the model calls stopped
+        early: a wrong endpoint, no progress, the failure budget); and with human labels:
+        ``human_preference_model_a_win_rate`` …,
         ``true_positive_count`` … (A positive), ``accuracy``, ``precision``, ``recall``,
         ``f1_score``, ``cohens_kappa`` over the ``alignment_count`` rows where both chose A or B,
         and per-presentation-order sample accuracy (``original_order_accuracy``,
@@ -206,6 +208,10 @@ def pairwise_metrics(
     out["cached_sample_count"] = int(sum(bool(s.get("cached")) for s in samples))
     # Answers served from the cache that could not be parsed: the same error as the run that cached them.
     out["cached_error_sample_count"] = int(sum(bool(s.get("cached")) and bool(s.get("error")) for s in samples))
+    not_called = [
+        r for r in rows if any(str(s.get("error") or "").startswith("budget:") for s in r.get("samples") or [])
+    ]
+    out["not_called_count"] = len(not_called)  # rows whose calls were never made: the model calls stopped early
     human: list[str | None] = [None] * len(rows)
     if human_preference_column:
         human = [r.get(human_preference_column) for r in rows]

@@ -27,8 +27,8 @@ from autorater_pipelines.autosxs import prompt_parameters as prompts
 from autorater_pipelines.autosxs import scoring, tasks
 from autorater_pipelines.autosxs import sides as model_sides
 from autorater_pipelines.autosxs.metrics import pairwise_metrics
-from autorater_pipelines.errors import AutoraterError, InputError
-from autorater_pipelines.models import GenerateConfig, ModelOutput, ModelRequest, get_model, parse_model_spec
+from autorater_pipelines.errors import AutoraterError, InputError, ModelCallError
+from autorater_pipelines.models import ErrorKind, GenerateConfig, ModelOutput, ModelRequest, get_model, parse_model_spec
 
 __all__ = [
     "DEFAULT_AUTORATER_MODEL",
@@ -50,7 +50,7 @@ DEFAULT_AUTORATER_MODEL = "gemini-2.5-flash"
 MAX_SHARDS = 1000
 """Upper bound of ``autorater_parameters["shards"]``."""
 
-PIPELINE_KEYS = ("shards",)
+PIPELINE_KEYS = ("shards", "strict")
 """``autorater_parameters`` keys that shape the pipeline rather than the judge or the model calls."""
 
 JUDGMENTS_FORMATS = ("jsonl", "json", "bigquery")
@@ -300,6 +300,10 @@ class JudgeSummary:
     retries: int
     input_tokens: int
     output_tokens: int
+    not_called_count: int = 0
+    """Rows left ERROR because the run stopped before their calls (see ``stopped``)."""
+    stopped: str = ""
+    """Why the model calls stopped early (the failure budget tripped), or empty."""
 
 
 def split_autorater_parameters(params: Mapping[str, Any] | None) -> tuple[pairwise.JudgeSettings, dict[str, Any]]:
@@ -315,10 +319,28 @@ def split_autorater_parameters(params: Mapping[str, Any] | None) -> tuple[pairwi
         raise InputError(f"unknown keys {unknown}; valid keys: {sorted(valid)}", source="autorater_parameters")
     settings = pairwise.JudgeSettings.from_params(params)
     shard_count(params)
+    strict_mode(params)
     model_params = {
         k: v for k, v in params.items() if k not in pairwise.judge_parameter_keys() and k not in PIPELINE_KEYS
     }
     return settings, model_params
+
+
+def strict_mode(params: Mapping[str, Any] | None) -> bool:
+    """``autorater_parameters["strict"]`` (default False).
+
+    When the model calls stop early (a wrong endpoint, no progress for ``max_stall_s``, the failure budget),
+    the judging step writes the judgments it has and ERROR rows with the reason for the rest, and counts
+    them (``not_called_count``); in strict mode it then fails, otherwise it succeeds and the metrics say how
+    many rows were not judged.
+
+    Raises:
+        InputError: not a boolean.
+    """
+    value = (params or {}).get("strict", False)
+    if not isinstance(value, bool):
+        raise InputError(f"strict must be true or false, got {value!r}", source="autorater_parameters")
+    return value
 
 
 def shard_count(params: Mapping[str, Any] | None) -> int:
@@ -384,17 +406,20 @@ def check_run_parameters(
     location: str = "",
     task: str | None = None,
     experimental_args: Mapping[str, Any] | None = None,
+    probe_endpoint: bool = False,
 ) -> None:
     """Validate run parameters that are only used after judging starts, so typos fail first.
 
     The autorater model is built (a ``replay/`` file is read and checked; a Vertex AI model without a
-    project or API key is refused) but not called. No network call is made: BigQuery names are checked
-    against BigQuery's naming rules only.
+    project or API key is refused) but not called. No model call is made: BigQuery names are checked
+    against BigQuery's naming rules only; with ``probe_endpoint``, an explicit ``base_url`` gets a TCP
+    connection (no request), so a wrong one fails at once (:meth:`Model.check_reachable`).
 
     Raises:
         InputError: an unknown or invalid autorater parameter, a malformed model spec, an unsupported
-            ``judgments_format``, (with ``bigquery``) a missing or invalid ``bigquery_destination_prefix``, or
-            (with ``task``) a ``verdict_pattern`` for a task whose rubric is a pointwise scale.
+            ``judgments_format``, (with ``bigquery``) a missing or invalid ``bigquery_destination_prefix``,
+            (with ``task``) a ``verdict_pattern`` for a task whose rubric is a pointwise scale, or (with
+            ``probe_endpoint``) an unreachable ``base_url``.
     """
     settings, model_params = split_autorater_parameters(autorater_parameters)
     if task is not None:
@@ -405,7 +430,9 @@ def check_run_parameters(
     parse_model_spec(autorater_model or DEFAULT_AUTORATER_MODEL)
     if _check_format(judgments_format) == "bigquery":
         io.parse_destination_prefix(bigquery_destination_prefix)
-    get_model(autorater_model or DEFAULT_AUTORATER_MODEL, config)
+    model = get_model(autorater_model or DEFAULT_AUTORATER_MODEL, config)
+    if probe_endpoint:
+        model.check_reachable()
 
 
 def check_verdict_settings(task_def: tasks.TaskDefinition, settings: pairwise.JudgeSettings) -> None:
@@ -444,8 +471,15 @@ def judge_examples(
     experimental_args: Mapping[str, Any] | None = None,
     judgments_path: str | None = None,
     error_messages_path: str | None = None,
+    shard_count: int = 1,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], JudgeSummary]:
     """Judge prepared examples with the autorater and vote over samples.
+
+    When the model calls stop early (see :mod:`autorater_pipelines.models`: a wrong endpoint, no progress
+    for ``max_stall_s``, ``max_consecutive_failures``), the judgments so far are kept, the rest become ERROR
+    rows with the reason, everything is written, and :class:`ModelCallError` is raised only in strict mode
+    (``autorater_parameters["strict"]``). SIGTERM always raises (nothing is written; a re-run resumes from
+    the response cache).
 
     Args:
         examples: Prepared examples (see module docstring).
@@ -460,13 +494,15 @@ def judge_examples(
         experimental_args: May hold ``custom_task_definition``.
         judgments_path: Where to write judgment rows as JSONL (atomically), or None.
         error_messages_path: Where to write error rows as JSONL (atomically), or None.
+        shard_count: Number of shards judging the dataset in parallel (this call judges one of them): a
+            declared ``requests_per_minute`` is divided among them, so that together they stay within it.
 
     Returns:
         ``(judgments, error_messages, summary)``: one judgment per example in input order.
 
     Raises:
         InputError: bad parameters.
-        ModelCallError: the run stopped after too many consecutive failed calls.
+        ModelCallError: the model calls stopped early and ``strict`` is set, or the process got SIGTERM.
     """
     id_columns = _validate_id_columns(id_columns)
     task_def = tasks.get_task(task, dict(experimental_args or {}))
@@ -474,6 +510,9 @@ def judge_examples(
     config = GenerateConfig.from_params(
         model_params, source="autorater_parameters", project=project or None, location=location or None
     )
+    if shard_count > 1 and config.requests_per_minute:
+        config = config.model_copy(update={"requests_per_minute": config.requests_per_minute / shard_count})
+        logger.info("requests_per_minute: %g per shard (%d shards)", config.requests_per_minute, shard_count)
     model = get_model(autorater_model or DEFAULT_AUTORATER_MODEL, config)
     check_verdict_settings(task_def, settings)
     schema = None if settings.verdict_pattern else task_def.judgment_schema
@@ -576,13 +615,19 @@ def judge_examples(
                     }
                 )
 
-    model.generate_each(
-        requests(),
-        consume,
-        desc="judging",
-        total=len(examples) * settings.sampling_count,
-        reask=pairwise.unparseable_check(settings, config.temperature, task_def.score_scale),
-    )
+    stopped: ModelCallError | None = None
+    try:
+        model.generate_each(
+            requests(),
+            consume,
+            desc="judging",
+            total=len(examples) * settings.sampling_count,
+            reask=pairwise.unparseable_check(settings, config.temperature, task_def.score_scale),
+        )
+    except ModelCallError as exc:
+        if exc.interrupted:
+            raise
+        stopped = exc  # every request was answered (not called = ERROR with the reason): write them all
     finish_rows()  # trailing rows without requests
     if judgments_path:
         io.write_jsonl(judgments_path, judgments)
@@ -597,9 +642,24 @@ def judge_examples(
         retries=stats.retries,
         input_tokens=stats.usage.input_tokens,
         output_tokens=stats.usage.output_tokens,
+        not_called_count=sum(_not_called(j) for j in judgments),
+        stopped=str(stopped or ""),
     )
     logger.info("judged %d examples: %s", len(judgments), summary)
+    if stopped is not None:
+        logger.error(
+            "model calls stopped early: %s (%d rows not judged; judgments written)", stopped, summary.not_called_count
+        )
+        if strict_mode(autorater_parameters):
+            raise stopped
     return judgments, errors, summary
+
+
+def _not_called(judgment: Mapping[str, Any]) -> bool:
+    """True for an ERROR row some of whose samples were never called (the run stopped first)."""
+    return judgment.get("choice") == "ERROR" and any(
+        str(s.get("error") or "").startswith(f"{ErrorKind.BUDGET.value}:") for s in judgment.get("samples") or []
+    )
 
 
 def aggregate_judgments(

@@ -66,6 +66,7 @@ def preflight(params: dict[str, Any]) -> int:
         location=params.get("location", ""),
         task=params["task"],
         experimental_args=params.get("experimental_args"),
+        probe_endpoint=True,
     )
     examples = autosxs.prepare_examples(
         evaluation_dataset=params["evaluation_dataset"],

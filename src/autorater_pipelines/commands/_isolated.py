@@ -10,10 +10,10 @@ pipeline step it starts joins that group). The group never outlives the command:
 
 The child runs with Python's UTF-8 mode on, so the steps' logs and progress bars never fail to encode on a
 machine whose locale is not UTF-8; the command copies its output to the terminal (or, with ``--quiet``, to a
-log whose tail is shown on failure), credentials redacted, escaping what the terminal cannot show, and a user
-error raised in a step (bad input, the failure budget) shown as its one ``error:`` line instead of a
-traceback. The child reports the pipeline's output artifacts (name → local path) or the failure in a JSON
-file.
+log whose tail is shown on failure; model-call heartbeat lines still show as they come), credentials
+redacted, escaping what the terminal cannot show, and a user error raised in a step (bad input, the failure
+budget) shown as its one ``error:`` line instead of a traceback. The child reports the pipeline's output
+artifacts (name → local path) or the failure in a JSON file.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import threading
 import time
 from typing import Any
 
+from autorater_pipelines.models._progress import PROGRESS_MARK
 from autorater_pipelines.redaction import redact
 
 __all__ = ["PID_FILE", "run_isolated"]
@@ -84,7 +85,8 @@ def run_isolated(template: str, params: dict[str, Any], staging: str, *, quiet: 
         )
         with open(os.path.join(staging, PID_FILE), "w", encoding="utf-8") as fh:
             fh.write(str(child.pid))
-        forward = threading.Thread(target=_forward, args=(child, log), name="pipeline-logs", daemon=True)
+        sink = _QuietSink(log) if quiet else log
+        forward = threading.Thread(target=_forward, args=(child, sink), name="pipeline-logs", daemon=True)
         forward.start()
         try:
             child.wait()
@@ -165,6 +167,33 @@ class _Chain:
         ours = _OUR_ERROR.match(self.exception or "")
         _write(self.sink, f"{' ' * self.indent}error: {ours.group('message')}\n" if ours else "".join(self.held))
         self.held, self.exception = [], None
+
+
+class _QuietSink:
+    """The ``--quiet`` log file, except that model-call heartbeats also go to stderr as they come.
+
+    Heartbeats (``[autorater progress] ...``: progress, failures and the last error, every ``heartbeat_s``
+    seconds) and the line saying that model calls stopped early keep a quiet run from being silent for long.
+    """
+
+    def __init__(self, log: Any) -> None:
+        self.log = log
+        self.encoding = getattr(log, "encoding", None)
+
+    def write(self, text: str) -> None:
+        self.log.write(text)
+        for line in text.splitlines():
+            clean = _ANSI.sub("", line).strip()
+            if PROGRESS_MARK in clean:
+                _write(sys.stderr, clean[clean.find(PROGRESS_MARK) :] + "\n")
+            elif "calls stopped early" in clean:
+                _write(sys.stderr, clean.split("]: ", 1)[-1] + "\n")  # without the KFP log prefix
+
+    def flush(self) -> None:
+        self.log.flush()
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _write(sink: Any, text: str) -> None:

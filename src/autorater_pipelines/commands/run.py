@@ -101,7 +101,12 @@ def register(sub: Any) -> None:
         action="store_true",
         help="keep the local runner's task outputs in OUTPUT_DIR/pipeline_root (one folder per task, as on Vertex AI)",
     )
-    p.add_argument("--quiet", action="store_true", help="hide the local runner's task logs (shown on failure)")
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="hide the local runner's task logs (shown on failure); model-call progress lines still print "
+        "every heartbeat_s (20 s)",
+    )
     p.add_argument(
         "--max-failed-share",
         type=_share,

@@ -9,6 +9,7 @@ bounded (adaptive) concurrency, a requests-per-minute limiter, retries with back
 ``Retry-After``, usage accounting and a run-level budget of consecutive failures.
 """
 
+from autorater_pipelines.models._cache_store import cache_under_pipeline_root, use_pipeline_root_cache
 from autorater_pipelines.models._config import GenerateConfig, GenerationSettings
 from autorater_pipelines.models._model import Model
 from autorater_pipelines.models._provider import Provider, ProviderError
@@ -44,8 +45,10 @@ __all__ = [
     "ProviderError",
     "TokenLogprob",
     "Usage",
+    "cache_under_pipeline_root",
     "get_model",
     "parse_model_spec",
     "provider_prefixes",
     "register_provider",
+    "use_pipeline_root_cache",
 ]

@@ -284,32 +284,37 @@ class GcsResponseCache:
         return DEFAULT_RETRY.with_deadline(self.retry_deadline_s)
 
     def _upload(self) -> None:
+        """Upload every waiting entry, in segments of at most ``batch_entries``."""
         self._load()  # own segments are indexed once uploaded: load the others first
         with self._upload_lock:
             with self._lock:
-                batch = dict(self._pending)
-            if not batch:
-                return
-            lines = [json.dumps(encode_entry(k, o), ensure_ascii=False, default=str) for k, o in batch.items()]
-            data = ("\n".join(lines) + "\n").encode("utf-8")
-            stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
-            name = f"{self._prefix}{stamp}-{uuid.uuid4().hex[:12]}.jsonl"
-            try:
-                blob = self._fs.client().bucket(self._bucket).blob(name)
-                blob.upload_from_string(
-                    data, content_type="application/x-ndjson", retry=self._retry(), timeout=self.retry_deadline_s
-                )
-            except Exception as exc:  # noqa: BLE001 - kept in memory; retried at the next flush
-                self._warn(f"cannot write gs://{self._bucket}/{name}", exc)
-                return
-            self.segments_written += 1
-            with self._lock:
-                if self._loaded and self._spool is not None:
-                    self._index_segment(data)
-                for key, output in batch.items():
-                    if self._pending.get(key) is output:
-                        del self._pending[key]
-                self._oldest_pending = time.monotonic() if self._pending else None
+                waiting = list(self._pending.items())
+            for start in range(0, len(waiting), self.batch_entries):
+                if not self._upload_segment(dict(waiting[start : start + self.batch_entries])):
+                    return  # kept in memory; retried at the next flush
+
+    def _upload_segment(self, batch: dict[str, ModelOutput]) -> bool:
+        lines = [json.dumps(encode_entry(k, o), ensure_ascii=False, default=str) for k, o in batch.items()]
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+        name = f"{self._prefix}{stamp}-{uuid.uuid4().hex[:12]}.jsonl"
+        try:
+            blob = self._fs.client().bucket(self._bucket).blob(name)
+            blob.upload_from_string(
+                data, content_type="application/x-ndjson", retry=self._retry(), timeout=self.retry_deadline_s
+            )
+        except Exception as exc:  # noqa: BLE001 - the cache never fails a run
+            self._warn(f"cannot write gs://{self._bucket}/{name}", exc)
+            return False
+        self.segments_written += 1
+        with self._lock:
+            if self._spool is not None:
+                self._index_segment(data)
+            for key, output in batch.items():
+                if self._pending.get(key) is output:
+                    del self._pending[key]
+            self._oldest_pending = time.monotonic() if self._pending else None
+        return True
 
     def _warn(self, what: str, exc: Exception) -> None:
         if not self._failed:

@@ -37,12 +37,14 @@ import dataclasses
 import logging
 import random
 import signal
+import socket
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
-from autorater_pipelines.errors import ModelCallError
+from autorater_pipelines.errors import InputError, ModelCallError
 from autorater_pipelines.models._batch import check_batch_support, generate_batch
 from autorater_pipelines.models._cache import cache_key
 from autorater_pipelines.models._cache_store import open_response_cache
@@ -115,6 +117,35 @@ class Model:
     def endpoint_url(self) -> str:
         """The URL calls go to (no credentials)."""
         return self._endpoint.url
+
+    def check_reachable(self, timeout_s: float = 5.0) -> None:
+        """Open (and close) a TCP connection to an explicitly configured endpoint; no request is sent.
+
+        Only a ``base_url`` given in the parameters or the environment is probed (never a provider's
+        default host); replay models and default endpoints pass without a probe. ``autorater run`` calls
+        this before the pipeline starts, so a wrong ``base_url`` fails in about a second.
+
+        Raises:
+            InputError: the connection was refused, the host name does not resolve, or nothing answered
+                within ``timeout_s`` — with the URL (no credentials), the model and the fix.
+        """
+        target = self._backend.base_url if self._backend.uses_network else None
+        if not target:
+            return
+        parts = urllib.parse.urlsplit(target if "//" in target else f"//{target}")
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            port = None
+        if not parts.hostname or port is None:
+            raise InputError(f"base_url {self.endpoint_url!r} of model {self.spec!r} names no host and port")
+        try:
+            socket.create_connection((parts.hostname, port), timeout=timeout_s).close()
+        except OSError as exc:
+            raise InputError(
+                f"cannot connect to {self.endpoint_url} (model {self.spec!r}): {type(exc).__name__}: {exc}. Fix: "
+                "check `base_url` (host, port, scheme) and that the server is running and reachable from here."
+            ) from None
 
     # ------------------------------------------------------------------------------------------
     async def agenerate(self, request: ModelRequest) -> ModelOutput:

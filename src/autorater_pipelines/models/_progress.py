@@ -3,7 +3,7 @@
 The heartbeat is one INFO line on the logger ``autorater_pipelines.progress`` every ``heartbeat_s``
 seconds while calls run, whatever the progress-bar setting, e.g.::
 
-    judging (gemini-2.5-flash): 120 of 400 done, 2 failed, 35 rate-limited answers, 470 attempts,
+    [autorater progress] judging (gemini-2.5-flash): 120 of 400 done, 2 failed, 35 rate-limited answers, 470 attempts,
     9.8 answers/s, pace 590/min
 
 ``autorater run --quiet`` passes these lines through, so a long run is never silent.
@@ -20,9 +20,11 @@ from typing import Any
 from autorater_pipelines.models._stats import CallStats
 from autorater_pipelines.models._types import ErrorKind, ModelOutput
 
-__all__ = ["PROGRESS_LOGGER", "RunProgress"]
+__all__ = ["PROGRESS_LOGGER", "PROGRESS_MARK", "RunProgress"]
 
 PROGRESS_LOGGER = "autorater_pipelines.progress"
+PROGRESS_MARK = "[autorater progress]"
+"""Every heartbeat message starts with this, so it can be found in any log format."""
 _LOGGED_FAILURES = 5  # per run, then only the heartbeat and the summary
 
 logger = logging.getLogger("autorater_pipelines.models")
@@ -97,7 +99,7 @@ class RunProgress:
         """Log :meth:`line` every ``every_s`` seconds until cancelled."""
         while True:
             await asyncio.sleep(every_s)
-            progress_logger.info("%s", self.line())
+            progress_logger.info("%s %s", PROGRESS_MARK, self.line())
 
     def close(self) -> None:
         """Close the bar and log the run's summary line."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -30,14 +31,17 @@ class RateLimiter:
     **Adaptive rate (AIMD).** Without a declared rate the limiter starts unpaced (bounded only by the
     concurrency limit). Each quota signal (:meth:`on_rate_limited`: a 429 from an attempt started after the
     previous decrease, so one burst of 429s counts once) multiplies the rate by ``BETA`` (0.5) — but never
-    below ``FLOOR`` (0.95) × the goodput (successful calls per second over the last
-    ``GOODPUT_WINDOW_S`` s), because the endpoint has just shown that it serves that much; the first
-    signal of an unpaced limiter starts from the attempt rate of the last second. Each success
-    (:meth:`on_success`) adds ``GROWTH`` × (rate after the last decrease) / rate, i.e. about +5 % of that
-    rate per second, up to the declared ceiling and to twice the goodput (no growth while the caller
-    itself is the bottleneck). Against a token-bucket quota this settles just under the quota: a decrease
-    lands at ~0.95 × quota, the bucket refills while the rate climbs back, and the next 429 comes once it
-    is drained again (about 1 % of the quota lost, a few 429s per cycle).
+    below ``FLOOR`` (0.95) × the goodput (successful calls per second over the last ``GOODPUT_WINDOW_S``
+    s), because the endpoint has just shown that it serves that much, nor below ``REMEMBERED`` (0.5) × the
+    goodput of the last ``MEMORY_S`` s; when nothing succeeded in that time the pace carries no
+    information and stays at least ``NO_INFO_RATE`` (1/s: the server's wait hints and the stall limit do
+    the rest). The first signal of an unpaced limiter starts from the attempt rate of the last second.
+    Each success (:meth:`on_success`) adds ``GROWTH`` × max(rate after the last decrease, goodput of the
+    last ``MEMORY_S`` s) / rate, i.e. about +5 % of that rate per second, up to the declared ceiling and to
+    twice the goodput (no growth while the caller itself is the bottleneck). Against a token-bucket quota
+    this settles just under the quota: a decrease lands at ~0.95 × quota, the bucket refills while the
+    rate climbs back, and the next 429 comes once it is drained again (about 1 % of the quota lost, a few
+    429s per cycle).
 
     :meth:`refund` gives back the start of a call the server rejected (HTTP 429 or 5xx): a quota counts
     the requests it served, so with a 10 % fault rate the limiter still admits ``rate`` successful calls
@@ -59,7 +63,10 @@ class RateLimiter:
     FLOOR = 0.95
     GROWTH = 0.05
     GOODPUT_WINDOW_S = 2.0
+    MEMORY_S = 60.0  # goodput remembered for the floor of a decrease and the unit of growth
+    REMEMBERED = 0.5
     MIN_RATE = 1.0 / 60.0  # one start per minute
+    NO_INFO_RATE = 1.0  # floor of a decrease when nothing succeeded in the last MEMORY_S
 
     def __init__(
         self,
@@ -73,7 +80,8 @@ class RateLimiter:
         self._rate = self.ceiling  # starts per second; None = unpaced
         self._reference = self._rate  # rate right after the last decrease (growth unit)
         self._last_decrease = -float("inf")
-        self._successes: collections.deque[float] = collections.deque()  # completion times (goodput)
+        self._successes: collections.deque[float] = collections.deque()  # completions, last GOODPUT_WINDOW_S
+        self._remembered: collections.deque[float] = collections.deque()  # completions, last MEMORY_S
         self._starts: collections.deque[float] = collections.deque()  # start times while unpaced
         self._first_start: float | None = None
         self.decreases = 0
@@ -190,15 +198,15 @@ class RateLimiter:
         with self._lock:
             now = self._clock()
             self._successes.append(now)
-            while self._successes and self._successes[0] <= now - self.GOODPUT_WINDOW_S:
-                self._successes.popleft()
+            self._remembered.append(now)
             if not self.adaptive or self._rate is None or self._reference is None:
                 return
             cap = max(2.0 * self._goodput(now), self._reference)
             if self.ceiling is not None:
                 cap = min(cap, self.ceiling)
             if self._rate < cap:
-                self._rate = min(cap, self._rate + self.GROWTH * self._reference / self._rate)
+                unit = max(self._reference, self._goodput(now, self.MEMORY_S))  # recover from a dip at once
+                self._rate = min(cap, self._rate + self.GROWTH * unit / self._rate)
 
     def on_rate_limited(self, started_at: float) -> bool:
         """Record a quota signal for an attempt started at ``started_at`` (multiplicative decrease).
@@ -212,12 +220,13 @@ class RateLimiter:
             now = self._clock()
             if started_at < self._last_decrease:
                 return False  # sent before the last decrease: that decrease already answered it
-            goodput = self._goodput(now)
-            if self._rate is None:
-                current = max(len(self._starts), 1) / 1.0  # attempts of the last second
-            else:
-                current = self._rate
-            rate = min(current, max(self.BETA * current, self.FLOOR * goodput, self.MIN_RATE))
+            recent, remembered = self._goodput(now), self._goodput(now, self.MEMORY_S)
+            current = self._rate if self._rate is not None else float(max(len(self._starts), 1))
+            if recent or remembered:
+                floor = max(self.FLOOR * recent, self.REMEMBERED * remembered, self.MIN_RATE)
+            else:  # nothing succeeded lately: the pace says nothing, waits come from the server's hints
+                floor = self.NO_INFO_RATE
+            rate = min(current, max(self.BETA * current, floor))
             self._rate = rate if self.ceiling is None else min(rate, self.ceiling)
             self._reference = self._rate
             self._last_decrease = now
@@ -225,11 +234,20 @@ class RateLimiter:
             self.decreases += 1
             return True
 
-    def _goodput(self, now: float) -> float:
-        """Successful calls per second over the last ``GOODPUT_WINDOW_S`` s (at least 1 s of history)."""
+    def _goodput(self, now: float, window_s: float | None = None) -> float:
+        """Successful calls per second over the last ``window_s`` (default ``GOODPUT_WINDOW_S``) seconds.
+
+        The window is at least 1 s and at most the time since the first start. Amortized O(1).
+        """
+        times = self._remembered if window_s == self.MEMORY_S else self._successes
+        span = self.MEMORY_S if window_s == self.MEMORY_S else self.GOODPUT_WINDOW_S
+        while times and times[0] <= now - span:
+            times.popleft()
         start = self._first_start if self._first_start is not None else now
-        window = min(self.GOODPUT_WINDOW_S, max(1.0, now - start))
-        return sum(1 for t in self._successes if t > now - window) / window
+        window = min(span, max(1.0, now - start))
+        if window < span:  # young limiter: count the last `window` seconds only
+            return sum(1 for _ in itertools.takewhile(lambda t: t > now - window, reversed(times))) / window
+        return len(times) / window
 
 
 class ConcurrencyLimiter:

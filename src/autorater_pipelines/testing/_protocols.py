@@ -395,8 +395,18 @@ _OPENAI_TYPE = {
 }
 
 
-def error_body(protocol: str, status: int, message: str) -> dict[str, Any]:
-    """Build the JSON body of an error answer in the given protocol."""
+def error_body(protocol: str, status: int, message: str, retry_delay_s: float | None = None) -> dict[str, Any]:
+    """Build the JSON body of an error answer in the given protocol.
+
+    ``retry_delay_s`` adds Google's ``google.rpc.RetryInfo`` detail (``retryDelay: "12s"``) to a Gemini /
+    Vertex AI error, as the Gemini API sends with ``RESOURCE_EXHAUSTED``.
+    """
+    if protocol != "openai" and retry_delay_s is not None:
+        body = error_body(protocol, status, message)
+        body["error"]["details"] = [
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{retry_delay_s:g}s"}
+        ]
+        return body
     if protocol == "openai":
         kind = _OPENAI_TYPE.get(status, "server_error" if status >= 500 else "invalid_request_error")
         return {"error": {"message": message, "type": kind, "param": None, "code": None}}

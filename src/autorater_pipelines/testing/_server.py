@@ -60,6 +60,8 @@ from autorater_pipelines.testing._protocols import (
 
 __all__ = ["ModelEmulator"]
 
+QUOTA_MESSAGE = "quota of {:g} requests per minute exceeded"
+
 _VERTEX = re.compile(
     r"^/v1(?:beta1)?/projects/[^/]+/locations/[^/]+/"
     r"(?:publishers/[^/]+/models|models|endpoints)/(?P<model>[^/:]+):generateContent$"
@@ -183,6 +185,9 @@ class ModelEmulator:
             minute's worth, which starts full).
         record_requests: Keep every :class:`EmulatedRequest` (``requests``); False keeps only the
             counters (long benchmarks).
+        retry_hint: How a quota 429 says when to retry: ``"header"`` (``Retry-After``, and ``retry-after-ms``
+            for OpenAI), ``"body"`` (Google's ``RetryInfo.retryDelay`` in the error body, as the Gemini API
+            does; OpenAI answers then carry the header) or ``"none"`` (no hint, as Vertex AI often does).
         max_input_tokens: Answer 400 ``INVALID_ARGUMENT`` to a request whose prompt has more tokens
             (whitespace-separated words, as in the usage counts) than this, like the real APIs' context
             limit (None = no limit).
@@ -201,6 +206,7 @@ class ModelEmulator:
         *,
         quota_burst: float | None = None,
         record_requests: bool = True,
+        retry_hint: str = "header",
         max_input_tokens: int | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -212,6 +218,11 @@ class ModelEmulator:
         self.fault_rate = fault_rate
         self.fault_status = fault_status
         self.record_requests = record_requests
+        if retry_hint not in ("header", "body", "none"):
+            raise ValueError(f"retry_hint must be 'header', 'body' or 'none', got {retry_hint!r}")
+        self.retry_hint = retry_hint
+        self._last_minute: collections.deque[float] = collections.deque()  # arrival times, last 60 s
+        self._max_per_minute = 0
         self.max_input_tokens = max_input_tokens
         self._random = random.Random(seed)
         self._host, self._port = host, port
@@ -291,10 +302,12 @@ class ModelEmulator:
         """Counters as a JSON-ready dict (also served on ``GET /stats``).
 
         Returns:
-            ``{"calls": received, "by_status": {"200": answered, ...}, "in_flight": n, "max_in_flight": n}``.
+            ``{"calls": received, "by_status": {"200": answered, ...}, "in_flight": n, "max_in_flight": n,
+            "max_calls_per_minute": n}`` (the most requests received in any 60 s, failed ones included).
         """
         with self._lock:
             return {
+                "max_calls_per_minute": self._max_per_minute,
                 "calls": self._call_count,
                 "by_status": {str(k): v for k, v in sorted(self._by_status.items())},
                 "in_flight": self._in_flight,
@@ -316,6 +329,8 @@ class ModelEmulator:
             self._injected.clear()
             self._tokens = None
             self._max_in_flight = self._in_flight
+            self._last_minute.clear()
+            self._max_per_minute = 0
 
     # --- control ------------------------------------------------------------------------------
     def inject_failures(self, n: int, status: int = 429, retry_after_s: float | None = 1.0) -> None:
@@ -329,7 +344,10 @@ class ModelEmulator:
             (self._connections.add if add else self._connections.discard)(conn)
 
     def _failure(self) -> tuple[int, float | None, str] | None:
-        """Decide (under the lock) whether this request fails: (status, retry_after_s, message)."""
+        """Decide (under the lock) whether this request fails: (status, retry_after_s, message).
+
+        A quota failure's message is :data:`QUOTA_MESSAGE` (its wait hint follows ``retry_hint``).
+        """
         if self._injected:
             status, retry_after = self._injected.popleft()
             return status, retry_after, f"injected failure (HTTP {status})"
@@ -348,7 +366,7 @@ class ModelEmulator:
             self._refilled_at = now
             if self._tokens < 1.0:
                 wait = max(0.001, (1.0 - self._tokens) / rate)
-                return 429, round(wait, 3), f"quota of {self.requests_per_minute:g} requests per minute exceeded"
+                return 429, round(wait, 3), QUOTA_MESSAGE.format(self.requests_per_minute)
             self._tokens -= 1.0
         return None
 
@@ -357,6 +375,11 @@ class ModelEmulator:
             if self.record_requests:
                 self._requests.append(request)
             self._call_count += 1
+            now = time.monotonic()
+            self._last_minute.append(now)
+            while self._last_minute[0] <= now - 60.0:
+                self._last_minute.popleft()
+            self._max_per_minute = max(self._max_per_minute, len(self._last_minute))
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
             failure = self._failure()
@@ -374,11 +397,15 @@ class ModelEmulator:
             if failure is not None:
                 status, retry_after, message = failure
                 headers: dict[str, str] = {}
-                if retry_after is not None:
+                quota = bool(self.requests_per_minute) and message == QUOTA_MESSAGE.format(self.requests_per_minute)
+                hint = self.retry_hint if quota else "header"
+                in_body = hint == "body" and request.protocol != "openai"
+                if retry_after is not None and hint != "none" and not in_body:
                     headers["Retry-After"] = f"{retry_after:g}"
                     if request.protocol == "openai":
                         headers["retry-after-ms"] = str(int(retry_after * 1000))
-                result = (status, error_body(request.protocol, status, message), headers)
+                body = error_body(request.protocol, status, message, retry_after if in_body else None)
+                result = (status, body, headers)
             else:
                 try:
                     answer = to_answer(self.responder(request))

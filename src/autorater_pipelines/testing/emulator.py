@@ -66,6 +66,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="capacity of the quota's token bucket in requests (default: one minute's worth)",
     )
+    parser.add_argument(
+        "--retry-hint",
+        choices=["header", "body", "none"],
+        default="header",
+        help="how a quota 429 says when to retry: Retry-After header, Google RetryInfo in the body, or not at all",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the fault generator (default: 0)")
     parser.add_argument(
         "--text",
@@ -100,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         seed=args.seed,
         quota_burst=args.quota_burst,
         record_requests=not args.no_record,
+        retry_hint=args.retry_hint,
         host=args.host,
         port=args.port,
     )
