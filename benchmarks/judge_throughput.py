@@ -47,7 +47,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,9 @@ from autorater_pipelines.models import (
 )
 from autorater_pipelines.models._stats import LatencyHistogram
 from autorater_pipelines.testing.judges import length_judge, responses_in_prompt
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # spawned shard processes import _shard_worker too
+import _shard_worker  # noqa: E402
 
 TASK = "question_answering@001"
 MODEL = "gemini-2.5-flash"
@@ -269,14 +272,55 @@ def run_ours(
         seconds = time.perf_counter() - started
     finally:
         autosxs_steps.get_model = real_get_model  # type: ignore[assignment]
-    stats = built[-1].stats
+    result = score_judgments(name, examples, expected, judgments, seconds, summary.retries, built[-1].stats.latency)
+    return result, judgments
+
+
+def score_judgments(
+    name: str,
+    examples: list[dict[str, Any]],
+    expected: dict[str, str],
+    judgments: list[dict[str, Any]],
+    seconds: float,
+    retries: int,
+    latency: LatencyHistogram,
+) -> Result:
+    """Count successful calls, lost rows (no complete judgment, or duplicated) and wrong verdicts."""
     ids = [j["id"] for j in judgments]
     complete = [j for j in judgments if j["choice"] != "ERROR" and not any(s["error"] for s in j["samples"])]
     ok_calls = sum(1 for j in judgments for s in j["samples"] if not s["error"])
     lost = len(examples) - len({j["id"] for j in complete}) + (len(ids) - len(set(ids)))
     wrong = sum(1 for j in complete if j["choice"] != expected[j["id"]])
-    result = Result(name, ok_calls, seconds, len(judgments), lost, wrong, summary.retries, stats.latency, {})
-    return result, judgments
+    errors = sum(j["choice"] == "ERROR" for j in judgments)
+    note = f"{errors} ERROR rows" if errors else ""
+    return Result(name, ok_calls, seconds, len(judgments), lost, wrong, retries, latency, {}, note=note)
+
+
+def run_shards(
+    sc: Scenario, examples: list[dict[str, Any]], expected: dict[str, str], cache_dir: str, url: str, shards: int
+) -> Result:
+    """``shards`` processes at once, each judging every ``shards``-th example like a pipeline's judging shard.
+
+    With a declared quota each shard paces at ``requests_per_minute / shards``; with ``--unknown-quota`` each
+    finds its share from the server's 429s. Time = first shard start to last shard end (imports excluded).
+    """
+    import multiprocessing
+
+    params: dict[str, Any] = {"cache_dir": cache_dir, "progress": False, "base_url": url}
+    if sc.declared:
+        params.update(sampling_count=sc.samples, max_concurrency=sc.concurrency)
+        if sc.quota_rpm:
+            params["requests_per_minute"] = sc.quota_rpm  # the whole quota; each shard takes its share
+    jobs = [(examples, i, shards, params, TASK, MODEL) for i in range(shards)]
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(shards, mp_context=context, initializer=_shard_worker.import_sdk) as pool:
+        list(pool.map(_shard_worker.wait, range(shards)))  # every worker has imported the SDK
+        done = list(pool.map(_shard_worker.judge_shard, jobs))
+    judgments = [j for shard, *_ in done for j in shard]
+    seconds = max(end for _, _, end, _ in done) - min(start for _, start, _, _ in done)
+    retries = sum(r for *_, r in done)
+    name = f"ours, {shards} shards"
+    return score_judgments(name, examples, expected, judgments, seconds, retries, LatencyHistogram())
 
 
 def run_sequential(
@@ -476,6 +520,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="ours runs with defaults only: no requests_per_minute (the usual case on Vertex AI), max_concurrency 32",
     )
+    p.add_argument(
+        "--shards",
+        type=int,
+        default=0,
+        help="also run ours as this many parallel shard processes sharing the quota (declared quota divided)",
+    )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", default=None, help="also write the results as JSON here")
     args = p.parse_args(argv)
@@ -521,9 +571,16 @@ def main(argv: list[str] | None = None) -> int:
         for attempt in range(args.repeat):
             cache = os.path.join(tmp, f"cache-{attempt}")
             with Emulator(dataclasses.replace(sc, seed=sc.seed + attempt)) as emu:  # other faults each run
-                result, judgments = run_ours(sc, examples, expected, cache, url=emu.url)
+                if args.shards:
+                    result = run_shards(sc, examples, expected, cache, emu.url, args.shards)
+                else:
+                    result, judgments = run_ours(sc, examples, expected, cache, url=emu.url)
                 result.emulator = emu.stats()
-                before = result.emulator["calls"]
+                if args.shards:  # the shards' judgments in dataset order, from the cache they filled
+                    _, judgments = run_ours(sc, examples, expected, cache, url=emu.url, name="merged")
+                per_minute = result.emulator.get("max_calls_per_minute")
+                result.note = (result.note + f" max {per_minute} calls in any 60 s;").strip()
+                before = emu.stats()["calls"]
                 _, rejudged = run_ours(sc, examples, expected, cache, url=emu.url, name="ours re-run")
                 calls_again = emu.stats()["calls"] - before
                 rerun_calls = max(rerun_calls, calls_again)
