@@ -239,7 +239,11 @@ def test_sigkill_of_autorater_run_stops_its_pipeline_and_the_next_run_cleans_up(
 
 
 def test_the_failure_budget_stop_inside_a_step_is_one_error_line_not_a_traceback(tmp_path):
-    """A dead endpoint trips the judge step's failure budget: the user sees why, in one line, no traceback."""
+    """A dead endpoint trips the judge step's failure budget: the user sees why, in one line, no traceback.
+
+    Without ``strict`` the step still writes every row (ERROR with the reason) and the run exits 1 because
+    no row could be judged.
+    """
     rows = [{"id": f"r{i}", "question": f"Q{i}?", "a": "a", "b": "b b"} for i in range(30)]
     dataset = _write_jsonl(tmp_path / "data.jsonl", rows)
     with ModelEmulator(fault_rate=1.0, fault_status=503) as emu:
@@ -265,6 +269,9 @@ def test_the_failure_budget_stop_inside_a_step_is_one_error_line_not_a_traceback
     printed = (stdout + stderr).decode("utf-8", errors="replace")
     assert proc.returncode == 1, printed[-3000:]
     assert "Traceback" not in printed, printed[-3000:]
-    assert "error: stopped calling 'gemini-2.5-flash' after 3 consecutive failed calls" in printed
-    assert "error: pipeline run failed" in printed
-    assert not (tmp_path / "out").exists() and not list(tmp_path.glob(".out.partial-*"))
+    assert "model calls stopped early: stopped calling 'gemini-2.5-flash' after 3 consecutive failed calls" in printed
+    assert "error: no row could be evaluated" in printed
+    judgments = [json.loads(line) for line in (tmp_path / "out" / "judgments.jsonl").read_text().splitlines()]
+    assert len(judgments) == 30 and {j["choice"] for j in judgments} == {"ERROR"}
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert metrics["not_called_count"] == 29  # r0's two calls and r1's first were made; the rest never
