@@ -47,12 +47,13 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, runtime_checkable
 
 from autorater_pipelines.errors import InputError, ModelCallError
-from autorater_pipelines.models._cache import ResponseCache, cache_key
+from autorater_pipelines.models._cache import cache_key
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._provider import classify_status
 from autorater_pipelines.models._types import ErrorKind, ModelError, ModelOutput, ModelRequest, Usage
 
 if TYPE_CHECKING:
+    from autorater_pipelines.models._cache_store import Store
     from autorater_pipelines.models._model import CallStats
 
 __all__ = ["ID_LABEL", "BatchBackend", "BatchJob", "check_batch_support", "generate_batch", "request_id"]
@@ -154,7 +155,7 @@ def generate_batch(
     spec: str,
     config: GenerateConfig,
     identity: dict[str, Any],
-    cache: ResponseCache | None,
+    cache: Store | None,
     stats: CallStats,
     desc: str = "model calls",
 ) -> list[ModelOutput]:

@@ -41,7 +41,7 @@ import socket
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any, TypeVar
 
 from autorater_pipelines.errors import InputError, ModelCallError
@@ -312,7 +312,7 @@ class Model:
                 interrupted=self._interrupted,
             )
 
-    def _on_sigterm(self, tasks: list[asyncio.Future[None]]) -> Callable[[], None] | None:
+    def _on_sigterm(self, tasks: Sequence[asyncio.Future[None]]) -> Callable[[], None] | None:
         """On SIGTERM: stop starting calls, let those in flight finish (``DRAIN_S``), write the cache."""
         if threading.current_thread() is not threading.main_thread():
             return None
@@ -327,7 +327,11 @@ class Model:
             previous = signal.signal(signal.SIGTERM, lambda *_: loop.call_soon_threadsafe(interrupt))
         except ValueError:
             return None
-        return lambda: signal.signal(signal.SIGTERM, previous)
+
+        def restore() -> None:
+            signal.signal(signal.SIGTERM, previous)
+
+        return restore
 
     def _trip(self, error: ModelError, why: str) -> None:
         """Stop the run: no further calls; ``why`` is the first sentence of the ModelCallError."""

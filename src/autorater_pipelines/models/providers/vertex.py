@@ -174,7 +174,8 @@ class GeminiProvider(Provider):
         self._path = f"{_model_path(self.name, vertex=mode == 'vertex')}:generateContent"
         self._endpoint = (self.provider, base_url or "", project or "", location, self.name)
         self._base_url = base_url
-        self._project, self._location = (project, location) if mode == "vertex" else (None, None)
+        self._project: str | None = project if mode == "vertex" else None
+        self._location: str | None = location if mode == "vertex" else None
         api_client = getattr(self._client.aio, "_api_client", None)
         self._transport, problem = private_transport(api_client)
         if problem:
@@ -351,7 +352,7 @@ class GeminiProvider(Provider):
 def _emulator_credentials() -> Any:
     import google.oauth2.credentials
 
-    return google.oauth2.credentials.Credentials(token="emulator")  # type: ignore[no-untyped-call]
+    return google.oauth2.credentials.Credentials(token="emulator")
 
 
 def _batch_job(job: types.BatchJob) -> BatchJob:
