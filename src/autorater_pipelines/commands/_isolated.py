@@ -85,8 +85,8 @@ def run_isolated(template: str, params: dict[str, Any], staging: str, *, quiet: 
         )
         with open(os.path.join(staging, PID_FILE), "w", encoding="utf-8") as fh:
             fh.write(str(child.pid))
-        sink = _QuietSink(log) if quiet else log
-        forward = threading.Thread(target=_forward, args=(child, sink), name="pipeline-logs", daemon=True)
+        lines = _QuietSink(log) if quiet else log
+        forward = threading.Thread(target=_forward, args=(child, lines), name="pipeline-logs", daemon=True)
         forward.start()
         try:
             child.wait()
