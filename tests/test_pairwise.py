@@ -1,5 +1,4 @@
 import re
-import time
 
 import pytest
 
@@ -167,10 +166,9 @@ def test_grade_ci_is_not_grade_c():
 
 def test_catastrophic_patterns_run_in_linear_time():
     settings = JudgeSettings.from_params({"verdict_pattern": r"^(a+)+$", "verdict_map": {"a": "A"}})
-    started = time.perf_counter()
+    assert type(settings.verdict_pattern).__name__ == "VerdictPattern"  # RE2, timed in benchmarks/
     with pytest.raises(ValueError, match="found no match"):
         parse_verdict("a" * 100_000 + "!", settings)  # Python's re would backtrack for ages
-    assert time.perf_counter() - started < 5  # generous bound for a loaded machine
 
 
 @pytest.mark.parametrize(

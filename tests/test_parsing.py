@@ -75,7 +75,6 @@ def test_prose_quotes_and_stray_braces_before_the_json():
     "text",
     ['{"a": ' * 20_000 + "x", "{" * 200_000 + '{"choice": "A"', '{"a": "' + "{" * 100_000, "```" * 50_000],
 )
-def test_adversarial_texts_end_quickly(text):
-    started = time.perf_counter()
-    extract_json_values(text)
-    assert time.perf_counter() - started < 5  # bounded work, generous for a loaded machine
+def test_adversarial_texts_hold_no_json(text):
+    # Work is linear in the text (timed in benchmarks/parsing_worst_case.py): a regression shows there.
+    assert extract_json_values(text) == []

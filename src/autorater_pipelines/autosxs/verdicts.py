@@ -39,6 +39,8 @@ VERDICT_MATCHES = ("last", "first", "unique")
 MAX_PATTERN_LENGTH = 1000
 """Longest ``verdict_pattern`` accepted, in characters."""
 
+_LISTED = 8  # matches quoted in a note or an error message
+
 
 class VerdictPattern:
     """A compiled ``verdict_pattern`` (RE2): ``pattern`` is the text, ``groups`` the number of groups."""
@@ -164,7 +166,8 @@ def find_verdict(text: str, pattern: VerdictPattern, verdict_map: Mapping[str, s
     positions = [_lookup(token, verdict_map) for token in found]
     chosen = {"first": 0, "last": len(found) - 1}.get(match)
     distinct = sorted({p for p in positions if p is not None})
-    listing = ", ".join(f"{t!r} → {p or 'not in verdict_map'}" for t, p in zip(found, positions, strict=True))
+    shown = [f"{t!r} → {p or 'not in verdict_map'}" for t, p in zip(found[:_LISTED], positions, strict=False)]
+    listing = ", ".join(shown) + (f", … {len(found) - _LISTED} more" if len(found) > _LISTED else "")
     if chosen is None:  # unique
         if len(distinct) != 1 or None in positions:
             raise ValueError(f"ambiguous verdict (verdict_match=unique): {len(found)} matches disagree: {listing}")
