@@ -11,11 +11,7 @@ from pathlib import Path
 
 import pytest
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    from pip._vendor import tomli as tomllib
-
+tomllib = pytest.importorskip("tomllib", reason="Python 3.11+ (reads pyproject.toml)")
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -96,12 +92,16 @@ def _third_party_imports() -> set[str]:
     return {n for n in names if n.split(".")[0] not in sys.stdlib_module_names | {"autorater_pipelines", "__future__"}}
 
 
+NOT_PRECOMPILED = {"google.cloud.aiplatform"}
+"""Imported by one rare path only (Model Registry evaluations of registry models); the Dockerfile says why."""
+
+
 def test_the_image_byte_compiles_every_third_party_module_the_library_imports():
     """The deps stage imports them once so their .pyc files ship (no step compiles them at start-up)."""
     [warm_up] = [args for op, args in _instructions() if op == "RUN" and "PYTHONDONTWRITEBYTECODE= " in args]
     imported = re.findall(r"\bimport ([\w.]+(?: as \w+)?(?:, [\w.]+(?: as \w+)?)*)", warm_up)
     warmed = {_root(name.split(" as ")[0]) for group in imported for name in group.split(", ")}
-    missing = _third_party_imports() - warmed
+    missing = _third_party_imports() - warmed - NOT_PRECOMPILED
     assert not missing, f"add to the Dockerfile's byte-compiling imports: {sorted(missing)}"
 
 
@@ -164,7 +164,7 @@ def test_the_lock_files_pin_every_dependency_within_pyproject_and_agree():
     assert not stale, (
         f"image.lock pins packages no runtime dependency needs: {sorted(stale)}; run bash requirements/update.sh"
     )
-    assert "google-cloud-aiplatform" not in image, "submit-only: not in the component image"
+    assert "google-cloud-aiplatform" in image, "the Model Registry step (autosxs/model_registry.py) needs it"
     assert not {"pytest", "ruff", "mypy", "docker"} & set(image), "test-only packages in the component image"
     for sdk in ("google-genai", "openai"):
         [spec] = [Requirement(d).specifier for d in project["dependencies"] if Requirement(d).name == sdk]

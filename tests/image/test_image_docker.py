@@ -23,6 +23,7 @@ from autorater_pipelines.cli import main
 from autorater_pipelines.models.providers._genai_transport import FALLBACK_MESSAGE
 from autorater_pipelines.testing import ModelEmulator
 from autorater_pipelines.testing.judges import length_judge
+from autorater_pipelines.testing.model_registry import FakeModelRegistry
 
 pytestmark = [
     pytest.mark.docker_image,
@@ -219,6 +220,43 @@ def test_gemini_judge_in_the_image_as_a_non_root_uid_uses_the_fast_path_and_the_
     logs = capfd.readouterr().out
     assert "is not writable" not in logs, logs[-3000:]
     assert FALLBACK_MESSAGE not in logs, logs[-3000:]
+
+
+def _generate_or_judge(request):
+    """Judge prompts (structured output): the length judge; generation: the model's name and the prompt's last line."""
+    if request.response_schema:
+        return length_judge(request)
+    return f"{request.model} says: {request.prompt_text.strip().splitlines()[-1]}"
+
+
+def test_compare_models_in_the_image_generates_judges_and_imports_into_the_model_registry(
+    image, templates, bucket, tmp_path
+):
+    """Google's documented compare-models form: both responses generated (Gemini emulator), judged, and the
+    evaluation of the registry model imported into the Model Registry (google-cloud-aiplatform in the image)."""
+    blobs, prefix = bucket
+    folder = prefix.split("/", 3)[3]
+    docs = REPO / "examples" / "autosxs_docs"
+    blobs.blob(f"{folder}/compare_models.jsonl").upload_from_filename(str(docs / "compare_models.jsonl"))
+    params = {
+        **json.loads((docs / "compare_models.json").read_text()),
+        "evaluation_dataset": f"{prefix}/compare_models.jsonl",
+    }
+    tuned = params["model_b"]
+    root = tmp_path / "root"
+    root.mkdir()
+    with ModelEmulator(responder=_generate_or_judge) as emulator, FakeModelRegistry(models=[tuned]) as registry:
+        env = {"STORAGE_EMULATOR_HOST": os.environ["STORAGE_EMULATOR_HOST"], "GOOGLE_VERTEX_BASE_URL": emulator.url}
+        outputs = _run_template(templates / "autosxs.yaml", params, root, {**env, **registry.env})
+        generated = [r for r in emulator.requests if not r.response_schema]
+        (imported,) = registry.imports
+    rows = len(_read_jsonl(docs / "compare_models.jsonl"))
+    assert len(generated) == 2 * rows  # model A and model B answered every row
+    judgments = _read_jsonl(outputs["judgments"].path)
+    assert len(judgments) == rows and all(j["choice"] in ("A", "B", "TIE") for j in judgments)
+    assert imported.parent.startswith(tuned) and imported.metrics["modelWinRate"] == pytest.approx(
+        sum(j["choice"] == "B" for j in judgments) / rows
+    )
 
 
 @pytest.mark.parametrize("user", [None, NON_ROOT, "4242:4242"])
