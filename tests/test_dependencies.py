@@ -28,7 +28,8 @@ LIBRARY = [REPO / "src" / "autorater_pipelines", REPO / "components", REPO / "pi
 TESTS = [REPO / "tests", REPO / "benchmarks"]
 NOT_IMPORTED = {"aiohttp": "google-genai's async transport, used when installed"}
 """Declared runtime dependencies that no module imports by name, and why they are declared."""
-LOCAL = {"autorater_pipelines", "report_helpers", "bad_input_cases", "conftest"}
+LOCAL = {"autorater_pipelines"} | {p.stem for root in TESTS for p in root.rglob("*.py")}
+"""First-party modules: the package and the helper modules next to the tests and benchmarks."""
 VENV = {"pip", "setuptools"}
 """Distributions every virtual environment has (a test imports pip's vendored tomli on Python 3.10)."""
 
