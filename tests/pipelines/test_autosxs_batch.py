@@ -77,7 +77,9 @@ def _run(params: dict, tmp_path: Path) -> tuple[int, Path]:
     path = tmp_path / "params.json"
     path.write_text(json.dumps(params))
     out = tmp_path / "out"
-    return main(["run", "autosxs", "--params", str(path), "--output-dir", str(out), "--quiet"]), out
+    # q6's model A generation fails by design (1 of 6 rows): above the default --max-failed-share of 0.1.
+    args = ["run", "autosxs", "--params", str(path), "--output-dir", str(out), "--quiet", "--max-failed-share", "0.5"]
+    return main(args), out
 
 
 def _expected_choices() -> dict[str, str]:
