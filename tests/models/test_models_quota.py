@@ -39,14 +39,27 @@ def test_transient_errors_still_use_up_max_retries(emulator: ModelEmulator, make
     assert out.error.kind is ErrorKind.TRANSIENT and out.attempts == 3
 
 
-def test_an_endpoint_without_progress_stops_the_run_after_max_stall_s(emulator: ModelEmulator, make_config) -> None:
-    emulator.inject_failures(10_000, status=429, retry_after_s=None)  # rate limited forever, no hint
-    model = get_model("gemini-2.5-flash", make_config(max_stall_s=0.5, max_concurrency=2))
+@pytest.mark.parametrize("status", [429, 503])
+def test_an_endpoint_without_progress_stops_the_run_after_max_stall_s(
+    emulator: ModelEmulator, make_config, status: int
+) -> None:
+    emulator.inject_failures(10_000, status=status, retry_after_s=None)  # failing forever, no hint
+    model = get_model("gemini-2.5-flash", make_config(max_stall_s=0.5, max_concurrency=2, max_retries=10_000))
     outputs = []
-    with pytest.raises(ModelCallError, match=r"succeeded for 0\.5 s \(max_stall_s=0\.5\); last error: rate_limit"):
+    with pytest.raises(ModelCallError, match=r"succeeded for 0\.5 s, not once in this run \(max_stall_s\); last error"):
         model.generate_each(_requests(5), lambda _r, o: outputs.append(o))
     assert len(outputs) == 5 and not any(o.ok for o in outputs)
-    assert {o.error.kind for o in outputs} <= {ErrorKind.RATE_LIMIT, ErrorKind.BUDGET}
+    assert {o.error.kind for o in outputs} <= {ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT, ErrorKind.BUDGET}
+
+
+def test_an_endpoint_that_never_answered_stalls_sooner(emulator: ModelEmulator, make_config, monkeypatch) -> None:
+    from autorater_pipelines.models import _endpoint
+
+    monkeypatch.setattr(_endpoint, "NEVER_ANSWERED_STALL_S", 0.3)
+    emulator.inject_failures(10_000, status=503, retry_after_s=None)
+    model = get_model("openai/m", make_config(max_stall_s=3600, max_retries=10_000))
+    with pytest.raises(ModelCallError, match=r"succeeded for 0\.3 s, not once in this run"):
+        model.generate(_requests(3))
 
 
 def test_a_retry_after_longer_than_the_cap_fails_the_call_saying_so(emulator: ModelEmulator, make_config) -> None:

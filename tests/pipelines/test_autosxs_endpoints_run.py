@@ -30,11 +30,15 @@ def _run(params: dict, tmp_path: Path) -> tuple[int, Path]:
     return main(["run", "autosxs", "--params", str(params_path), "--output-dir", str(out), "--quiet"]), out
 
 
-@pytest.mark.parametrize("spec", ["openai/judge", "gemini-2.5-flash"])
-def test_a_wrong_base_url_fails_before_the_run_naming_the_url(tmp_path, capsys, spec: str) -> None:
+def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]  # nothing listens once closed
+        return sock.getsockname()[1]  # nothing listens once closed
+
+
+@pytest.mark.parametrize("spec", ["openai/judge", "gemini-2.5-flash"])
+def test_a_wrong_base_url_fails_before_the_run_naming_the_url(tmp_path, capsys, spec: str) -> None:
+    port = _closed_port()
     url = f"http://user:secret@127.0.0.1:{port}"
     code, out = _run(_params(autorater_model=spec, autorater_parameters={"base_url": url}), tmp_path)
     err = capsys.readouterr().err
@@ -42,6 +46,21 @@ def test_a_wrong_base_url_fails_before_the_run_naming_the_url(tmp_path, capsys, 
     [line] = [line for line in err.splitlines() if line.startswith("error:")]
     assert f"cannot connect to http://127.0.0.1:{port}" in line and f"(model {spec!r})" in line
     assert "Fix: check `base_url`" in line and "secret" not in err and "Traceback" not in err
+
+
+def test_a_wrong_base_url_of_model_a_fails_before_the_run(tmp_path, capsys) -> None:
+    params = _params(
+        autorater_model=f"replay/{QUICKSTART / 'replay.jsonl'}",
+        response_column_a="",
+        model_a="openai/generator",
+        model_a_prompt_parameters={"prompt": {"column": "question"}},
+        model_a_parameters={"base_url": f"http://127.0.0.1:{(port := _closed_port())}"},
+    )
+    code, out = _run(params, tmp_path)
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists()
+    assert f"cannot connect to http://127.0.0.1:{port}/v1 (model 'openai/generator')" in err
+    assert "Traceback" not in err
 
 
 @pytest.mark.pipeline

@@ -82,7 +82,30 @@ def preflight(params: dict[str, Any]) -> int:
         model_b_prompt_parameters=params.get("model_b_prompt_parameters"),
         experimental_args=params.get("experimental_args"),
     )
+    _probe_generating_models(params, examples)
     return len(examples)
+
+
+def _probe_generating_models(params: dict[str, Any], examples: list[dict[str, Any]]) -> None:
+    """Check the explicit ``base_url`` of model A / B when their responses will be generated (TCP only).
+
+    Raises:
+        InputError: the endpoint refuses the connection or its host does not resolve (URL, model, fix).
+    """
+    from autorater_pipelines.autosxs import inference
+    from autorater_pipelines.models import get_model
+
+    for side in ("a", "b"):
+        spec = params.get(f"model_{side}") or ""
+        if spec and any(f"model_{side}_prompt" in example for example in examples):
+            config = inference.model_config(
+                params.get(f"model_{side}_parameters"),
+                side=side,
+                project=params.get("project", ""),
+                location=params.get("location", ""),
+            )
+            if config.base_url or spec.startswith("openai/"):  # only an explicit endpoint is probed
+                get_model(spec, config).check_reachable()
 
 
 def _fmt(value: Any, spec: str) -> str:

@@ -96,8 +96,8 @@ class GenerateConfig(GenerationSettings):
     honoured; a call asked to wait longer fails with a rate-limit error that says so."""
     max_stall_s: float = pydantic.Field(default=60.0, gt=0)
     """A call keeps being retried while the endpoint makes progress; when no call to the endpoint has
-    succeeded for this many seconds (a server-requested wait excluded), the run stops and its remaining
-    calls fail with the reason."""
+    succeeded for this many seconds (a server-requested wait excluded; at most 20 s for an endpoint that has
+    not answered once), the run stops and its remaining calls fail with the reason."""
     timeout_s: float = pydantic.Field(default=120.0, gt=0)
     """Per-attempt timeout in seconds."""
     max_consecutive_failures: int = pydantic.Field(default=50, ge=1)

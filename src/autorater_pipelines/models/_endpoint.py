@@ -35,6 +35,8 @@ __all__ = ["Endpoint", "endpoint_for"]
 OUTCOME_WINDOW = 20
 QUOTA_SHARE = 0.2
 OVERLOAD_SHARE = 0.3
+NEVER_ANSWERED_STALL_S = 20.0
+"""Stall limit of an endpoint that has not answered once (a dead or wrong endpoint stops sooner)."""
 
 
 class Endpoint:
@@ -94,16 +96,20 @@ class Endpoint:
     def stall_message(self, spec: str, error: ModelError, limit_s: float, *, since: float) -> str | None:
         """Why the run must stop when no call succeeded for ``limit_s`` (run start ``since``), else None.
 
-        A pause the server asked for (``Retry-After``) counts as progress: the time runs from its end.
+        A pause the server asked for (``Retry-After``) counts as progress: the time runs from its end. An
+        endpoint that has not answered once in this process gets at most ``NEVER_ANSWERED_STALL_S``.
         """
+        if not self.answered:
+            limit_s = min(limit_s, NEVER_ANSWERED_STALL_S)
         progress = max(self.last_success or since, since, self.rate.paused_until)
         if time.monotonic() - progress <= limit_s:
             return None
         status = f" (HTTP {error.status_code})" if error.status_code else ""
+        never = "" if self.answered else ", not once in this run"
         return (
-            f"no call to {spec!r} at {self.url} succeeded for {limit_s:g} s (max_stall_s={limit_s:g}); last "
-            f"error: {error.kind.value}{status}: {error.message.rstrip('.')}. Check that the endpoint is up and "
-            "the quota is not exhausted, or raise max_stall_s."
+            f"no call to {spec!r} at {self.url} succeeded for {limit_s:g} s{never} (max_stall_s); last error: "
+            f"{error.kind.value}{status}: {error.message.rstrip('.')}. Check that the endpoint is up and the "
+            "quota is not exhausted, or raise max_stall_s."
         )
 
     def wrong_endpoint_message(self, spec: str, error: ModelError, *, unreachable: bool) -> str | None:

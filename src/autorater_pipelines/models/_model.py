@@ -102,6 +102,7 @@ class Model:
         self._consecutive_failures = 0
         self._run_started = time.monotonic()
         self._stop: tuple[ModelError, str] | None = None  # (last error, why the run stopped)
+        self._stopped: asyncio.Event | None = None  # set when the run stops (generate_each's event loop)
         self._interrupted = False
         self._reask: Callable[[ModelOutput], bool] | None = None  # cached answers to ask again (generate_each)
 
@@ -260,6 +261,7 @@ class Model:
     ) -> None:
         self._consecutive_failures = 0
         self._stop = None
+        self._stopped = asyncio.Event()
         self._interrupted = False
         self._run_started = time.monotonic()
         numbered = enumerate(requests)
@@ -304,6 +306,7 @@ class Model:
                 task.cancel()
             await asyncio.gather(*tasks, heartbeat, return_exceptions=True)
             progress.close()
+            self._stopped = None
             await self.aclose()
         if self._stop is not None:
             raise ModelCallError(
@@ -337,6 +340,8 @@ class Model:
         """Stop the run: no further calls; ``why`` is the first sentence of the ModelCallError."""
         if self._stop is None:
             self._stop = (error, why)
+            if self._stopped is not None:
+                self._stopped.set()  # wakes the requests waiting out a backoff
 
     async def _agenerate_network(self, request: ModelRequest) -> ModelOutput:
         key = cache_key(self._identity, request, self.config) if self._cache is not None else None
@@ -434,7 +439,18 @@ class Model:
                 error.message,
                 delay,
             )
+            await self._sleep(delay)
+
+    async def _sleep(self, delay: float) -> None:
+        """Wait ``delay`` seconds, or less when the run stops meanwhile (no request waits out a long backoff)."""
+        stopped = self._stopped
+        if stopped is None:
             await asyncio.sleep(delay)
+            return
+        try:
+            await asyncio.wait_for(stopped.wait(), delay)
+        except asyncio.TimeoutError:
+            pass
 
     def _backoff(self, attempt: int) -> float:
         """A retry delay with full jitter: at most ``initial_backoff_s`` while the endpoint is healthy.
