@@ -76,3 +76,12 @@ def test_image_startup_reads_step_times_and_top_level_imports_from_the_runner_lo
         {"task": "prepare-pairwise-examples", "wall_s": 2.5, "imports_s": 1.5},
         {"task": "judge-pairwise-examples", "wall_s": 0.25, "imports_s": 0.04},
     ]
+
+
+def test_quickstart_cpu_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """One quickstart run: the total and a CPU figure for the launcher and each of the 7 steps (no timing asserted)."""
+    assert _load("quickstart_cpu").main(["--repeat", "1"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-1].startswith("cpu_s=") and out[-1].endswith(" steps=7"), out[-3:]
+    per_step = out[-2].split("; ")[-1].split(", ")  # "<component> <cpu s>" per step
+    assert len(per_step) == 7 and all(float(item.split()[1]) >= 0 for item in per_step), out[-2]
