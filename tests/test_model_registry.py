@@ -146,5 +146,14 @@ def test_a_failed_import_is_an_error_message_and_other_models_still_get_theirs(m
     assert results["b"]["resource_name"] == "" and "NotFound: 404" in results["b"]["error"]
 
 
+def test_a_transient_failure_is_retried():
+    with FakeModelRegistry(models=[MODEL_B]) as registry:
+        registry.fail_next(2, status=503, message="The service is currently unavailable.")
+        results = import_pairwise_evaluations(
+            model_a="gemini-2.5-flash", model_b=MODEL_B, metrics=METRICS, api_endpoint=registry.url
+        )
+    assert results["b"]["error"] is None and results["b"]["resource_name"].endswith("/evaluations/1")
+
+
 def test_publisher_models_and_endpoints_get_no_evaluation():
     assert import_pairwise_evaluations(model_a="gemini-2.5-flash", model_b="openai/x", metrics=METRICS) == {}

@@ -9,8 +9,8 @@ that model as the positive class; accuracy and Cohen's kappa do not depend on it
 human labels, no judged row) are left out. The resource name of each evaluation is a pipeline output
 (``model_a_evaluation_resource_name`` …), as in GCPC.
 
-A failed import never loses the run: the failure is returned (and logged) as an error message and the
-resource name stays empty.
+Transient answers (429, 500, 503) are retried for up to two minutes. A failed import never loses the run: the
+failure is returned (and logged) as an error message and the resource name stays empty.
 
 Endpoint: ``{location}-aiplatform.googleapis.com`` with Application Default Credentials; with the environment
 variable :data:`EMULATOR_ENV` (``host:port`` or ``http://host:port``) the calls go there over HTTP (REST
@@ -134,7 +134,17 @@ def _import_one(
         "metrics": metrics,  # proto-plus marshals dicts into google.protobuf.Value
         "metadata": metadata,
     }
-    response = client.import_model_evaluation(parent=match[1], model_evaluation=evaluation, timeout=60.0)
+    from google.api_core import exceptions, retry
+
+    transient = retry.if_exception_type(
+        exceptions.TooManyRequests, exceptions.InternalServerError, exceptions.ServiceUnavailable
+    )
+    response = client.import_model_evaluation(
+        parent=match[1],
+        model_evaluation=evaluation,
+        retry=retry.Retry(predicate=transient, initial=0.5, maximum=10.0, timeout=120.0),
+        timeout=60.0,
+    )
     return str(response.name)
 
 
