@@ -11,7 +11,7 @@ import logging
 import pytest
 
 from autorater_pipelines.models import ErrorKind, MediaPart, ModelRequest, get_model
-from autorater_pipelines.models._structured import MODES
+from autorater_pipelines.models._structured import MODES, schema_instruction
 from autorater_pipelines.testing import ModelEmulator, Refusal
 
 SCHEMA = {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["yes", "no"]}}}
@@ -46,7 +46,7 @@ def test_json_schema_refused_once_then_json_object_for_the_run(emulator: ModelEm
     assert all(o.attempts == 1 for o in outputs)  # the refusal is not a retry
     formats = [r.body.get("response_format", {}).get("type") for r in emulator.requests]
     assert formats == ["json_schema"] + ["json_object"] * 6  # one refused request, then the detected mode
-    assert "follow this JSON schema" in emulator.requests[1].prompt_text  # the schema moved into the prompt
+    assert '{"verdict": "<yes|no>"}' in emulator.requests[1].prompt_text  # the schema moved into the prompt
     refusals = [r for r in caplog.records if "refused structured output mode 'json_schema'" in r.getMessage()]
     assert len(refusals) == 1 and "'json_object'" in refusals[0].getMessage()
     assert model.stats.retries == 0
@@ -175,7 +175,7 @@ def test_gemini_schema_refused_then_mime_type_only(emulator: ModelEmulator, make
     configs = [r.body["generationConfig"] for r in emulator.requests]
     assert "responseJsonSchema" in configs[0] and all("responseJsonSchema" not in c for c in configs[1:])
     assert all(c.get("responseMimeType") == "application/json" for c in configs)
-    assert "follow this JSON schema" in emulator.requests[-1].prompt_text
+    assert '{"verdict": "<yes|no>"}' in emulator.requests[-1].prompt_text
 
 
 def test_gemini_400_context_message_is_a_context_error(emulator: ModelEmulator, make_config) -> None:
@@ -183,3 +183,26 @@ def test_gemini_400_context_message_is_a_context_error(emulator: ModelEmulator, 
     [out] = get_model("gemini-2.5-flash", make_config()).generate([ModelRequest(parts=(LONG,))])
     assert out.error.kind is ErrorKind.FATAL and out.error.reason == "context_length_exceeded"
     assert out.error.status_code == 400 and out.attempts == 1
+
+
+def test_schema_instruction_shows_the_shape_not_the_schema() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "explanation": {"type": "string", "description": "Why."},
+            "choice": {"type": "string", "enum": ["A", "B", "SAME"]},
+            "items": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+        },
+    }
+    assert schema_instruction(schema) == (
+        "Answer with one JSON object and nothing else (no prose, no code fence), in this shape:\n"
+        '{"explanation": "<string>", "choice": "<A|B|SAME>", "items": [{"n": "<integer>"}]}\n'
+        "where\n"
+        '- "explanation": Why.'
+    )
+
+
+def test_a_complete_json_answer_at_the_token_limit_is_kept(emulator: ModelEmulator, make_config) -> None:
+    emulator.responder = lambda req: {"text": '{"verdict": "yes"}', "finish_reason": "max_tokens"}
+    [out] = get_model("openai/m", make_config()).generate([ModelRequest(parts=("q",), response_schema=SCHEMA)])
+    assert out.ok and out.text == '{"verdict": "yes"}' and out.finish_reason == "max_tokens"

@@ -60,8 +60,10 @@ _CONNECTION_KEYS = (
     "batch_staging_uri",
     "batch_poll_interval_s",
     "batch_timeout_s",
+    "max_input_tokens",
+    "structured_output",
 )
-_STRING_KEYS = ("base_url", "cache_dir", "mode", "batch_staging_uri")
+_STRING_KEYS = ("base_url", "cache_dir", "mode", "batch_staging_uri", "structured_output")
 
 
 def infer_response_column(columns: Sequence[str], *, side: str) -> str:
@@ -102,7 +104,8 @@ def model_config(
 
     Generation keys (:data:`GENERATION_PARAMETER_ALIASES`; string values such as ``"0.2"`` are
     converted) and connection keys (``base_url``, ``max_concurrency``, ``requests_per_minute``,
-    ``max_retries``, ``timeout_s``, ``cache_dir``; ``mode`` = ``"batch"`` with ``batch_staging_uri``,
+    ``max_retries``, ``timeout_s``, ``cache_dir``, ``max_input_tokens``, ``structured_output``; ``mode`` =
+    ``"batch"`` with ``batch_staging_uri``,
     ``batch_poll_interval_s``, ``batch_timeout_s`` for Vertex AI batch prediction) are accepted.
 
     Raises:

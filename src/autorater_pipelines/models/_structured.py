@@ -32,7 +32,7 @@ from typing import Any
 
 from autorater_pipelines.models._types import ErrorKind, ModelError
 
-__all__ = ["MODES", "OutputMode", "StructuredModes", "schema_instruction", "truncation_error"]
+__all__ = ["MODES", "OutputMode", "StructuredModes", "is_complete_json", "schema_instruction", "truncation_error"]
 
 logger = logging.getLogger("autorater_pipelines.models")
 
@@ -49,15 +49,62 @@ _ORDER = (OutputMode.JSON_SCHEMA, OutputMode.JSON_OBJECT, OutputMode.PROMPT)
 
 
 def schema_instruction(schema: dict[str, Any]) -> str:
-    """The text appended to the prompt when the server does not enforce the schema itself."""
-    return (
-        "Answer with one JSON object and nothing else (no prose, no code fence). "
-        f"It must follow this JSON schema:\n{json.dumps(schema, sort_keys=False)}"
-    )
+    """The text appended to the prompt when the server does not enforce the schema itself.
+
+    It shows the answer's shape with placeholders (``{"explanation": "<string>", "choice": "<A|B|SAME>"}``)
+    and the properties' descriptions, not the JSON schema itself: small models asked to follow a schema
+    tend to answer with a copy of the schema (measured with SmolLM2-135M-Instruct).
+    """
+    lines = [
+        "Answer with one JSON object and nothing else (no prose, no code fence), in this shape:",
+        json.dumps(_skeleton(schema), ensure_ascii=False),
+    ]
+    described = [
+        f'- "{name}": {sub["description"]}'
+        for name, sub in (schema.get("properties") or {}).items()
+        if isinstance(sub, dict) and sub.get("description")
+    ]
+    if described:
+        lines += ["where", *described]
+    return "\n".join(lines)
+
+
+def _skeleton(schema: Any, depth: int = 0) -> Any:
+    """A placeholder instance of a JSON schema (``"<string>"``, ``"<A|B>"`` for an enum, ``[item]``)."""
+    if not isinstance(schema, dict) or depth > 8:
+        return "<value>"
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return "<" + "|".join(str(v) for v in schema["enum"]) + ">"
+    for key in ("anyOf", "oneOf"):
+        if schema.get(key):
+            return _skeleton(schema[key][0], depth + 1)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or (kind is None and "properties" in schema):
+        return {name: _skeleton(sub, depth + 1) for name, sub in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        return [_skeleton(schema.get("items") or {}, depth + 1)]
+    if kind == "boolean":
+        return "<true|false>"
+    return f"<{kind or 'value'}>"
+
+
+def is_complete_json(text: str | None) -> bool:
+    """True when ``text`` is one complete JSON object (a structured answer that just fit the token limit)."""
+    try:
+        return isinstance(json.loads((text or "").strip()), dict)
+    except ValueError:
+        return False
 
 
 def truncation_error(output_tokens: int, limit: int | None) -> ModelError:
-    """The error of a structured answer cut off by the output-token limit (finish reason length)."""
+    """The error of a structured answer cut off by the output-token limit (finish reason length).
+
+    Only used when the answer is not already a complete JSON object (:func:`is_complete_json`).
+    """
     return ModelError(
         ErrorKind.BLOCKED,
         f"truncated at {output_tokens or limit} tokens (finish reason: length, max_output_tokens={limit}): "

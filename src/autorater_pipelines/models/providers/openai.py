@@ -47,7 +47,13 @@ from autorater_pipelines.models._context import (
     window_from_models,
 )
 from autorater_pipelines.models._provider import Provider, ProviderError, display_url, parse_retry_after
-from autorater_pipelines.models._structured import MODES, OutputMode, schema_instruction, truncation_error
+from autorater_pipelines.models._structured import (
+    MODES,
+    OutputMode,
+    is_complete_json,
+    schema_instruction,
+    truncation_error,
+)
 from autorater_pipelines.models._types import (
     ErrorKind,
     MediaPart,
@@ -308,7 +314,7 @@ def _output(response: Any, *, chars: int, structured: bool, limit: int | None) -
         failure = ModelError(
             ErrorKind.BLOCKED, f"the model returned no text (finish reason: {finish or 'none'}{detail})"
         )
-    if failure is None and structured and finish == "max_tokens":
+    if failure is None and structured and finish == "max_tokens" and not is_complete_json(text):
         failure = truncation_error(usage.output_tokens, limit)
     if failure is not None:
         return ModelOutput(text=None, finish_reason=finish, usage=usage, raw=raw, error=failure)

@@ -73,7 +73,13 @@ from autorater_pipelines.models._provider import (
     parse_retry_after,
     retry_delay_from_google_details,
 )
-from autorater_pipelines.models._structured import MODES, OutputMode, schema_instruction, truncation_error
+from autorater_pipelines.models._structured import (
+    MODES,
+    OutputMode,
+    is_complete_json,
+    schema_instruction,
+    truncation_error,
+)
 from autorater_pipelines.models._types import (
     ErrorKind,
     MediaPart,
@@ -225,7 +231,7 @@ class GeminiProvider(Provider):
                             continue  # not a retry: the same request in the next mode, at once
                     raise ProviderError(error) from None
                 MODES.accepted(self._endpoint, mode, setting)
-                if output.ok and output.finish_reason == "max_tokens":
+                if output.ok and output.finish_reason == "max_tokens" and not is_complete_json(output.text):
                     error = truncation_error(output.usage.output_tokens, self.config.max_output_tokens)
                     return ModelOutput(text=None, finish_reason=output.finish_reason, usage=output.usage, error=error)
                 return output

