@@ -19,7 +19,7 @@
 set -euo pipefail
 
 HOME_DIR="${AUTORATER_REAL_SERVER_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/autorater-pipelines/real-server}"
-PORT="${AUTORATER_REAL_SERVER_PORT:-18080}"
+PORT="${AUTORATER_REAL_SERVER_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
 LLAMA_CPP_PYTHON_VERSION="0.3.36"
 SMOLLM2_VERSION="0.1.2"
 # Only what the server needs: the CPU backend for this machine's CPU, no CUDA, no multimodal library,

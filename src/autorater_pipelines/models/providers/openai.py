@@ -116,7 +116,7 @@ class OpenAIProvider(Provider):
         host = urllib.parse.urlsplit(base_url).hostname if base_url else "api.openai.com"
         self._official = host == "api.openai.com"
         self._url = base_url or "https://api.openai.com/v1"
-        self._endpoint = ("openai", self._url, name)
+        self._endpoint = ("openai", display_url(self._url), name)
         self._repeats = RepeatedErrors()
 
     @property
@@ -217,7 +217,7 @@ class OpenAIProvider(Provider):
         retry_after = parse_retry_after(exc.response.headers)
         error_body = exc.body if exc.body is not None else exc.response.text
         repeated = self._repeats.seen_before(RepeatedErrors.fingerprint(body), exc.status_code, error_body)
-        message = f"{type(exc).__name__} from {self._url}: {exc}"
+        message = f"{type(exc).__name__} from {self.endpoint_url}: {exc}"
         return classify_http_error(exc.status_code, error_body, message, retry_after, repeated=repeated)
 
     def _drop_max_tokens(self, why: str) -> None:
@@ -225,7 +225,7 @@ class OpenAIProvider(Provider):
             if self._url in self._no_max_tokens:
                 return
             self._no_max_tokens.add(self._url)
-        logger.warning("%s refused max_tokens (%s); sending only max_completion_tokens", self._url, why[:200])
+        logger.warning("%s refused max_tokens (%s); sending only max_completion_tokens", self.endpoint_url, why[:200])
 
     async def _context_window(self) -> ContextWindow | None:
         """``max_input_tokens``, else the window ``GET /v1/models`` reports (asked once per endpoint)."""
@@ -246,10 +246,12 @@ class OpenAIProvider(Provider):
             page = await self._client().with_options(timeout=min(10.0, self.config.timeout_s)).models.list()
             payload = {"data": [m.model_dump() for m in page.data]}
         except Exception as exc:  # noqa: BLE001 - a server without /v1/models: the window stays unknown
-            logger.debug("%s: GET /models failed (%s: %s); context window unknown", self._url, type(exc).__name__, exc)
+            logger.debug(
+                "%s: GET /models failed (%s: %s); context window unknown", self.endpoint_url, type(exc).__name__, exc
+            )
             return _UNKNOWN
         window = window_from_models(payload, self.name)
-        logger.info("%s %s: context window %s", self._url, self.name, window or "not reported")
+        logger.info("%s %s: context window %s", self.endpoint_url, self.name, window or "not reported")
         return window or _UNKNOWN
 
     def classify_error(self, exc: BaseException) -> ModelError:
@@ -258,7 +260,7 @@ class OpenAIProvider(Provider):
             retry_after = parse_retry_after(exc.response.headers)
             return classify_http_error(exc.status_code, exc.body, f"{type(exc).__name__}: {exc}", retry_after)
         if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
-            return ModelError(ErrorKind.TRANSIENT, f"{type(exc).__name__} ({self._url}): {exc}")
+            return ModelError(ErrorKind.TRANSIENT, f"{type(exc).__name__} ({self.endpoint_url}): {exc}")
         return super().classify_error(exc)
 
     async def aclose(self) -> None:
