@@ -331,3 +331,14 @@ def test_python_end_of_text_anchor_works_on_re2():
         {"verdict_pattern": r"Verdict: (A|B)\s*\Z", "verdict_map": {"A": "A", "B": "B"}}
     )
     assert parse_verdict("Verdict: A was my first thought.\nVerdict: B\n", settings)[0] == "B"
+
+
+def test_an_answer_cut_off_by_the_token_limit_says_so_instead_of_parse_error():
+    from autorater_pipelines.models import Usage
+
+    cut = ModelOutput(text='{"explanation": "Response A is', finish_reason="max_tokens", usage=Usage(900, 64))
+    sample = pairwise.to_sample(_request(False), cut, JudgeSettings())
+    assert sample.choice == "ERROR"
+    assert sample.error.startswith("truncated at 64 tokens (finish reason: length): ")
+    whole = ModelOutput(text='{"explanation": "Response A is", "choice": "B"}', finish_reason="max_tokens")
+    assert pairwise.to_sample(_request(False), whole, JudgeSettings()).choice == "B"  # complete: judged

@@ -16,6 +16,7 @@ import pytest
 
 from autorater_pipelines.autosxs import judge_examples, prepare_examples
 from autorater_pipelines.autosxs.inference import fill_missing_responses
+from autorater_pipelines.models import ErrorKind
 from autorater_pipelines.models._structured import MODES
 
 pytestmark = pytest.mark.real_server
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.real_server
 REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = REPO / "examples" / "quickstart"
 RETRYABLE = ("transient:", "rate_limit:", "budget:")
+CALL_ERRORS = {kind.value for kind in ErrorKind}  # "blocked: ...", "fatal: ...": the call failed, nothing cached
 JUDGE_LIMIT = 160  # output tokens of one judgment: room for a short explanation and the choice
 
 
@@ -85,10 +87,10 @@ def test_quickstart_judged_live_then_from_the_cache(real_server, tmp_path, caplo
 
     # Answers are cached (parseable or not); failed calls (e.g. truncated JSON) are not, and are made again.
     samples = [s for j in judgments for s in j["samples"]]
-    failed_calls = sum(1 for s in samples if s["error"] and not s["error"].startswith("parse_error"))
+    failed_calls = sum(1 for s in samples if s["error"] and s["error"].split(":")[0] in CALL_ERRORS)
     again, _, cached = judge()
     assert cached.cache_hits == len(samples) - failed_calls and cached.model_calls == failed_calls
-    assert all(s["cached"] for j in again for s in j["samples"] if not s["error"] or s["error"].startswith("parse"))
+    assert all(s["cached"] for j in again for s in j["samples"] if (s["error"] or "").split(":")[0] not in CALL_ERRORS)
     assert [j["choice"] for j in again] == [j["choice"] for j in judgments]
 
 

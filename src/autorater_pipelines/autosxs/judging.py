@@ -358,6 +358,9 @@ def to_sample(
     try:
         position, explanation, note = parse_verdict_note(output.text, settings)
     except ValueError as exc:
+        if output.finish_reason == "max_tokens":  # the answer was cut off: say so rather than "no verdict"
+            cut = f"truncated at {output.usage.output_tokens or 'the limit of'} tokens (finish reason: length)"
+            return Sample(request.sample_index, flipped, "ERROR", "", output.text, f"{cut}: {exc}", **calls)
         return Sample(request.sample_index, flipped, "ERROR", "", output.text, f"parse_error: {exc}", **calls)
     return Sample(
         request.sample_index,
