@@ -2,8 +2,10 @@
 
 Providers do not retry, rate-limit, cache or bound concurrency: :mod:`._model` does that, once, for
 every provider. A provider turns a request into one SDK call, turns the SDK's answer into a
-:class:`ModelOutput`, and classifies SDK exceptions by HTTP status code or exception type (never by
-message text) into :class:`ErrorKind` ``RATE_LIMIT`` / ``TRANSIENT`` / ``FATAL``.
+:class:`ModelOutput`, and classifies SDK exceptions into :class:`ErrorKind` ``RATE_LIMIT`` / ``TRANSIENT`` /
+``FATAL``: by exception type and HTTP status code first (:func:`classify_status`); an HTTP error body is then
+read in one place, :mod:`autorater_pipelines.models._classify` (structured fields first, documented message
+patterns last), because real servers answer 500 for requests that can never succeed.
 """
 
 from __future__ import annotations
