@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 import logging
 import os
 import sys
@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["PipelineRunError", "run_local", "template_inputs"]
+__all__ = ["PipelineRunError", "TemplateInput", "run_local", "template_inputs"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,23 +41,43 @@ def _import_kfp_runner() -> None:
     import kfp.local  # noqa: F401
 
 
-@functools.lru_cache(maxsize=4)
-def _load_template(template_path: str, modified_ns: int) -> Any:
-    """The template as a KFP component, parsed once per file version (``autorater run`` reads it twice)."""
-    _import_kfp_runner()
-    from kfp.components import load_component_from_file
+@dataclasses.dataclass(frozen=True)
+class TemplateInput:
+    """One input of a compiled template (``root.inputDefinitions`` of its pipeline spec).
 
-    return load_component_from_file(template_path)
+    Attributes:
+        type: The IR type of a parameter (``STRING``, ``NUMBER_INTEGER``, ``NUMBER_DOUBLE``, ``BOOLEAN``,
+            ``LIST``, ``STRUCT``), or the schema of an input artifact (``system.Dataset@0.0.1``).
+        optional: It has a default (or is marked optional): a run may leave it out.
+    """
+
+    type: str
+    optional: bool
 
 
-def load_template(template_path: str) -> Any:
-    """``kfp.components.load_component_from_file(template_path)``, cached while the file is unchanged."""
-    return _load_template(os.path.abspath(template_path), os.stat(template_path).st_mtime_ns)
+def template_inputs(template_path: str) -> dict[str, TemplateInput]:
+    """Return ``{name: TemplateInput}`` of a compiled template's pipeline inputs.
 
+    Read from the YAML itself (libyaml when available), without importing kfp: ``autorater run`` checks the
+    parameters before it starts the runner in a process of its own.
 
-def template_inputs(template_path: str) -> dict[str, Any]:
-    """Return ``{name: InputSpec}`` of a compiled template's pipeline parameters."""
-    return dict(load_template(template_path).component_spec.inputs or {})
+    Raises:
+        OSError, yaml.YAMLError, KeyError, TypeError, AttributeError: not a readable compiled pipeline.
+    """
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with open(template_path, encoding="utf-8") as fh:
+        spec = next(yaml.load_all(fh, Loader=loader))  # the pipeline spec; a platform spec may follow
+    definitions = spec["root"]["inputDefinitions"]
+    inputs = {
+        name: TemplateInput(str(item["parameterType"]), bool(item.get("isOptional") or "defaultValue" in item))
+        for name, item in (definitions.get("parameters") or {}).items()
+    }
+    for name, item in (definitions.get("artifacts") or {}).items():
+        schema = item["artifactType"]
+        inputs[name] = TemplateInput(f"{schema['schemaTitle']}@{schema['schemaVersion']}", bool(item.get("isOptional")))
+    return inputs
 
 
 def run_local(template_path: str, params: Mapping[str, Any], pipeline_root: str) -> dict[str, Any]:
@@ -75,8 +95,9 @@ def run_local(template_path: str, params: Mapping[str, Any], pipeline_root: str)
     Raises:
         PipelineRunError: a task failed.
     """
-    pipeline = load_template(template_path)
+    _import_kfp_runner()
     from kfp import local
+    from kfp.components import load_component_from_file
     from kfp.local import subprocess_task_handler
 
     from autorater_pipelines.pipelines._long_args import long_args_runner
@@ -85,6 +106,7 @@ def run_local(template_path: str, params: Mapping[str, Any], pipeline_root: str)
         runner = long_args_runner(subprocess_task_handler.run_local_subprocess)
         runner._long_args = True  # type: ignore[attr-defined]
         subprocess_task_handler.run_local_subprocess = runner  # a 200,000-character template runs too
+    pipeline = load_component_from_file(template_path)
     local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=pipeline_root, raise_on_error=True)
     with warnings.catch_warnings():
         # Our components' base image is not a "python" image by name; locally it is unused.

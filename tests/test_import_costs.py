@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -81,3 +82,13 @@ def test_local_runner_imports_kfp_without_its_kubernetes_client() -> None:
     names = imported_modules(code)
     assert {"kfp.local", "kfp.components"} <= names
     assert not [n for n in names if n.startswith(("kubernetes", "kfp.client", "kfp_server_api"))]
+
+
+def test_parameters_are_checked_against_the_template_without_kfp() -> None:
+    """``autorater run`` reads the template's inputs in its own process; only the pipeline process imports kfp."""
+    template = Path(__file__).resolve().parents[1] / "compiled" / "autosxs.yaml"
+    code = (
+        "from autorater_pipelines.pipelines._local import template_inputs\n"
+        f"assert template_inputs({str(template)!r})['autorater_model'].type == 'STRING'\n"
+    )
+    assert heavy(imported_modules(code)) == []
