@@ -41,15 +41,18 @@ _GRACE_S = 5.0
 _PR_SET_PDEATHSIG = 1
 
 
-def run_isolated(template: str, params: dict[str, Any], staging: str, *, quiet: bool) -> dict[str, str]:
+def run_isolated(
+    template: str, params: dict[str, Any], staging: str, *, quiet: bool, pipeline_root: str | None = None
+) -> dict[str, str]:
     """Run ``template`` with ``params`` in the KFP local runner, in a child process group under ``staging``.
 
     Args:
         template: The compiled pipeline YAML.
         params: Pipeline parameters.
-        staging: The run's staging directory; the pipeline root is ``staging/pipeline_root``.
+        staging: The run's staging directory; the pipeline root is ``staging/pipeline_root`` unless given.
         quiet: Send the runner's logs to ``staging/pipeline.log`` instead of the terminal (their tail is
             printed when the run fails).
+        pipeline_root: Where the runner writes each task's outputs (``--keep-pipeline-root``: under OUT).
 
     Returns:
         The pipeline's output artifacts: name → local file path.
@@ -62,7 +65,7 @@ def run_isolated(template: str, params: dict[str, Any], staging: str, *, quiet: 
     spec: dict[str, Any] = {
         "template": template,
         "params": params,
-        "pipeline_root": os.path.join(staging, "pipeline_root"),
+        "pipeline_root": pipeline_root or os.path.join(staging, "pipeline_root"),
         "result": os.path.join(staging, "result.json"),
         "parent": os.getpid(),
     }

@@ -216,13 +216,13 @@ def run(args: argparse.Namespace) -> int:
         pipeline_root = os.path.join(out_dir, "pipeline_root")
         shutil.rmtree(pipeline_root, ignore_errors=True)
     try:
-        outputs = run_isolated(template, params, staging, quiet=args.quiet)
+        outputs = run_isolated(template, params, staging, quiet=args.quiet, pipeline_root=pipeline_root)
         wanted = {**spec.outputs, **spec.extra_outputs(params)}
         sources = {name: _locate(outputs, artifact, pipeline_root) for name, artifact in wanted.items()}
         for name, src in sources.items():
             shutil.copyfile(src, os.path.join(staging, name))
         os.makedirs(out_dir, exist_ok=True)
-        stale = _stale_outputs(out_dir, set(sources))
+        stale = _stale_outputs(out_dir, set(sources) | ({"pipeline_root"} if args.keep_pipeline_root else set()))
         for name in stale:  # e.g. judgments.json of an earlier run with judgments_format json
             path = os.path.join(out_dir, name)
             shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
