@@ -164,9 +164,13 @@ def test_bad_rows_become_error_rows(
         assert rows[row_id]["choice"] == choice
 
 
-def test_dead_endpoint_stops_with_a_clear_error_and_no_output(tmp_path: Path) -> None:
-    """A model that only fails trips the run's failure budget: one clear error, few calls, no judgments file."""
-    from autorater_pipelines import autosxs
+def test_dead_endpoint_stops_with_a_clear_error_and_error_rows(tmp_path: Path) -> None:
+    """A model that only fails trips the run's failure budget: one clear error, few calls.
+
+    Either way (issue 13) the step writes every row, the unjudged ones as ERROR with the budget's reason; in
+    strict mode (``autorater_parameters.strict``) it then raises, by default it does not.
+    """
+    from autorater_pipelines import autosxs, io
     from autorater_pipelines.errors import ModelCallError
     from autorater_pipelines.testing import ModelEmulator
 
@@ -180,17 +184,16 @@ def test_dead_endpoint_stops_with_a_clear_error_and_no_output(tmp_path: Path) ->
         response_column_a="a",
         response_column_b="b",
     )
-    out = tmp_path / "judgments.jsonl"
+    params = {
+        "cache_dir": "off",
+        "progress": False,
+        "max_concurrency": 4,
+        "max_retries": 2,
+        "initial_backoff_s": 0.01,
+        "max_consecutive_failures": 5,
+    }
+    strict_out = tmp_path / "strict.jsonl"
     with ModelEmulator(fault_rate=1.0, fault_status=503) as emu:
-        params = {
-            "base_url": emu.url,
-            "cache_dir": "off",
-            "progress": False,
-            "max_concurrency": 4,
-            "max_retries": 2,
-            "initial_backoff_s": 0.01,
-            "max_consecutive_failures": 5,
-        }
         with pytest.raises(
             ModelCallError, match=r"stopped calling 'gemini-2.5-flash' after 5 consecutive failed calls"
         ):
@@ -199,8 +202,23 @@ def test_dead_endpoint_stops_with_a_clear_error_and_no_output(tmp_path: Path) ->
                 task="question_answering@001",
                 id_columns=["id"],
                 autorater_model="gemini-2.5-flash",
-                autorater_parameters=params,
-                judgments_path=str(out),
+                autorater_parameters={**params, "base_url": emu.url, "strict": True},
+                judgments_path=str(strict_out),
             )
         assert emu.call_count < 40, "the run must not keep calling a dead endpoint"
-    assert not out.exists()
+    assert {j["choice"] for j in io.read_jsonl(str(strict_out))} == {"ERROR"}
+
+    out = tmp_path / "judgments.jsonl"
+    with ModelEmulator(fault_rate=1.0, fault_status=503) as emu:
+        autosxs.judge_examples(
+            examples=examples,
+            task="question_answering@001",
+            id_columns=["id"],
+            autorater_model="gemini-2.5-flash",
+            autorater_parameters={**params, "base_url": emu.url},
+            judgments_path=str(out),
+        )
+        assert emu.call_count < 40, "the run must not keep calling a dead endpoint"
+    judgments = io.read_jsonl(str(out))
+    assert [j["id"] for j in judgments] == [r["id"] for r in rows]
+    assert {j["choice"] for j in judgments} == {"ERROR"}

@@ -171,6 +171,7 @@ def test_quota_is_a_token_bucket_and_faults_use_no_quota() -> None:
             "by_status": {"200": 3, "429": 1, "503": 3},
             "in_flight": 0,
             "max_in_flight": 1,
+            "max_calls_per_minute": 7,  # all 7 calls within one minute
         }
 
 
