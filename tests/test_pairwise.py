@@ -342,3 +342,15 @@ def test_an_answer_cut_off_by_the_token_limit_says_so_instead_of_parse_error():
     assert sample.error.startswith("truncated at 64 tokens (finish reason: length): ")
     whole = ModelOutput(text='{"explanation": "Response A is", "choice": "B"}', finish_reason="max_tokens")
     assert pairwise.to_sample(_request(False), whole, JudgeSettings()).choice == "B"  # complete: judged
+
+
+def test_two_fenced_answers_that_disagree_are_ambiguous_not_the_first():
+    """A judge that corrects itself in a second fenced block must not be read from its draft (break-it trial)."""
+    text = (
+        'Draft:\n```json\n{"choice": "A", "explanation": "draft"}\n```\n'
+        'Wait, I misread. Final answer:\n```json\n{"choice": "B", "explanation": "final"}\n```'
+    )
+    with pytest.raises(ValueError, match="ambiguous answer"):
+        parse_verdict(text, JudgeSettings())
+    agreeing = text.replace('"choice": "B"', '"choice": "A"')
+    assert parse_verdict(agreeing, JudgeSettings())[:2] == ("A", "final")

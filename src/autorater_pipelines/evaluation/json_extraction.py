@@ -112,8 +112,8 @@ def extract_json_values(text: str | None, *, expect: type = dict) -> list[Any]:
     """Every JSON value of type ``expect`` found in ``text``, in order of appearance.
 
     Tries the whole text first (if it is one JSON value of that type, only it is returned), then the
-    contents of Markdown code fences, then JSON values starting at successive ``{``/``[`` positions
-    (non-overlapping; linear work, see the module docstring).
+    contents of Markdown code fences (every fenced value of that type, in order), then JSON values
+    starting at successive ``{``/``[`` positions (non-overlapping; linear work, see the module docstring).
 
     Raises:
         AmbiguousJSONError: a JSON object in the text repeats a key with different values.
@@ -127,13 +127,18 @@ def extract_json_values(text: str | None, *, expect: type = dict) -> list[Any]:
             return [whole]
     except (json.JSONDecodeError, RecursionError):
         pass
+    fenced_values = []
     for block in _fenced(text):
         try:
             fenced = _loads(block.strip())
         except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(fenced, expect):
-            return [fenced]
+            fenced_values.append(fenced)
+    if fenced_values:
+        # Every fenced answer, not only the first: a judge that corrects itself in a second block must
+        # not be read silently from its draft (callers refuse answers that disagree).
+        return fenced_values
     return _scan(text, expect)
 
 
