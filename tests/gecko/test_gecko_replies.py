@@ -123,3 +123,24 @@ def test_json_answers_are_still_read_and_other_text_is_an_error():
 def test_normalize_question():
     assert normalize_question("  Is the  coffee STEAMING ? ") == normalize_question("is the coffee steaming")
     assert normalize_question("Is there a dog?") != normalize_question("Is there a dot?")
+
+
+def test_a_json_reply_whose_justification_says_verdict_is_read_as_json():
+    """Break-it trial: "My initial verdict: no" inside a JSON justification turned a yes into a no."""
+    two = [("q1", "Is there a circle?"), ("q2", "Is the circle red?")]
+    text = (
+        '{"answers": [{"question_id": "q1", "answer": "yes", "justification": "My initial verdict: no, but the '
+        'circle is clearly visible."}, {"question_id": "q2", "answer": "no", "justification": "It is blue."}]}'
+    )
+    read = parse_reply(text, two)
+    assert read.format == "json"
+    assert read.answers == {"q1": "yes", "q2": "no"}
+
+
+def test_a_block_whose_id_contradicts_its_echoed_question_gets_no_verdict():
+    """Break-it trial: a block naming q2 but repeating q1's question must not give q2 that verdict."""
+    two = [("q1", "Is there a circle?"), ("q2", "Is the circle red?")]
+    text = '<question id="q2"> Question: Is there a circle? Verdict: yes </question>'
+    read = parse_reply(text, two)
+    assert "q2" not in read.answers
+    assert "repeats the question" in read.problems["q2"][1]

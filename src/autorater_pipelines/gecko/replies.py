@@ -183,6 +183,12 @@ class _Matcher:
                 qid = wanted.get(_id_text(block.question_id))
                 if qid is None:
                     self.notes.append(f"block {i + 1} names question id {block.question_id!r}, which was not asked")
+                elif block.echo is not None and normalize_question(block.echo) != self.text_of[qid]:
+                    self.problems[qid] = (
+                        UNMATCHED,
+                        f"answer block {i + 1} names question id {block.question_id!r} but repeats the question "
+                        f"{block.echo!r}, not this one",
+                    )
                 else:
                     self.assigned[qid].append(i)
             else:
@@ -309,14 +315,26 @@ def parse_reply(text: str | None, questions: Sequence[tuple[str, str]]) -> Reply
 
     """
     text = text or ""
-    if has_blocks(text):
+    found: dict[str, Any] | None = None
+    if not _OPEN_TAG.search(text):
+        # JSON answers first: a JSON reply whose justification says "verdict: ..." is not a block reply.
+        try:
+            found = parse_json_answers(text, [q for q, _ in questions])
+        except JSONExtractionError:
+            found = None
+        if found is not None and all(a is None for a in found.values()):
+            found = None
+    if found is None and has_blocks(text):
         blocks = parse_blocks(text)
         if blocks:
             return _match_blocks(blocks, questions)
-    try:
-        found = parse_json_answers(text, [q for q, _ in questions])
-    except JSONExtractionError as exc:
-        raise ReplyError(f"{exc}; expected JSON answers by question_id or '<question> … Verdict: …' blocks") from None
+    if found is None:
+        try:
+            found = parse_json_answers(text, [q for q, _ in questions])
+        except JSONExtractionError as exc:
+            raise ReplyError(
+                f"{exc}; expected JSON answers by question_id or '<question> … Verdict: …' blocks"
+            ) from None
     problems = {
         q: (MISSING, "the reply has no (unambiguous) answer for this question_id")
         for q, _ in questions
