@@ -104,3 +104,13 @@ def test_a_key_echoed_by_the_endpoint_reaches_no_output_of_the_judge_step(monkey
     assert "API key not valid" in (out / "error_messages.jsonl").read_text()
     assert "API key not valid" in (out / "report.html").read_text()
     assert KEY not in caplog.text and "API key not valid" in caplog.text
+
+
+def test_a_url_password_is_redacted_but_a_port_is_not():
+    """Break-it trial: the URL-password shape replaced ports ("http://127.0.0.1:[REDACTED]/v1")."""
+    assert redact("cannot connect to http://127.0.0.1:18931/v1?key=abcd1234efgh") == (
+        f"cannot connect to http://127.0.0.1:18931/v1?key={REDACTED}"
+    )
+    assert redact("base_url http://user:SuperSecretPw99@127.0.0.1:18931/v1") == (
+        f"base_url http://user:{REDACTED}@127.0.0.1:18931/v1"
+    )

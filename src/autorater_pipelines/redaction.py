@@ -34,7 +34,8 @@ MIN_SECRET_LENGTH = 8
 _CREDENTIAL_NAME = re.compile(r"API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|ACCESS_?KEY", re.IGNORECASE)
 _NOT_SECRETS = {"not-needed", "emulator"}  # placeholders this package itself sends to local endpoints
 _SHAPES = re.compile(
-    r"(?P<prefix>(?i:bearer)\s+|[?&](?:key|api_key|access_token|token)=|://[^/\s:@]+:)[^\s&\"'<>\\@/]{4,}"
+    r"(?P<prefix>(?i:bearer)\s+|[?&](?:key|api_key|access_token|token)=)[^\s&\"'<>\\@/]{4,}"
+    r"|(?P<userinfo>://[^/\s:@]+:)[^\s&\"'<>\\@/]{4,}(?=@)"  # a password in a URL, never a port
     r"|\bAIza[0-9A-Za-z_\-]{30,}"
     r"|\bya29\.[0-9A-Za-z_.\-]{10,}"
     r"|\bsk-[A-Za-z0-9_\-]{20,}"
@@ -58,7 +59,7 @@ def known_secrets() -> list[str]:
 
 
 def _shape(match: re.Match[str]) -> str:
-    return (match.group("prefix") or "") + REDACTED
+    return (match.group("prefix") or match.group("userinfo") or "") + REDACTED
 
 
 def redactor() -> Callable[[str], str]:

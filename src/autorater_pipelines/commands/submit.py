@@ -32,6 +32,7 @@ from typing import Any
 
 from autorater_pipelines.commands import _common, _registry, _submit_checks
 from autorater_pipelines.errors import AutoraterError, InputError
+from autorater_pipelines.redaction import redact
 
 __all__ = ["console_url", "register"]
 
@@ -276,7 +277,7 @@ def run(args: argparse.Namespace) -> int:
         job = _build_job(args, params, template, labels)
         url = console_url(args.project, args.location, job.job_id)
         if args.dry_run:
-            print(json.dumps(_spec(args, job, template, labels), indent=2, sort_keys=True))
+            print(redact(json.dumps(_spec(args, job, template, labels), indent=2, sort_keys=True)))
             checked = f"valid for {template.checked}" if template.checked else "not validated"
             print(
                 f"dry run: {len(params)} parameters {checked}; nothing submitted; console URL once submitted: {url}",
@@ -300,7 +301,7 @@ def _print_unvalidated_spec(
         spec["serviceAccount"] = args.service_account
     if labels:
         spec["labels"] = labels
-    print(json.dumps(spec, indent=2, sort_keys=True))
+    print(redact(json.dumps(spec, indent=2, sort_keys=True)))
     print("dry run: nothing submitted", file=sys.stderr)
     return 0
 
