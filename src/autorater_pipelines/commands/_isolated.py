@@ -3,10 +3,14 @@
 ``autorater run`` starts the KFP local runner in a child process that leads a new process group (every
 pipeline step it starts joins that group). The group never outlives the command:
 
-- the command ends (success, error, Ctrl-C, SIGTERM): it kills the group before returning;
+- the command ends (success, error, Ctrl-C, SIGTERM): it stops the group before returning;
 - the command is killed with SIGKILL (no handler runs): the child notices its parent died — on Linux at
   once (``prctl(PR_SET_PDEATHSIG)``), elsewhere within half a second (a watchdog thread polling the parent
-  pid) — and kills its whole group, so no step goes on calling a model.
+  pid) — and stops its whole group, so no step goes on calling a model.
+
+Stopping is SIGTERM to every process of the group — a judging step then starts no call, lets the calls in
+flight finish and saves their answers to the response cache, so a re-run does not pay for them again — and
+SIGKILL to whatever is left 12 seconds later.
 
 The child runs with Python's UTF-8 mode on, so the steps' logs and progress bars never fail to encode on a
 machine whose locale is not UTF-8; the command copies its output to the terminal (or, with ``--quiet``, to a
@@ -38,6 +42,8 @@ PID_FILE = "pipeline.pid"
 """Written in the staging directory: the pid (and process group id) of the pipeline process."""
 
 _GRACE_S = 5.0
+_DRAIN_S = 12.0  # a judging step finishes the calls in flight and writes their answers to the cache (DRAIN_S 10 s)
+_stopping = threading.Event()
 _PR_SET_PDEATHSIG = 1
 
 
@@ -213,7 +219,7 @@ def _write(sink: Any, text: str) -> None:
 
 def _end_group(child: subprocess.Popen[bytes]) -> None:
     """Kill whatever is left of the child's process group (SIGTERM, then SIGKILL after a grace period)."""
-    for sig, wait in ((signal.SIGTERM, _GRACE_S), (signal.SIGKILL, _GRACE_S)):
+    for sig, wait in ((signal.SIGTERM, _DRAIN_S + _GRACE_S), (signal.SIGKILL, _GRACE_S)):
         try:
             os.killpg(child.pid, sig)
         except (ProcessLookupError, PermissionError):
@@ -242,10 +248,24 @@ def _kill_own_group(*_: Any) -> None:
     os.killpg(os.getpgrp(), signal.SIGKILL)
 
 
+def _stop_group(*_: Any) -> None:
+    """Ask every step of the group to stop (SIGTERM), then kill whatever is left after ``_DRAIN_S``.
+
+    A judging step stops starting calls on SIGTERM and saves the answers of the calls in flight.
+    """
+    if _stopping.is_set():
+        return
+    _stopping.set()
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.killpg(os.getpgrp(), signal.SIGTERM)
+    threading.Timer(_DRAIN_S, _kill_own_group).start()
+
+
 def _tie_to_parent(parent: int) -> None:
     """Die with the whole process group when ``autorater run`` (pid ``parent``) dies or asks us to."""
-    signal.signal(signal.SIGTERM, _kill_own_group)
-    signal.signal(signal.SIGINT, _kill_own_group)
+    signal.signal(signal.SIGTERM, _stop_group)
+    signal.signal(signal.SIGINT, _stop_group)
     if sys.platform.startswith("linux"):
         import ctypes
 
@@ -257,7 +277,7 @@ def _tie_to_parent(parent: int) -> None:
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(0.5)
-        _kill_own_group()
+        _stop_group()
 
     threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
 
@@ -287,6 +307,8 @@ def main(spec_path: str) -> int:
     with open(spec["result"] + ".tmp", "w", encoding="utf-8") as fh:
         json.dump(result, fh)
     os.replace(spec["result"] + ".tmp", spec["result"])
+    if _stopping.is_set():  # stopped from outside: nothing of the group may outlive this process
+        _kill_own_group()
     return 0
 
 
