@@ -138,7 +138,22 @@ def _first_shown_rate(rows: Sequence[Mapping[str, Any]]) -> tuple[float | None, 
 def _figures(
     rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any], human: str | None, lb: Mapping[str, Any]
 ) -> list[FigureHTML]:
-    figures: list[FigureHTML] = []
+    figures = [_win_rates_figure(m), _confidence_figure(rows), _position_figure(rows, m), _length_figure(lb, human)]
+    if human:
+        cols = [*VERDICTS, "ERROR"] if m.get("error_count") else list(VERDICTS)
+        human_rows = list(VERDICTS) if m.get("human_tie_count") else ["A", "B"]
+        full = confusion_matrix(rows, human, cols)
+        sub = [full[cols.index(h)] for h in human_rows]
+        caption = (
+            "Human label (rows) against autorater choice (columns). The A/B block gives the alignment "
+            "metrics (model A positive); ties and errors are shown but not scored."
+        )
+        chart = heatmap(sub, human_rows, cols, "human label", "autorater choice")
+        figures.append(figure("fig-confusion", "Confusion matrix", caption, chart))
+    return figures
+
+
+def _win_rates_figure(m: Mapping[str, Any]) -> FigureHTML:
     keys = ["autorater_model_a_win_rate", "autorater_model_b_win_rate", "autorater_tie_rate"]
     labels = ["model A wins", "model B wins", "tie"]
     colors = [COLORS["A"], COLORS["B"], COLORS["TIE"]]
@@ -157,8 +172,10 @@ def _figures(
         xlabel="share of judged rows",
         reference=0.5,
     )
-    figures.append(figure("fig-win-rates", "Win rates", caption, chart))
+    return figure("fig-win-rates", "Win rates", caption, chart)
 
+
+def _confidence_figure(rows: Sequence[Mapping[str, Any]]) -> FigureHTML:
     caption = "Autorater confidence per judged row (vote share, or verdict probability with logprobs), by choice."
     stacks = [
         (
@@ -169,8 +186,10 @@ def _figures(
         for c in VERDICTS
     ]
     chart = histogram(stacks, [i / 10 for i in range(11)], xlabel="confidence")
-    figures.append(figure("fig-confidence", "Confidence", caption, chart))
+    return figure("fig-confidence", "Confidence", caption, chart)
 
+
+def _position_figure(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any]) -> FigureHTML:
     pairs = [p for p in (_order_verdicts(r) for r in rows) if p]
     order_labels: tuple[str, ...] = VERDICTS if any("TIE" in p for p in pairs) else ("A", "B")
     matrix = [[0] * len(order_labels) for _ in order_labels]
@@ -182,8 +201,10 @@ def _figures(
         f"(position consistency {fmt(m.get('position_consistency'))})."
     )
     chart = heatmap(matrix, order_labels, order_labels, "A shown first", "B shown first")
-    figures.append(figure("fig-position", "Position consistency", caption, chart))
+    return figure("fig-position", "Position consistency", caption, chart)
 
+
+def _length_figure(lb: Mapping[str, Any], human: str | None) -> FigureHTML:
     caption = (
         "Model A's share of A-or-B choices per bin of relative length (characters of A ÷ characters of B), "
         "with 95 % Wilson intervals; n = judged rows per bin. A flat line means no length bias."
@@ -197,20 +218,7 @@ def _figures(
         xlabel="length of response A ÷ length of response B",
         ylabel="model A chosen",
     )
-    figures.append(figure("fig-length-bias", "Length bias", caption, chart))
-
-    if human:
-        cols = [*VERDICTS, "ERROR"] if m.get("error_count") else list(VERDICTS)
-        human_rows = list(VERDICTS) if m.get("human_tie_count") else ["A", "B"]
-        full = confusion_matrix(rows, human, cols)
-        sub = [full[cols.index(h)] for h in human_rows]
-        caption = (
-            "Human label (rows) against autorater choice (columns). The A/B block gives the alignment "
-            "metrics (model A positive); ties and errors are shown but not scored."
-        )
-        chart = heatmap(sub, human_rows, cols, "human label", "autorater choice")
-        figures.append(figure("fig-confusion", "Confusion matrix", caption, chart))
-    return figures
+    return figure("fig-length-bias", "Length bias", caption, chart)
 
 
 def _judgment_view(row: Mapping[str, Any], ids: Sequence[str], human: str | None) -> dict[str, Any]:
