@@ -105,10 +105,11 @@ case "${1:-}" in
     ;;
   "")
     stop_server
-    trap 'stop_server' EXIT
     build_and_start
     echo "serving until Ctrl-C; in another shell: python -m pytest -m real_server (reads $STATE)"
     pid="$(sed -n 's/^pid=//p' "$STATE")"
+    # Stop this server only (another run of this script may have replaced the state file since).
+    trap 'kill "$pid" 2>/dev/null || true' EXIT INT TERM
     while kill -0 "$pid" 2>/dev/null; do sleep 2; done
     ;;
   *)
