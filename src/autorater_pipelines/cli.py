@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from autorater_pipelines import __version__
 from autorater_pipelines.commands import COMMAND_MODULES
 from autorater_pipelines.errors import AutoraterError, InputError
-from autorater_pipelines.redaction import redact
+from autorater_pipelines.redaction import RedactionFilter, redact
 
 __all__ = ["build_parser", "main"]
 
@@ -43,6 +43,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s"
     )
+    for handler in logging.getLogger().handlers:  # no credential in a log line, whoever logged it
+        if not any(isinstance(f, RedactionFilter) for f in handler.filters):
+            handler.addFilter(RedactionFilter())
     try:
         previous = signal.signal(signal.SIGTERM, _terminate)
     except ValueError:  # not the main thread (e.g. called from a worker): keep the default handler

@@ -1,40 +1,78 @@
-"""Keep credentials out of error messages, logs and outputs: one redaction function.
+r"""Keep credentials out of error messages, logs and outputs: one redaction function.
 
 A server that echoes the API key it received in its error body (several do, e.g. "API key not valid:
 AIza…") would otherwise put the key into ``judgments.jsonl``, ``error_messages.jsonl``, ``report.html``
-and the terminal. :func:`redact` replaces, in any text:
+and the terminal. Servers do not always echo it as sent, so :func:`redact` replaces, in any text:
 
 - every credential value this process knows: the values of environment variables whose names say they
   hold one (``*API_KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, e.g. ``GEMINI_API_KEY``,
-  ``OPENAI_API_KEY``) and values registered with :func:`register_secret` (a key passed as a parameter);
-- bearer tokens (``Authorization: Bearer …``), ``key=``/``access_token=`` URL parameters, passwords in URLs
-  (``https://user:password@host``, e.g. a ``base_url`` parameter), and values in the shapes of Google API
-  keys (``AIza…``), Google OAuth access tokens (``ya29.…``) and OpenAI keys (``sk-…``).
+  ``OPENAI_API_KEY``) and values registered with :func:`register_secret` (a key passed as a parameter) —
+  in any letter case (``SK-ABC…``, ``sk-abc…``), and with any of its characters that are not ASCII
+  letters or digits written percent-encoded (``%2F``, ``%2b``, ``+`` for a space, double-encoded
+  ``%252F``), JSON- or Python-escaped (``\/``, ``\"``, ``\u002b``, backslashes doubled by nesting) or as
+  HTML character references (``&amp;``, ``&#43;``), as the report and JSON bodies spell them;
+- the base64 of a text containing it (``Authorization: Basic base64(user:key)``): the whole base64 token;
+- a prefix of at least :data:`MIN_PREFIX_LENGTH` characters of it cut off by an ellipsis (``...``, ``…``,
+  ``***``) or by the end of a line, as servers that shorten keys show them;
+- bearer tokens (``Authorization: Bearer …``, a word after "bearer" only when it looks like a token: it
+  holds a digit or punctuation), base64 ``Basic`` credentials, ``key=``/``access_token=`` URL parameters,
+  passwords in URLs (``https://user:password@host``, e.g. a ``base_url`` parameter), and values in the
+  shapes of Google API keys (``AIza…``), Google OAuth access tokens (``ya29.…``) and OpenAI keys (``sk-…``).
 
-It is applied where errors are recorded (every :class:`autorater_pipelines.models.ModelError` message),
-where outputs are written (the JSON/JSONL writers of :mod:`autorater_pipelines.io`, the HTML report) and
-where the CLI prints errors.
+Values shorter than :data:`MIN_SECRET_LENGTH` characters and values made only of digits are not treated as
+secrets: a real key is never that short, and replacing ``false``, a port or a count such as
+``MAX_TOKENS=100000000`` would mangle ordinary text and numbers. Letters and digits are matched in any case
+but never in encoded form (no encoder escapes them), so ordinary words are only replaced when they are a
+known secret.
+
+Known secrets are matched with one RE2 pattern (linear in the length of the text, whatever it holds),
+compiled once per set of secrets. It is applied where errors are recorded (every
+:class:`autorater_pipelines.models.ModelError` message), where outputs are written (the JSON/JSONL writers
+of :mod:`autorater_pipelines.io`, the HTML report), where the CLI prints errors and logs
+(:class:`RedactionFilter`) and where ``autorater run`` copies the pipeline's output.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import functools
+import logging
 import os
 import re
+import string
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["REDACTED", "known_secrets", "redact", "redact_value", "redactor", "register_secret"]
+__all__ = [
+    "MIN_PREFIX_LENGTH",
+    "MIN_SECRET_LENGTH",
+    "REDACTED",
+    "RedactionFilter",
+    "known_secrets",
+    "redact",
+    "redact_value",
+    "redactor",
+    "register_secret",
+]
 
 REDACTED = "[REDACTED]"
 """What a credential is replaced with."""
 
 MIN_SECRET_LENGTH = 8
-"""Shorter values (``"x"``, ``"emulator"``…) are not treated as secrets: replacing them would mangle text."""
+"""Shorter values (``"x"``, ``"false"``, a port…) are not treated as secrets: replacing them would mangle text."""
+
+MIN_PREFIX_LENGTH = 12
+"""A secret's prefix followed by an ellipsis is replaced from this many characters on (``sk-abc...`` stays)."""
+
+_MAX_PREFIX_LENGTH = 400  # longer prefixes of a longer token are matched up to here (RE2 nesting depth)
 
 _CREDENTIAL_NAME = re.compile(r"API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|ACCESS_?KEY", re.IGNORECASE)
 _NOT_SECRETS = {"not-needed", "emulator"}  # placeholders this package itself sends to local endpoints
 _SHAPES = re.compile(
-    r"(?P<prefix>(?i:bearer)\s+|[?&](?:key|api_key|access_token|token)=)[^\s&\"'<>\\@/]{4,}"
+    r"(?P<bearer>(?i:bearer)\s+)(?P<token>[^\s\"'<>\\,;()\[\]]{4,})"
+    r"|(?P<basic>(?i:basic)\s+)(?P<b64>[A-Za-z0-9+/]{8,}={0,2})"
+    r"|(?P<prefix>[?&](?:key|api_key|access_token|token)=)[^\s&\"'<>\\@/]{4,}"
     r"|(?P<userinfo>://[^/\s:@]+:)[^\s&\"'<>\\@/]{4,}(?=@)"  # a password in a URL, never a port
     r"|\bAIza[0-9A-Za-z_\-]{30,}"
     r"|\bya29\.[0-9A-Za-z_.\-]{10,}"
@@ -43,9 +81,13 @@ _SHAPES = re.compile(
 _registered: set[str] = set()
 
 
+def _is_secret(value: str) -> bool:
+    return len(value) >= MIN_SECRET_LENGTH and not value.isdigit() and value not in _NOT_SECRETS
+
+
 def register_secret(value: Any) -> None:
     """Treat ``value`` as a credential from now on (e.g. an API key given as a parameter)."""
-    if isinstance(value, str) and len(value.strip()) >= MIN_SECRET_LENGTH:
+    if isinstance(value, str) and _is_secret(value.strip()):
         _registered.add(value.strip())
 
 
@@ -53,23 +95,164 @@ def known_secrets() -> list[str]:
     """Every credential value known now, longest first (so a key containing another is replaced whole)."""
     values = set(_registered)
     for name, value in os.environ.items():
-        if _CREDENTIAL_NAME.search(name) and len(value.strip()) >= MIN_SECRET_LENGTH:
+        if _CREDENTIAL_NAME.search(name) and _is_secret(value.strip()):
             values.add(value.strip())
-    return sorted(values - _NOT_SECRETS, key=len, reverse=True)
+    return sorted(values, key=lambda v: (-len(v), v))
+
+
+# --- the spellings of one secret, as RE2 patterns ------------------------------------------------------------
+
+_ALNUM = frozenset(string.ascii_letters + string.digits)
+_URL_SAFE = _ALNUM | frozenset("-._~")
+_HTML_NAMES = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
+
+
+def _literal(char: str) -> str:
+    """``char`` as an RE2 literal."""
+    if char in _ALNUM:
+        return char
+    if char in string.punctuation:
+        return "\\" + char
+    return f"\\x{{{ord(char):x}}}"
+
+
+def _char_forms(char: str) -> str:
+    """RE2 pattern for one character of a secret in every spelling an echo may give it (module docstring)."""
+    if char in _ALNUM:
+        return char
+    forms = [_literal(char)]
+    if char == "\\":
+        forms = ["\\\\{1,4}"]  # escaped once, twice (JSON in a repr)...
+    elif char in "/\"'":
+        forms = ["\\\\{0,3}" + _literal(char)]
+    if char not in _URL_SAFE:
+        forms.append("".join(f"%(?:25)?{byte:02X}" for byte in char.encode("utf-8")))
+    if char == " ":
+        forms.append("\\+")
+    units = [ord(char)] if ord(char) < 0x10000 else _surrogates(ord(char))
+    forms.append("".join(f"\\\\{{1,3}}u{unit:04X}" for unit in units))
+    forms.append(f"&#0*{ord(char)};|&#x0*{ord(char):X};")
+    if char in _HTML_NAMES:
+        forms.append(f"&{_HTML_NAMES[char]};")
+    return "(?:" + "|".join(forms) + ")"
+
+
+def _surrogates(code: int) -> list[int]:
+    code -= 0x10000
+    return [0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)]
+
+
+def _prefix_forms(atoms: list[str]) -> str | None:
+    """A prefix of at least :data:`MIN_PREFIX_LENGTH` characters, then an ellipsis or the end of a line."""
+    if len(atoms) <= MIN_PREFIX_LENGTH:
+        return None  # the whole secret is matched anyway
+    optional = ""
+    for atom in reversed(atoms[MIN_PREFIX_LENGTH : min(len(atoms) - 1, _MAX_PREFIX_LENGTH)]):
+        optional = f"(?:{atom}{optional})?"
+    ending = "|".join([r"\.{3}", r"\*{3,}", "&hellip;", _char_forms("\u2026"), "(?m:$)"])
+    return "".join(atoms[:MIN_PREFIX_LENGTH]) + optional + f"(?:{ending})"
+
+
+def _base64_cores(secret: str) -> set[str]:
+    """The base64 characters that encode ``secret`` wherever it stands in the encoded text.
+
+    Base64 turns 3 bytes into 4 characters, so the encoding of ``secret`` depends on its offset modulo 3
+    in the encoded text; for each offset, the characters made only of the secret's bits are the same
+    whatever surrounds it (the first and last characters, mixed with neighbouring bytes, are left out).
+    """
+    data = secret.encode("utf-8")
+    cores = set()
+    for pad in range(3):
+        encoded = base64.b64encode(b"\0" * pad + data).decode("ascii")
+        core = encoded[-(-4 * pad // 3) : 8 * (pad + len(data)) // 6]
+        if len(core) >= MIN_SECRET_LENGTH:
+            cores.update({core, core.replace("+", "-").replace("/", "_")})
+    return cores
+
+
+def _base64_forms(core: str) -> str:
+    forms = {"+": r"(?:\+|%2[Bb])", "/": r"(?:\\{0,3}/|%2[Ff])", "-": r"\-"}
+    return "".join(forms.get(char, char) for char in core)
+
+
+@functools.lru_cache(maxsize=16)
+def _compile(secrets: tuple[str, ...]) -> Any:
+    """One RE2 pattern matching every spelling of every secret; group ``b64`` marks a base64 match."""
+    if not secrets:
+        return None
+    import re2  # type: ignore[import-untyped]
+
+    spelled: list[str] = []
+    cores: set[str] = set()
+    for secret in secrets:  # longest first: a secret containing another is replaced whole
+        atoms = [_char_forms(char) for char in secret]
+        spelled.append("".join(atoms))
+        prefix = _prefix_forms(atoms)
+        if prefix:
+            spelled.append(prefix)
+        cores |= _base64_cores(secret)
+    b64 = "|".join(_base64_forms(core) for core in sorted(cores, key=lambda c: (-len(c), c)))
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = 64 << 20
+    return re2.compile(f"(?i:{'|'.join(spelled)})" + (f"|(?P<b64>{b64})" if b64 else ""), options)
+
+
+_BASE64_CHARS = frozenset(string.ascii_letters + string.digits + "+/_-")
+
+
+def _replace_known(pattern: Any, text: str) -> str:
+    """``text`` with every match of ``pattern`` replaced; a base64 match grows to its whole base64 token."""
+    pieces: list[str] = []
+    last = 0
+    for match in pattern.finditer(text):
+        start, end = match.span()
+        if match.group("b64") is not None:
+            while start > last and text[start - 1] in _BASE64_CHARS:
+                start -= 1
+            end = max(end, last)
+            while end < len(text) and text[end] in _BASE64_CHARS:
+                end += 1
+            while end < len(text) and text[end] == "=":
+                end += 1
+        if start < last:  # inside the token a base64 match grew over
+            last = max(last, end)
+            continue
+        pieces += [text[last:start], REDACTED]
+        last = end
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 def _shape(match: re.Match[str]) -> str:
+    if match.group("bearer"):
+        token = match.group("token")
+        if token.isalpha() and len(token) < 20:  # "the bearer should…": a word, not a token
+            return match.group(0)
+        return match.group("bearer") + REDACTED
+    if match.group("basic"):
+        return match.group("basic") + REDACTED if _is_basic_credential(match.group("b64")) else match.group(0)
     return (match.group("prefix") or match.group("userinfo") or "") + REDACTED
+
+
+def _is_basic_credential(value: str) -> bool:
+    """``base64(user:password)``, as an ``Authorization: Basic`` header carries it."""
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    return ":" in decoded and decoded.isprintable()
 
 
 def redactor() -> Callable[[str], str]:
     """A redaction function for the credentials known now: build it once, apply it to many texts."""
-    secrets = known_secrets()
+    pattern = _compile(tuple(known_secrets()))
 
     def apply(text: str) -> str:
-        for secret in secrets:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
+        if pattern is not None:
+            text = _replace_known(pattern, text)
         return _SHAPES.sub(_shape, text) if _maybe_shaped(text) else text
 
     return apply
@@ -78,7 +261,7 @@ def redactor() -> Callable[[str], str]:
 def _maybe_shaped(text: str) -> bool:
     """A cheap pre-check: most texts hold none of the shapes, and a substring test is faster than a regex."""
     lowered = text.lower()
-    return any(marker in lowered for marker in ("bearer", "key=", "token=", "aiza", "ya29.", "sk-", "@"))
+    return any(marker in lowered for marker in ("bearer", "basic", "key=", "token=", "aiza", "ya29.", "sk-", "@"))
 
 
 def redact(text: str) -> str:
@@ -98,3 +281,17 @@ def redact_value(value: Any, apply: Callable[[str], str] | None = None) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(redact_value(v, apply) for v in value)
     return value
+
+
+class RedactionFilter(logging.Filter):
+    """A logging filter that redacts each record's message and traceback (install it on a handler)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Rewrite ``record`` redacted; never drops it."""
+        message = record.getMessage()
+        redacted = redact(message)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+        return True

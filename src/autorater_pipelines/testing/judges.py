@@ -2,15 +2,58 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
+import urllib.parse
+from collections.abc import Callable
 
 from autorater_pipelines.testing._protocols import EmulatedRequest, Refusal
 
-__all__ = ["ECHO_MARK", "OVERLOAD_MARK", "length_judge", "leaky_length_judge", "responses_in_prompt"]
+__all__ = [
+    "ECHO_FORMS",
+    "ECHO_MARK",
+    "OVERLOAD_MARK",
+    "echo_mark",
+    "length_judge",
+    "leaky_length_judge",
+    "responses_in_prompt",
+]
 
 ECHO_MARK = "[echo-credentials]"
 """A prompt holding this text is refused by :func:`leaky_length_judge` with the caller's credential in the body."""
+
+
+def _json_escaped(key: str) -> str:
+    r"""``key`` as an escaping JSON encoder writes it: ``\/``, and ``\u00xx`` for HTML-sensitive characters."""
+    return "".join("\\/" if c == "/" else f"\\u{ord(c):04x}" if c in "<>&'=+" else c for c in key)
+
+
+ECHO_FORMS: dict[str, Callable[[str], str]] = {
+    "upper": lambda key: f"API key not valid: {key.upper()}",
+    "lower": lambda key: f"API key not valid: {key.lower()}",
+    "url": lambda key: f"no project for GET /v1/models?key={urllib.parse.quote(key, safe='')}",
+    "json": lambda key: f'invalid credentials in request headers {{"x-api-key": "{_json_escaped(key)}"}}',
+    "basic": lambda key: (
+        "Authorization: Basic " + base64.b64encode(f"apikey:{key}".encode()).decode("ascii") + " is not accepted"
+    ),
+    "prefix": lambda key: f"Incorrect API key provided: {key[:16]}... You can find your API key in your account.",
+    "bearer": lambda key: f"unauthorized request; headers were {{'authorization': 'Bearer {key}'}}",
+}
+"""How :func:`leaky_length_judge` echoes the credential for a prompt holding :func:`echo_mark` of a form:
+upper-/lower-cased, URL-encoded, JSON-escaped, base64 of ``apikey:KEY`` (Basic auth), its first 16
+characters and an ellipsis, in an ``Authorization: Bearer`` header echo."""
+
+
+def echo_mark(form: str) -> str:
+    """The mark that makes :func:`leaky_length_judge` echo the credential in ``form`` (a key of :data:`ECHO_FORMS`)."""
+    if form not in ECHO_FORMS:
+        raise ValueError(f"unknown echo form {form!r}; expected one of {sorted(ECHO_FORMS)}")
+    return f"[echo-credentials:{form}]"
+
+
+_ECHO = re.compile(r"\[echo-credentials:(\w+)\]")
+
 OVERLOAD_MARK = "[overloaded-when-swapped]"
 """A response holding this text makes :func:`leaky_length_judge` answer 503 when it is shown first."""
 
@@ -54,7 +97,8 @@ def leaky_length_judge(request: EmulatedRequest) -> str:
     """:func:`length_judge` behind a careless server, for tests of what a run keeps of failures.
 
     A prompt containing :data:`ECHO_MARK` is refused with HTTP 400 whose body echoes the credential the
-    request carried (``x-goog-api-key`` or the bearer token), as some servers do ("API key not valid: …").
+    request carried (``x-goog-api-key`` or the bearer token), as some servers do ("API key not valid: …");
+    one containing :func:`echo_mark` of a form echoes it transformed (:data:`ECHO_FORMS`).
     A request that shows a response containing :data:`OVERLOAD_MARK` first (position A) gets a 503, so a
     row whose response B holds the mark loses its swapped-order samples.
     """
@@ -63,6 +107,9 @@ def leaky_length_judge(request: EmulatedRequest) -> str:
         raise Refusal(
             400, f"API key not valid. Please pass a valid API key. Received: {key} (Authorization: Bearer {key})"
         )
+    echo = _ECHO.search(request.prompt_text)
+    if echo and echo.group(1) in ECHO_FORMS:
+        raise Refusal(400, ECHO_FORMS[echo.group(1)](_credential(request)))
     if OVERLOAD_MARK in responses_in_prompt(request.prompt_text).get("A", ""):
         raise Refusal(503, "The model is overloaded. Please try again later.")
     return length_judge(request)

@@ -1,0 +1,226 @@
+"""A known secret is redacted however an endpoint echoes it (issue 14 item 4, break-it trial), and nothing else is.
+
+The echoes come from a real endpoint emulator where an endpoint produces them (OpenAI and Gemini protocols,
+:func:`autorater_pipelines.testing.judges.leaky_length_judge`); the unit tests pin each spelling.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import urllib.parse
+
+import pytest
+
+from autorater_pipelines import autosxs
+from autorater_pipelines.redaction import REDACTED, RedactionFilter, redact, register_secret
+from autorater_pipelines.testing import ModelEmulator
+from autorater_pipelines.testing.judges import ECHO_FORMS, echo_mark, leaky_length_judge
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+KEY = "Tq8Xv3Jm/5Lw2+rTn7pKd4=sHc6yB9Qz"  # no known key shape; '/', '+', '=' change under URL and JSON encoding
+KEY_RUNS = ("tq8xv3jm", "rtn7pkd4", "shc6yb9qz")  # its letter-digit runs, lower-cased
+KEY_BASE64 = (
+    "VHE4WHYzSm0vNUx3MityVG43cEtkND1zSGM2eUI5UX",
+    "RxOFh2M0ptLzVMdzIrclRuN3BLZDQ9c0hjNnlCOVF6",
+    "UcThYdjNKbS81THcyK3JUbjdwS2Q0PXNIYzZ5QjlRe",
+)
+"""The base64 of KEY at each offset modulo 3, without the characters it shares with its neighbours."""
+
+
+@pytest.fixture()
+def key(monkeypatch):
+    monkeypatch.setenv("MY_SERVICE_API_KEY", KEY)
+    return KEY
+
+
+def _leaks(text: str) -> list[str]:
+    """Every part of KEY still readable in ``text``: a letter-digit run in any case, or its base64."""
+    lowered = text.lower()
+    return [run for run in KEY_RUNS if run in lowered] + [b for b in KEY_BASE64 if b in text]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("API key not valid: TQ8XV3JM/5LW2+RTN7PKD4=SHC6YB9QZ.", f"API key not valid: {REDACTED}."),
+        ("key tq8xv3jm/5lw2+rtn7pkd4=shc6yb9qz!", f"key {REDACTED}!"),
+        ("GET /v1?key=Tq8Xv3Jm%2F5Lw2%2BrTn7pKd4%3DsHc6yB9Qz&alt=json", f"GET /v1?key={REDACTED}&alt=json"),
+        ("GET /v1?key=Tq8Xv3Jm/5Lw2%2brTn7pKd4%3dsHc6yB9Qz", f"GET /v1?key={REDACTED}"),  # '/' kept, lower hex
+        ("next=%2Fcb%3Fk%3DTq8Xv3Jm%252F5Lw2%252BrTn7pKd4%253DsHc6yB9Qz", f"next=%2Fcb%3Fk%3D{REDACTED}"),
+        ('{"key": "Tq8Xv3Jm\\/5Lw2\\u002brTn7pKd4\\u003DsHc6yB9Qz"}', f'{{"key": "{REDACTED}"}}'),
+        (
+            "{'body': '{\"key\": \"Tq8Xv3Jm\\\\/5Lw2+rTn7pKd4=sHc6yB9Qz\"}'}",
+            f"{{'body': '{{\"key\": \"{REDACTED}\"}}'}}",
+        ),
+        ("<td>Tq8Xv3Jm/5Lw2&#43;rTn7pKd4&#x3d;sHc6yB9Qz</td>", f"<td>{REDACTED}</td>"),
+        ("Authorization: BEARER TQ8XV3JM/5LW2+RTN7PKD4=SHC6YB9QZ", f"Authorization: BEARER {REDACTED}"),
+        ("{'Authorization': 'Bearer Tq8Xv3Jm/5Lw2+rTn7pKd4=sHc6yB9Qz'}", f"{{'Authorization': 'Bearer {REDACTED}'}}"),
+    ],
+)
+def test_a_known_secret_is_redacted_in_any_case_and_encoding(key, text, expected):
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [  # base64 of "apikey:" + KEY, "ab:" + KEY + ":x", KEY (without and with padding), "x:" + KEY
+        (
+            "Authorization: Basic YXBpa2V5OlRxOFh2M0ptLzVMdzIrclRuN3BLZDQ9c0hjNnlCOVF6",
+            f"Authorization: Basic {REDACTED}",
+        ),
+        ("auth=YWI6VHE4WHYzSm0vNUx3MityVG43cEtkND1zSGM2eUI5UXo6eA==;", f"auth={REDACTED};"),
+        ("tok VHE4WHYzSm0vNUx3MityVG43cEtkND1zSGM2eUI5UXo end", f"tok {REDACTED} end"),
+        ("tok VHE4WHYzSm0vNUx3MityVG43cEtkND1zSGM2eUI5UXo= end", f"tok {REDACTED} end"),
+        ('{"creds": "eDpUcThYdjNKbS81THcyK3JUbjdwS2Q0PXNIYzZ5QjlReg=="}', f'{{"creds": "{REDACTED}"}}'),
+    ],
+)
+def test_the_base64_of_a_text_holding_a_secret_is_redacted_whole(key, text, expected):
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Incorrect API key provided: Tq8Xv3Jm/5Lw... (see docs)",
+            f"Incorrect API key provided: {REDACTED} (see docs)",
+        ),
+        ("key TQ8XV3JM/5LW2+RTN7P… refused", f"key {REDACTED} refused"),
+        ("key Tq8Xv3Jm/5Lw2+rTn7pKd4=sHc6yB9*** refused", f"key {REDACTED} refused"),
+        ("key Tq8Xv3Jm/5Lw2\\u2026 refused", f"key {REDACTED} refused"),
+        ("body cut at 40 chars: Tq8Xv3Jm/5Lw2+r\nnext line", f"body cut at 40 chars: {REDACTED}\nnext line"),
+        ("body cut at 40 chars: Tq8Xv3Jm/5Lw2+r", f"body cut at 40 chars: {REDACTED}"),
+    ],
+)
+def test_a_prefix_of_twelve_characters_or_more_cut_off_by_an_ellipsis_is_redacted(key, text, expected):
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Incorrect API key provided: Tq8Xv3Jm/5L... (11 characters are what providers show)",
+        "Tq8Xv3Jm/5Lw2+rTn7 is not followed by an ellipsis",  # a prefix inside text, not a cut-off echo
+        "served on http://127.0.0.1:18931/v1 at 10:30, port 8080, 12345678 rows",
+        "the bearer should sign the basic instructions; Basic understanding of tokens",
+        "Tq8Xv3Jm plus rTn7pKd4 as separate words",
+    ],
+)
+def test_text_that_is_not_the_secret_is_left_alone(key, text):
+    assert redact(text) == text
+
+
+def test_short_and_numeric_values_are_not_secrets(monkeypatch):
+    """Values under 8 characters and numbers in credential-named variables would replace words and counts."""
+    monkeypatch.setenv("SHORT_TOKEN", "Abc123x")
+    monkeypatch.setenv("MAX_TOKENS_LIMIT", "100000000")
+    register_secret("2024")
+    text = "Abc123x judged 100000000 tokens in 2024 on port 18931"
+    assert redact(text) == text
+
+
+def test_non_ascii_characters_are_matched_json_escaped(monkeypatch):
+    monkeypatch.setenv("PORTAL_PASSWORD", "pässwörd-Geheim-7")
+    assert redact('{"pw": "p\\u00e4ssw\\u00f6rd-Geheim-7"}') == f'{{"pw": "{REDACTED}"}}'
+    assert redact("pw=p%C3%A4ssw%C3%B6rd-Geheim-7") == f"pw={REDACTED}"
+    assert redact("PÄSSWÖRD-GEHEIM-7") == REDACTED
+
+
+def test_a_secret_containing_another_is_replaced_whole(monkeypatch):
+    monkeypatch.setenv("OUTER_TOKEN", "outer-Tq8Xv3Jm-inner-secret-9")
+    monkeypatch.setenv("INNER_TOKEN", "inner-secret-9")
+    assert redact("got OUTER-TQ8XV3JM-INNER-SECRET-9 and inner-secret-9") == f"got {REDACTED} and {REDACTED}"
+
+
+def test_the_logging_filter_redacts_messages_arguments_and_tracebacks(key):
+    records: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(self.format(record))
+
+    handler = Collect()
+    handler.addFilter(RedactionFilter())
+    log = logging.getLogger("autorater_pipelines.tests.redaction")
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        log.warning("refused: %s", urllib.parse.quote(KEY, safe=""))
+        try:
+            raise ValueError(f"bad key {KEY.upper()}")
+        except ValueError:
+            log.exception("call failed")
+    finally:
+        log.removeHandler(handler)
+    assert records[0] == f"refused: {REDACTED}"
+    assert records[1].startswith("call failed\nTraceback") and f"ValueError: bad key {REDACTED}" in records[1]
+    assert not _leaks("\n".join(records))
+
+
+def _echo_examples(tmp_path, forms):
+    rows = [{"id": "ok", "question": "Capital of France?", "a": "Paris is the capital.", "b": "Lyon"}]
+    rows += [
+        {"id": form, "question": f"Capital of Italy? {echo_mark(form)}", "a": "Rome", "b": "Milan"} for form in forms
+    ]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return autosxs.prepare_examples(
+        evaluation_dataset=str(tmp_path / "data.jsonl"),
+        task="question_answering@001",
+        id_columns=["id"],
+        autorater_prompt_parameters={"inference_instruction": {"column": "question"}},
+        response_column_a="a",
+        response_column_b="b",
+    )
+
+
+ECHO_TEXT = {  # what each echo says besides the key: proves the server's message was kept
+    "upper": "API key not valid",
+    "lower": "API key not valid",
+    "url": "no project for GET /v1/models?key=",
+    "json": "invalid credentials in request headers",
+    "basic": "Authorization: Basic",
+    "prefix": "Incorrect API key provided",
+    "bearer": "unauthorized request; headers were",
+}
+
+
+@pytest.mark.parametrize(
+    ("protocol", "variable", "model"),
+    [("gemini", "GEMINI_API_KEY", "gemini-2.5-flash"), ("openai", "OPENAI_API_KEY", "openai/judge")],
+)
+def test_every_echo_form_of_the_endpoint_reaches_no_output(protocol, variable, model, monkeypatch, tmp_path, caplog):
+    """One judge step against an endpoint that echoes the key in each form; every output is checked."""
+    from autorater_pipelines.report import write_report
+
+    assert sorted(ECHO_TEXT) == sorted(ECHO_FORMS)
+    monkeypatch.setenv(variable, KEY)
+    out = tmp_path / "out"
+    with caplog.at_level(logging.DEBUG), ModelEmulator(leaky_length_judge) as emu:
+        base_url = emu.url + ("/v1" if protocol == "openai" else "")
+        judgments, errors, _ = autosxs.judge_examples(
+            examples=_echo_examples(tmp_path, list(ECHO_TEXT)),
+            task="question_answering@001",
+            id_columns=["id"],
+            autorater_model=model,
+            autorater_parameters={"base_url": base_url, "cache_dir": "off", "progress": False, "max_retries": 0},
+            judgments_path=str(out / "judgments.jsonl"),
+            error_messages_path=str(out / "error_messages.jsonl"),
+        )
+        sent = {r.headers.get("x-goog-api-key") or r.headers.get("authorization") for r in emu.requests}
+    assert sent == {KEY if protocol == "gemini" else f"Bearer {KEY}"}  # the server did receive it
+    autosxs.aggregate_judgments(judgments=judgments, metrics_path=str(out / "metrics.json"))
+    write_report(str(out))
+    by_id = {j["id"]: j for j in judgments}
+    assert by_id["ok"]["choice"] == "A"
+    by_error = {e["id"]: e["error"] for e in errors}
+    for form, said in ECHO_TEXT.items():
+        assert by_id[form]["choice"] == "ERROR", form
+        assert said in by_error[form] and REDACTED in by_error[form], (form, by_error[form])
+    for name in ("judgments.jsonl", "error_messages.jsonl", "metrics.json", "report.html"):
+        text = (out / name).read_text(encoding="utf-8")
+        assert not _leaks(text), (name, _leaks(text))
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "Incorrect API key provided" in report and "no project for GET" in report
+    assert not _leaks(caplog.text) and "failed: fatal" in caplog.text and REDACTED in caplog.text
