@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
 import urllib.parse
 
 import pytest
@@ -224,3 +227,70 @@ def test_every_echo_form_of_the_endpoint_reaches_no_output(protocol, variable, m
     report = (out / "report.html").read_text(encoding="utf-8")
     assert "Incorrect API key provided" in report and "no project for GET" in report
     assert not _leaks(caplog.text) and "failed: fatal" in caplog.text and REDACTED in caplog.text
+
+
+@pytest.mark.pipeline
+def test_autorater_run_prints_and_writes_no_echo_form(tmp_path):
+    """``autorater -v run`` (the pipeline in its own process) against an OpenAI-compatible endpoint that
+    echoes the key in every form: not on stdout/stderr (logs included), not in any output file."""
+    rows = [{"id": "ok", "question": "Capital of France?", "a": "Paris is the capital.", "b": "Lyon"}]
+    rows += [{"id": f, "question": f"Capital of Italy? {echo_mark(f)}", "a": "Rome", "b": "Milan"} for f in ECHO_TEXT]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "GEMINI_", "OPENAI_"))}
+    with ModelEmulator(leaky_length_judge) as emu:
+        params = {
+            "evaluation_dataset": str(tmp_path / "data.jsonl"),
+            "task": "question_answering@001",
+            "id_columns": ["id"],
+            "autorater_prompt_parameters": {"inference_instruction": {"column": "question"}},
+            "response_column_a": "a",
+            "response_column_b": "b",
+            "autorater_model": "openai/judge",
+            "autorater_parameters": {"base_url": f"{emu.url}/v1", "max_retries": 0, "cache_dir": "off"},
+        }
+        (tmp_path / "params.json").write_text(json.dumps(params))
+        argv = ["-v", "run", "autosxs", "--params", str(tmp_path / "params.json"), "--output-dir", str(out)]
+        proc = subprocess.run(
+            [sys.executable, "-m", "autorater_pipelines.cli", *argv, "--max-failed-share", "1"],
+            env={**env, "OPENAI_API_KEY": KEY},
+            capture_output=True,
+            timeout=1500,
+        )
+        assert {r.headers.get("authorization") for r in emu.requests} == {f"Bearer {KEY}"}
+    printed = (proc.stdout + proc.stderr).decode("utf-8", errors="replace")
+    assert proc.returncode == 0, printed[-3000:]
+    assert not _leaks(printed), _leaks(printed)
+    assert "failed: fatal" in printed and REDACTED in printed  # the echoes were logged, redacted
+    errors = [json.loads(line) for line in (out / "error_messages.jsonl").read_text().splitlines()]
+    assert {e["id"] for e in errors} == set(ECHO_TEXT) and all(REDACTED in e["error"] for e in errors)
+    for path in out.iterdir():
+        assert not _leaks(path.read_text(encoding="utf-8")), path.name
+
+
+def test_submit_dry_run_prints_no_form_of_a_known_key(key, tmp_path, capsys):
+    """A key written into the parameters (URL-encoded in a ``base_url``, upper-cased, as Basic credentials)."""
+    from autorater_pipelines.cli import main
+    from autorater_pipelines.pipelines import compile_pipelines
+
+    compile_pipelines(str(tmp_path), image="us-central1-docker.pkg.dev/my-project/autorater/autorater-pipelines:abc1")
+    params = {
+        "evaluation_dataset": "gs://b/x.jsonl",
+        "id_columns": ["id"],
+        "task": "summarization@001",
+        "autorater_prompt_parameters": {"inference_context": {"column": "x"}, "inference_instruction": {"column": "y"}},
+        "response_column_a": "a",
+        "response_column_b": "b",
+        "autorater_parameters": {"base_url": "https://proxy.example/v1?k=Tq8Xv3Jm%2F5Lw2%2BrTn7pKd4%3DsHc6yB9Qz"},
+        "experimental_args": {"note": KEY.upper(), "auth": "bWU6VHE4WHYzSm0vNUx3MityVG43cEtkND1zSGM2eUI5UXo="},
+    }
+    (tmp_path / "params.json").write_text(json.dumps(params))
+    vertex = ["--project", "my-project", "--location", "us-central1", "--pipeline-root", "gs://my-bucket/root"]
+    argv = ["submit", *vertex, "autosxs", "--params", str(tmp_path / "params.json")]
+    code = main([*argv, "--template", str(tmp_path / "autosxs.yaml"), "--dry-run"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    spec = json.loads(captured.out)["runtimeConfig"]["parameterValues"]
+    assert spec["autorater_parameters"]["base_url"] == f"https://proxy.example/v1?k={REDACTED}"
+    assert spec["experimental_args"] == {"note": REDACTED, "auth": REDACTED}
+    assert not _leaks(captured.out + captured.err)

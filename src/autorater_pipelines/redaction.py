@@ -14,8 +14,9 @@ and the terminal. Servers do not always echo it as sent, so :func:`redact` repla
 - the base64 of a text containing it (``Authorization: Basic base64(user:key)``): the whole base64 token;
 - a prefix of at least :data:`MIN_PREFIX_LENGTH` characters of it cut off by an ellipsis (``...``, ``…``,
   ``***``) or by the end of a line, as servers that shorten keys show them;
-- bearer tokens (``Authorization: Bearer …``, a word after "bearer" only when it looks like a token: it
-  holds a digit or punctuation), base64 ``Basic`` credentials, ``key=``/``access_token=`` URL parameters,
+- bearer tokens (``Authorization: Bearer …``; a word of fewer than 20 letters after "bearer" is a word, as
+  in "the bearer should sign"), ``Basic`` credentials that decode to ``user:password``, ``key=``/``token=``/
+  ``access_token=`` URL parameters,
   passwords in URLs (``https://user:password@host``, e.g. a ``base_url`` parameter), and values in the
   shapes of Google API keys (``AIza…``), Google OAuth access tokens (``ya29.…``) and OpenAI keys (``sk-…``).
 
@@ -25,8 +26,9 @@ secrets: a real key is never that short, and replacing ``false``, a port or a co
 but never in encoded form (no encoder escapes them), so ordinary words are only replaced when they are a
 known secret.
 
-Known secrets are matched with one RE2 pattern (linear in the length of the text, whatever it holds),
-compiled once per set of secrets. It is applied where errors are recorded (every
+Known secrets are matched with one RE2 pattern compiled once per set of secrets, and the shapes are found
+with a second one: linear in the length of the text, whatever it holds (``benchmarks/redaction_worst_case.py``).
+Redaction is applied where errors are recorded (every
 :class:`autorater_pipelines.models.ModelError` message), where outputs are written (the JSON/JSONL writers
 of :mod:`autorater_pipelines.io`, the HTML report), where the CLI prints errors and logs
 (:class:`RedactionFilter`) and where ``autorater run`` copies the pipeline's output.
@@ -73,11 +75,14 @@ _SHAPES = re.compile(
     r"(?P<bearer>(?i:bearer)\s+)(?P<token>[^\s\"'<>\\,;()\[\]]{4,})"
     r"|(?P<basic>(?i:basic)\s+)(?P<b64>[A-Za-z0-9+/]{8,}={0,2})"
     r"|(?P<prefix>[?&](?:key|api_key|access_token|token)=)[^\s&\"'<>\\@/]{4,}"
-    r"|(?P<userinfo>://[^/\s:@]+:)[^\s&\"'<>\\@/]{4,}(?=@)"  # a password in a URL, never a port
+    r"|(?P<userinfo>://[^/\s:@]+:)[^\s&\"'<>\\@/]{4,}@"  # a password in a URL, never a port
     r"|\bAIza[0-9A-Za-z_\-]{30,}"
     r"|\bya29\.[0-9A-Za-z_.\-]{10,}"
-    r"|\bsk-[A-Za-z0-9_\-]{20,}"
+    r"|\bsk-[A-Za-z0-9_\-]{20,}",
+    re.ASCII,  # \s and \b as RE2 reads them
 )
+"""Credential shapes, whoever's they are. RE2 finds them (:func:`_shapes_scan`); Python's engine reads the
+groups of each match it found, anchored there (RE2's binding costs ~40 µs per match with groups)."""
 _registered: set[str] = set()
 
 
@@ -175,13 +180,20 @@ def _base64_forms(core: str) -> str:
     return "".join(forms.get(char, char) for char in core)
 
 
+def _re2(pattern: str) -> Any:
+    import re2  # type: ignore[import-untyped]
+
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = 64 << 20  # many secrets with punctuation make a large program
+    return re2.compile(pattern, options)
+
+
 @functools.lru_cache(maxsize=16)
-def _compile(secrets: tuple[str, ...]) -> Any:
+def _known_pattern(secrets: tuple[str, ...]) -> Any:
     """One RE2 pattern matching every spelling of every secret; group ``b64`` marks a base64 match."""
     if not secrets:
         return None
-    import re2  # type: ignore[import-untyped]
-
     spelled: list[str] = []
     cores: set[str] = set()
     for secret in secrets:  # longest first: a secret containing another is replaced whole
@@ -192,52 +204,77 @@ def _compile(secrets: tuple[str, ...]) -> Any:
             spelled.append(prefix)
         cores |= _base64_cores(secret)
     b64 = "|".join(_base64_forms(core) for core in sorted(cores, key=lambda c: (-len(c), c)))
-    options = re2.Options()
-    options.log_errors = False
-    options.max_mem = 64 << 20
-    return re2.compile(f"(?i:{'|'.join(spelled)})" + (f"|(?P<b64>{b64})" if b64 else ""), options)
+    return _re2(f"(?i:{'|'.join(spelled)})" + (f"|(?P<b64>{b64})" if b64 else ""))
 
 
-_BASE64_CHARS = frozenset(string.ascii_letters + string.digits + "+/_-")
+@functools.lru_cache(maxsize=1)
+def _shapes_scan() -> Any:
+    return _re2(re.sub(r"\(\?P<\w+>", "(?:", _SHAPES.pattern))
 
 
-def _replace_known(pattern: Any, text: str) -> str:
-    """``text`` with every match of ``pattern`` replaced; a base64 match grows to its whole base64 token."""
-    pieces: list[str] = []
+_SHAPES_BYTES = re.compile(_SHAPES.pattern.encode("ascii"))
+_BASE64_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
+_REDACTED = REDACTED.encode("ascii")
+_Replace = Callable[[Any, int], tuple[int, int, bytes]]
+
+
+def _substitute(pattern: Any, data: bytes, replace: _Replace) -> bytes:
+    """``data`` with each match of ``pattern`` replaced by ``replace(match, end of the last replacement)``.
+
+    ``replace`` gives the span to replace (it may grow the match) and the new bytes; a match inside a span
+    already replaced extends it. One pass. Bytes, not str: RE2's binding maps every match of a str back to
+    character offsets, which costs time in proportion to the whole text (quadratic over many matches).
+    """
+    pieces: list[bytes] = []
     last = 0
-    for match in pattern.finditer(text):
-        start, end = match.span()
-        if match.group("b64") is not None:
-            while start > last and text[start - 1] in _BASE64_CHARS:
-                start -= 1
-            end = max(end, last)
-            while end < len(text) and text[end] in _BASE64_CHARS:
-                end += 1
-            while end < len(text) and text[end] == "=":
-                end += 1
-        if start < last:  # inside the token a base64 match grew over
+    for match in pattern.finditer(data):
+        start, end, new = replace(match, last)
+        if start < last:
             last = max(last, end)
             continue
-        pieces += [text[last:start], REDACTED]
+        pieces += [data[last:start], new]
         last = end
     if not pieces:
-        return text
-    pieces.append(text[last:])
-    return "".join(pieces)
+        return data
+    pieces.append(data[last:])
+    return b"".join(pieces)
 
 
-def _shape(match: re.Match[str]) -> str:
-    if match.group("bearer"):
-        token = match.group("token")
+def _known(match: Any, last: int) -> tuple[int, int, bytes]:
+    """A known secret's span; a base64 match grows to its whole base64 token."""
+    start, end = match.span()
+    if match.group(1) is not None:  # group "b64"
+        data = match.string
+        while start > last and data[start - 1] in _BASE64_CHARS:
+            start -= 1
+        end = max(end, last)
+        while end < len(data) and data[end] in _BASE64_CHARS:
+            end += 1
+        while end < len(data) and data[end] == ord("="):
+            end += 1
+    return start, end, _REDACTED
+
+
+def _shape(found: Any, last: int) -> tuple[int, int, bytes]:
+    start, end = found.span()
+    match = _SHAPES_BYTES.match(found.string, start)
+    if match is None or match.end() != end:  # the engines disagree: keep the text
+        return start, end, found.group(0)
+    group = match.group
+    if group("bearer") is not None:
+        token = group("token")
         if token.isalpha() and len(token) < 20:  # "the bearer should…": a word, not a token
-            return match.group(0)
-        return match.group("bearer") + REDACTED
-    if match.group("basic"):
-        return match.group("basic") + REDACTED if _is_basic_credential(match.group("b64")) else match.group(0)
-    return (match.group("prefix") or match.group("userinfo") or "") + REDACTED
+            return start, end, match.group(0)
+        return start, end, group("bearer") + _REDACTED
+    if group("basic") is not None:
+        keep = not _is_basic_credential(group("b64"))
+        return start, end, match.group(0) if keep else group("basic") + _REDACTED
+    if group("userinfo") is not None:
+        return start, end, group("userinfo") + _REDACTED + b"@"
+    return start, end, (group("prefix") or b"") + _REDACTED
 
 
-def _is_basic_credential(value: str) -> bool:
+def _is_basic_credential(value: bytes) -> bool:
     """``base64(user:password)``, as an ``Authorization: Basic`` header carries it."""
     try:
         decoded = base64.b64decode(value, validate=True).decode("utf-8")
@@ -248,20 +285,16 @@ def _is_basic_credential(value: str) -> bool:
 
 def redactor() -> Callable[[str], str]:
     """A redaction function for the credentials known now: build it once, apply it to many texts."""
-    pattern = _compile(tuple(known_secrets()))
+    pattern = _known_pattern(tuple(known_secrets()))
 
     def apply(text: str) -> str:
+        data = original = text.encode("utf-8", "surrogatepass")
         if pattern is not None:
-            text = _replace_known(pattern, text)
-        return _SHAPES.sub(_shape, text) if _maybe_shaped(text) else text
+            data = _substitute(pattern, data, _known)
+        data = _substitute(_shapes_scan(), data, _shape)
+        return text if data is original else data.decode("utf-8", "surrogatepass")
 
     return apply
-
-
-def _maybe_shaped(text: str) -> bool:
-    """A cheap pre-check: most texts hold none of the shapes, and a substring test is faster than a regex."""
-    lowered = text.lower()
-    return any(marker in lowered for marker in ("bearer", "basic", "key=", "token=", "aiza", "ya29.", "sk-", "@"))
 
 
 def redact(text: str) -> str:
