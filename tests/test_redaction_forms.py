@@ -115,6 +115,12 @@ def test_text_that_is_not_the_secret_is_left_alone(key, text):
     assert redact(text) == text
 
 
+def test_a_bearer_word_is_a_token_in_an_authorization_header():
+    assert redact("Authorization: Bearer letmein") == f"Authorization: Bearer {REDACTED}"
+    assert redact('{"authorization": "bearer swordfish"}') == f'{{"authorization": "bearer {REDACTED}"}}'
+    assert redact("the bearer should sign") == "the bearer should sign"
+
+
 def test_short_and_numeric_values_are_not_secrets(monkeypatch):
     """Values under 8 characters and numbers in credential-named variables would replace words and counts."""
     monkeypatch.setenv("SHORT_TOKEN", "Abc123x")
@@ -129,6 +135,13 @@ def test_non_ascii_characters_are_matched_json_escaped(monkeypatch):
     assert redact('{"pw": "p\\u00e4ssw\\u00f6rd-Geheim-7"}') == f'{{"pw": "{REDACTED}"}}'
     assert redact("pw=p%C3%A4ssw%C3%B6rd-Geheim-7") == f"pw={REDACTED}"
     assert redact("PÄSSWÖRD-GEHEIM-7") == REDACTED
+
+
+def test_a_long_token_and_a_long_prefix_of_it_are_redacted(monkeypatch):
+    token = "eyJhbGciOiJSUzI1NiJ9." + "QWxhZGRpbjpvcGVuIHNlc2FtZQ-_" * 40  # a 1,141-character JWT-like token
+    monkeypatch.setenv("SERVICE_ACCESS_TOKEN", token)
+    assert redact(f"token {token} expired") == f"token {REDACTED} expired"
+    assert redact(f"token {token[:500]}... expired") == f"token {REDACTED} expired"
 
 
 def test_a_secret_containing_another_is_replaced_whole(monkeypatch):

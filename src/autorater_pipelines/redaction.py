@@ -12,13 +12,13 @@ and the terminal. Servers do not always echo it as sent, so :func:`redact` repla
   ``%252F``), JSON- or Python-escaped (``\/``, ``\"``, ``\u002b``, backslashes doubled by nesting) or as
   HTML character references (``&amp;``, ``&#43;``), as the report and JSON bodies spell them;
 - the base64 of a text containing it (``Authorization: Basic base64(user:key)``): the whole base64 token;
-- a prefix of at least :data:`MIN_PREFIX_LENGTH` characters of it cut off by an ellipsis (``...``, ``…``,
-  ``***``) or by the end of a line, as servers that shorten keys show them;
-- bearer tokens (``Authorization: Bearer …``; a word of fewer than 20 letters after "bearer" is a word, as
-  in "the bearer should sign"), ``Basic`` credentials that decode to ``user:password``, ``key=``/``token=``/
-  ``access_token=`` URL parameters,
-  passwords in URLs (``https://user:password@host``, e.g. a ``base_url`` parameter), and values in the
-  shapes of Google API keys (``AIza…``), Google OAuth access tokens (``ya29.…``) and OpenAI keys (``sk-…``).
+- a prefix of at least :data:`MIN_PREFIX_LENGTH` (and at most 900) characters of it cut off by an ellipsis
+  (``...``, ``…``, ``***``) or by the end of a line, as servers that shorten keys show them;
+- bearer tokens (``Authorization: Bearer …``; outside an ``Authorization`` header, a word of fewer than 20
+  letters after "bearer" is a word, as in "the bearer should sign"), ``Basic`` credentials that decode to
+  ``user:password``, ``key=``/``token=``/``access_token=`` URL parameters, passwords in URLs
+  (``https://user:password@host``, e.g. a ``base_url`` parameter), and values in the shapes of Google API
+  keys (``AIza…``), Google OAuth access tokens (``ya29.…``) and OpenAI keys (``sk-…``).
 
 Values shorter than :data:`MIN_SECRET_LENGTH` characters and values made only of digits are not treated as
 secrets: a real key is never that short, and replacing ``false``, a port or a count such as
@@ -67,7 +67,7 @@ MIN_SECRET_LENGTH = 8
 MIN_PREFIX_LENGTH = 12
 """A secret's prefix followed by an ellipsis is replaced from this many characters on (``sk-abc...`` stays)."""
 
-_MAX_PREFIX_LENGTH = 400  # longer prefixes of a longer token are matched up to here (RE2 nesting depth)
+_MAX_PREFIX_LENGTH = 900  # prefixes are matched up to this length (nested groups; RE2 may cap nesting at 1000)
 
 _CREDENTIAL_NAME = re.compile(r"API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|ACCESS_?KEY", re.IGNORECASE)
 _NOT_SECRETS = {"not-needed", "emulator"}  # placeholders this package itself sends to local endpoints
@@ -263,7 +263,8 @@ def _shape(found: Any, last: int) -> tuple[int, int, bytes]:
     group = match.group
     if group("bearer") is not None:
         token = group("token")
-        if token.isalpha() and len(token) < 20:  # "the bearer should…": a word, not a token
+        header = b"authorization" in found.string[max(0, start - 24) : start].lower()
+        if token.isalpha() and len(token) < 20 and not header:  # "the bearer should…": a word, not a token
             return start, end, match.group(0)
         return start, end, group("bearer") + _REDACTED
     if group("basic") is not None:
