@@ -52,8 +52,8 @@ from pathlib import Path
 from typing import Any
 
 from autorater_pipelines import autosxs
+from autorater_pipelines.autosxs import judge as autosxs_steps
 from autorater_pipelines.autosxs import judging as pairwise
-from autorater_pipelines.autosxs import steps as autosxs_steps
 from autorater_pipelines.autosxs import tasks
 from autorater_pipelines.models import (
     ErrorKind,

@@ -32,7 +32,7 @@ def prepare_gecko_rubrics(
 ) -> NamedTuple("Outputs", evaluation_count=int, rubric_count=int):
     """Checks every run parameter and the dataset, then gives each row a rubric: parsed from `rubrics_column` when it is set, else generated from `prompt_column`.
 
-    Fails before any model call on bad parameters (unknown keys, malformed model specs, templates that do not render) or bad data (missing columns, missing or duplicate ids). Rows whose rubric is missing, not JSON or could not be generated become error rows.
+    The one check of the run (later steps trust it): fails before any model call on bad parameters (unknown keys, values out of range, malformed model specs, a Vertex AI model with no project, templates that do not render) or bad data (missing columns, missing or duplicate ids). Rows whose rubric is missing, not JSON or could not be generated become error rows.
 
     Args:
         evaluation_dataset: Comma-separated JSONL/JSON/CSV/Parquet files.
@@ -59,37 +59,8 @@ def prepare_gecko_rubrics(
         evaluation_count: Number of rows in the evaluation dataset.
         rubric_count: Number of rows with a usable rubric.
     """
+    params = {name: value for name, value in locals().items() if name not in ("rubrics", "rubric_errors")}
     from autorater_pipelines.gecko import steps as gecko_steps
 
-    gecko_steps.check_run_parameters(
-        id_columns=id_columns,
-        media_column=media_column,
-        media_type=media_type,
-        prompt_column=prompt_column,
-        rubrics_column=rubrics_column,
-        rubric_generation_model=rubric_generation_model,
-        validator_model=validator_model,
-        rubric_generation_parameters=rubric_generation_parameters,
-        validator_parameters=validator_parameters,
-        rubric_generation_prompt_template=rubric_generation_prompt_template,
-        validator_prompt_template=validator_prompt_template,
-        scoring=scoring,
-        output_format=output_format,
-        bigquery_destination_prefix=bigquery_destination_prefix,
-    )
-    summary = gecko_steps.prepare_rubrics(
-        evaluation_dataset=evaluation_dataset,
-        id_columns=id_columns,
-        media_column=media_column,
-        media_type=media_type,
-        prompt_column=prompt_column,
-        rubrics_column=rubrics_column,
-        rubric_generation_model=rubric_generation_model,
-        rubric_generation_parameters=rubric_generation_parameters,
-        rubric_generation_prompt_template=rubric_generation_prompt_template,
-        project=project,
-        location=location,
-        rubrics_path=rubrics.path,
-        errors_path=rubric_errors.path,
-    )
+    summary = gecko_steps.prepare_run(params, rubrics.path, rubric_errors.path)
     return (summary.evaluation_count, summary.rubric_count)

@@ -21,6 +21,8 @@ def prepare_pairwise_examples(
     model_b: str,
     model_a_prompt_parameters: dict,
     model_b_prompt_parameters: dict,
+    model_a_parameters: dict,
+    model_b_parameters: dict,
     autorater_model: str,
     autorater_parameters: dict,
     judgments_format: str,
@@ -30,10 +32,11 @@ def prepare_pairwise_examples(
     location: str,
     prepared_examples: Output[Dataset],
 ) -> NamedTuple("Outputs", example_count=int, shard_indices=list, shard_count=int):
-    """Validates the evaluation dataset and renders the autorater prompt parameters of every row.
+    """Checks every run parameter and the evaluation dataset, and renders the autorater prompt parameters of every row.
 
-    Fails before any model call when a parameter or a row is bad (missing or duplicate ids, unknown
-    columns or template variables, invalid human labels), naming the file, row and column.
+    The one check of the run (later steps trust it): fails before any model call when a parameter or a row is
+    bad (a value out of range, an unknown key, a malformed model spec, missing or duplicate ids, unknown columns or
+    template variables, invalid human labels), naming the parameter, or the file, row and column.
 
     Args:
         evaluation_dataset: Comma-separated JSONL/JSON/CSV/Parquet files.
@@ -47,6 +50,8 @@ def prepare_pairwise_examples(
         model_b: Model B spec; its responses are generated when response_column_b is empty or not a dataset column.
         model_a_prompt_parameters: Model A prompt: `{"prompt": ...}` or `{"contents": ..., "system_instruction": ...}` (Gemini; system_instruction optional); values a column name, `{"column": name}` or `{"template": "..."}` (`{{ default_instruction }}` available).
         model_b_prompt_parameters: Model B prompt, as model_a_prompt_parameters.
+        model_a_parameters: Model A generation settings, validated here when model A's responses are generated.
+        model_b_parameters: Model B generation settings, as model_a_parameters.
         autorater_model: Autorater model spec, validated here so a typo fails before judging.
         autorater_parameters: Autorater parameters, validated here.
         judgments_format: Export format (`jsonl`, `json` or `bigquery`), validated here.
@@ -61,32 +66,9 @@ def prepare_pairwise_examples(
         shard_indices: `[0, 1, ..., shards - 1]` from `autorater_parameters.shards` (default 1): one judging task per shard.
         shard_count: Number of judging shards.
     """
+    params = {name: value for name, value in locals().items() if name != "prepared_examples"}  # by name
     from autorater_pipelines import autosxs
 
-    autosxs.check_run_parameters(
-        autorater_model,
-        autorater_parameters,
-        judgments_format,
-        bigquery_destination_prefix,
-        project,
-        location,
-        task=task,
-        experimental_args=experimental_args,
-    )
-    examples = autosxs.prepare_examples(
-        evaluation_dataset=evaluation_dataset,
-        task=task,
-        id_columns=id_columns,
-        autorater_prompt_parameters=autorater_prompt_parameters,
-        response_column_a=response_column_a,
-        response_column_b=response_column_b,
-        human_preference_column=human_preference_column,
-        model_a=model_a,
-        model_b=model_b,
-        model_a_prompt_parameters=model_a_prompt_parameters,
-        model_b_prompt_parameters=model_b_prompt_parameters,
-        experimental_args=experimental_args,
-        output_path=prepared_examples.path,
-    )
-    shards = autosxs.shard_count(autorater_parameters)
-    return (len(examples), list(range(shards)), shards)
+    run = autosxs.prepare_run(params, prepared_examples.path)
+    shards = run.params.autorater_parameters.shards
+    return (len(run.rows or []), list(range(shards)), shards)

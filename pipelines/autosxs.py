@@ -166,6 +166,8 @@ def autosxs_pipeline(  # noqa: B006
         model_b=model_b,
         model_a_prompt_parameters=model_a_prompt_parameters,
         model_b_prompt_parameters=model_b_prompt_parameters,
+        model_a_parameters=model_a_parameters,
+        model_b_parameters=model_b_parameters,
         autorater_model=autorater_model,
         autorater_parameters=autorater_parameters,
         judgments_format=judgments_format,

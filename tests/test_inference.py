@@ -173,6 +173,8 @@ def test_generation_through_openai_emulator_and_failed_rows_become_error_judgmen
         {
             "id": 3,
             "stage": "inference",
+            "error_kind": "blocked",
+            "error_message": "the model returned no text (finish reason: safety)",
             "model": "a",
             "sample_index": None,
             "flipped": None,
@@ -184,7 +186,10 @@ def test_generation_through_openai_emulator_and_failed_rows_become_error_judgmen
 
 @pytest.mark.parametrize(
     "params, message",
-    [({"top_k": "3"}, r"unknown key 'top_k'"), ({"temperature": "hot"}, r"temperature must be a number, got 'hot'")],
+    [
+        ({"top_k": "3"}, r"unknown keys \['top_k'\]"),
+        ({"temperature": "hot"}, r"temperature must be a number from 0 to 2, got 'hot'"),
+    ],
 )
 def test_model_parameters_are_validated(params, message):
     with pytest.raises(InputError, match=message):

@@ -119,7 +119,7 @@ def test_generation_input_errors():
         gecko.generate_rubrics([{"uid": 1, "prompt": "p"}], prompt_column="text", **kwargs)
     with pytest.raises(InputError, match="prompt_column is required"):
         gecko.generate_rubrics([{"uid": 1, "prompt": "p"}], prompt_column="", **kwargs)
-    with pytest.raises(InputError, match=r"unknown key\(s\) \['sampling_count'\]"):
+    with pytest.raises(InputError, match=r"unknown keys \['sampling_count'\]"):
         gecko.generate_rubrics(
             [{"uid": 1, "prompt": "p"}], prompt_column="prompt", **{**kwargs, "parameters": {"sampling_count": 2}}
         )

@@ -124,9 +124,11 @@ def test_media_errors_become_error_rows_and_nothing_is_lost(tmp_path):
     [
         ({"questions_per_call": 2}, "questions_per_call must be 0 .* or 1"),
         ({"questions_per_call": True}, "questions_per_call must be"),
-        ({"sampling_count": 0}, "sampling_count must be an integer >= 1"),
-        ({"temprature": 0.2}, r"unknown key\(s\) \['temprature'\]"),
-        ({"temperature": "hot"}, "invalid model parameters"),
+        ({"sampling_count": 0}, r"sampling_count must be an integer from 1 to 64, got 0"),
+        ({"sampling_count": 1000}, r"sampling_count must be an integer from 1 to 64, got 1000"),
+        ({"sampling_count": "x"}, r"sampling_count must be an integer from 1 to 64, got 'x'"),
+        ({"temprature": 0.2}, r"unknown keys \['temprature'\]"),
+        ({"temperature": "hot"}, r"temperature must be a number from 0 to 2, got 'hot'"),
     ],
 )
 def test_bad_validator_parameters(params, message):

@@ -384,11 +384,11 @@ BAD_PARAMETERS = {
     ),
     "validator key typo": (
         {"validator_parameters": {"sampling_cont": 2}},
-        r"validator_parameters: unknown key\(s\) \['sampling_cont'\]",
+        r"validator_parameters: unknown keys \['sampling_cont'\]",
     ),
     "generator has no sampling": (
         {"rubric_generation_parameters": {"sampling_count": 2}},
-        r"rubric_generation_parameters: unknown key\(s\) \['sampling_count'\]",
+        r"rubric_generation_parameters: unknown keys \['sampling_count'\]",
     ),
     "scoring typo": ({"scoring": {"dependency_mask": True}}, r"scoring: invalid scoring options: dependency_mask"),
     "scoring policy": ({"scoring": {"missing_answer_policy": "drop"}}, r"missing_answer_policy='drop'"),

@@ -13,9 +13,9 @@
     )
     metrics["autorater_model_a_win_rate"]
 
-It calls the same step functions as the ``autosxs`` pipeline (:func:`~autorater_pipelines.autosxs.steps.
+It calls the same step functions as the ``autosxs`` pipeline (:func:`~autorater_pipelines.autosxs.
 prepare_examples`, :func:`~autorater_pipelines.autosxs.inference.fill_missing_responses`,
-:func:`~autorater_pipelines.autosxs.steps.judge_examples`, :func:`~autorater_pipelines.autosxs.steps.
+:func:`~autorater_pipelines.autosxs.judge_examples`, :func:`~autorater_pipelines.autosxs.
 aggregate_judgments`) through the same model-call layer (cache, retries, rate limits, a tqdm progress bar),
 takes the pipeline's parameters by the same names, and works inside Jupyter's running event loop.
 """
@@ -26,7 +26,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from autorater_pipelines import io
-from autorater_pipelines.autosxs import inference, steps
+from autorater_pipelines.autosxs import export, inference, judge, prepare
+from autorater_pipelines.autosxs.params import check_run_parameters
 from autorater_pipelines.evaluation.notebook import frame_rows, outside_event_loop
 
 if TYPE_CHECKING:
@@ -118,8 +119,8 @@ def evaluate(
 
     frame = frame_rows(df, id_columns=id_columns)
     judge_parameters = _with_progress(autorater_parameters, progress)
-    steps.check_run_parameters(autorater_model, judge_parameters, "jsonl", "", project, location)
-    examples = steps.prepare_examples(
+    check_run_parameters(autorater_model, judge_parameters, "jsonl", "", project, location)
+    examples = prepare.prepare_examples(
         evaluation_dataset=_dataset(df, frame.rows),
         task=task,
         id_columns=frame.id_columns,
@@ -141,7 +142,7 @@ def evaluate(
         project=project,
         location=location,
     )
-    judgments, errors, _ = steps.judge_examples(
+    judgments, errors, _ = judge.judge_examples(
         examples=examples,
         task=task,
         id_columns=frame.id_columns,
@@ -151,7 +152,7 @@ def evaluate(
         location=location,
         experimental_args=experimental_args,
     )
-    metrics = steps.aggregate_judgments(judgments=judgments, human_preference_column=human_preference_column)
+    metrics = export.aggregate_judgments(judgments=judgments, human_preference_column=human_preference_column)
     records = [{k: v for k, v in j.items() if k != frame.index_column} for j in judgments]
     result = pd.DataFrame.from_records(records, index=df.index)
     result.attrs["error_messages"] = errors

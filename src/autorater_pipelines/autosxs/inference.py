@@ -21,11 +21,11 @@ import logging
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
+from autorater_pipelines.autosxs.params import ModelParameters
 from autorater_pipelines.errors import InputError, ModelCallError
 from autorater_pipelines.models import GenerateConfig, ModelOutput, ModelRequest, get_model
 
 __all__ = [
-    "GENERATION_PARAMETER_ALIASES",
     "RESPONSE_COLUMN_CANDIDATES",
     "fill_missing_responses",
     "generate_responses",
@@ -37,33 +37,6 @@ logger = logging.getLogger(__name__)
 
 RESPONSE_COLUMN_CANDIDATES = ("response", "responses", "prediction", "predictions", "content", "output", "text")
 """Column names tried, in order, when a response column must be inferred from a model's output."""
-
-GENERATION_PARAMETER_ALIASES = {
-    "temperature": "temperature",
-    "max_output_tokens": "max_output_tokens",
-    "maxOutputTokens": "max_output_tokens",
-    "max_tokens": "max_output_tokens",
-    "top_p": "top_p",
-    "topP": "top_p",
-    "seed": "seed",
-}
-"""``model_*_parameters`` keys accepted (GCPC passes Vertex camelCase names) → GenerateConfig field."""
-
-_CONNECTION_KEYS = (
-    "base_url",
-    "max_concurrency",
-    "requests_per_minute",
-    "max_retries",
-    "timeout_s",
-    "cache_dir",
-    "mode",
-    "batch_staging_uri",
-    "batch_poll_interval_s",
-    "batch_timeout_s",
-    "max_input_tokens",
-    "structured_output",
-)
-_STRING_KEYS = ("base_url", "cache_dir", "mode", "batch_staging_uri", "structured_output")
 
 
 def infer_response_column(columns: Sequence[str], *, side: str) -> str:
@@ -87,41 +60,23 @@ def infer_response_column(columns: Sequence[str], *, side: str) -> str:
     return found[0]
 
 
-def _number(name: str, value: Any, source: str) -> Any:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value
-    try:
-        text = str(value).strip()
-        return int(text) if text.lstrip("-").isdigit() else float(text)
-    except ValueError:
-        raise InputError(f"{name} must be a number, got {value!r}", source=source) from None
-
-
 def model_config(
-    parameters: Mapping[str, Any] | None, *, side: str, project: str = "", location: str = ""
+    parameters: Mapping[str, Any] | ModelParameters | None, *, side: str, project: str = "", location: str = ""
 ) -> GenerateConfig:
     """Translate ``model_<side>_parameters`` into a :class:`GenerateConfig`.
 
-    Generation keys (:data:`GENERATION_PARAMETER_ALIASES`; string values such as ``"0.2"`` are
-    converted) and connection keys (``base_url``, ``max_concurrency``, ``requests_per_minute``,
-    ``max_retries``, ``timeout_s``, ``cache_dir``, ``max_input_tokens``, ``structured_output``; ``mode`` =
-    ``"batch"`` with ``batch_staging_uri``,
-    ``batch_poll_interval_s``, ``batch_timeout_s`` for Vertex AI batch prediction) are accepted.
+    Every GenerateConfig setting is accepted (:class:`~autorater_pipelines.autosxs.params.ModelParameters`), with
+    GCPC's Vertex names ``maxOutputTokens``/``max_tokens`` and ``topP``; strings such as ``"0.2"`` are converted
+    and every number is checked against the shared bounds. ``mode`` = ``"batch"`` with ``batch_staging_uri``,
+    ``batch_poll_interval_s``, ``batch_timeout_s`` runs Vertex AI batch prediction.
 
     Raises:
-        InputError: an unknown key (listing the valid ones) or a non-numeric value.
+        InputError: an unknown key (listing the valid ones) or a bad value.
     """
     source = f"model_{side}_parameters"
-    values: dict[str, Any] = {}
-    for key, value in (parameters or {}).items():
-        if key in GENERATION_PARAMETER_ALIASES:
-            values[GENERATION_PARAMETER_ALIASES[key]] = _number(key, value, source)
-        elif key in _CONNECTION_KEYS:
-            values[key] = value if key in _STRING_KEYS else _number(key, value, source)
-        else:
-            valid = sorted(set(GENERATION_PARAMETER_ALIASES) | set(_CONNECTION_KEYS))
-            raise InputError(f"unknown key {key!r}; valid keys: {valid}", source=source)
-    return GenerateConfig.from_params(values, source=source, project=project or None, location=location or None)
+    options = ModelParameters.parse(parameters, source=source)
+    config: GenerateConfig = options.generate_config(source=source, project=project, location=location)
+    return config
 
 
 def generate_responses(

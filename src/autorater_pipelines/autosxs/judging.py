@@ -32,8 +32,6 @@ from typing import Any
 from autorater_pipelines.autosxs.scoring import parse_scores
 from autorater_pipelines.autosxs.verdicts import (
     VerdictPattern,
-    check_verdict_match,
-    compile_verdict_pattern,
     find_verdict,
 )
 from autorater_pipelines.errors import InputError
@@ -54,14 +52,8 @@ __all__ = [
 CHOICES = ("A", "B", "TIE", "ERROR")
 """The closed set of judgment choices."""
 
-MAX_SAMPLING_COUNT = 64
-"""Upper bound of ``sampling_count`` (samples per example)."""
-
 _TIE_WORDS = {"TIE", "SAME", "EQUAL", "BOTH", "NEITHER", "DRAW"}
 _PREFERENCE_ALIASES = {"A": "A", "MODEL_A": "A", "B": "B", "MODEL_B": "B", "TIE": "TIE"}
-
-# autorater_parameters keys consumed here; the rest go to the model-call layer (GenerateConfig).
-_JUDGE_KEYS = ("sampling_count", "flip", "verdict_pattern", "verdict_map", "verdict_match", "retry_unparseable")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,70 +82,16 @@ class JudgeSettings:
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any] | None) -> JudgeSettings:
-        """Validate the judging keys of ``autorater_parameters``.
+        """Judging settings from ``autorater_parameters`` (parsed by ``AutoraterParameters``).
 
         Raises:
-            InputError: a bad ``sampling_count``, ``flip``, regex, or a ``verdict_map`` value outside
-                ``A``/``B``/``TIE``, or a ``verdict_map`` without ``verdict_pattern``.
+            InputError: an unknown key, a bad ``sampling_count`` or ``flip``, an invalid regex, a ``verdict_map``
+                value outside ``A``/``B``/``TIE``, or one of ``verdict_pattern``/``verdict_map`` without the other.
         """
-        params = dict(params or {})
-        src = "autorater_parameters"
-        count = params.get("sampling_count", 2)
-        # KFP passes dict parameters through protobuf Struct, where every number is a float.
-        if isinstance(count, float) and count.is_integer():
-            count = int(count)
-        elif isinstance(count, str) and count.strip().isdecimal() and count.strip().isascii():
-            count = int(count)
-        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_SAMPLING_COUNT:
-            raise InputError(
-                f"sampling_count must be an integer from 1 to {MAX_SAMPLING_COUNT}, got {count!r}", source=src
-            )
-        flip = params.get("flip", True)
-        if isinstance(flip, str) and flip.lower() in ("true", "false"):
-            flip = flip.lower() == "true"
-        if not isinstance(flip, bool):
-            raise InputError(f"flip must be true or false, got {flip!r}", source=src)
-        pattern_text = params.get("verdict_pattern") or None
-        verdict_map = params.get("verdict_map") or {}
-        if not isinstance(verdict_map, Mapping):
-            raise InputError(f"verdict_map must be an object of match → A|B|TIE, got {verdict_map!r}", source=src)
-        if verdict_map and pattern_text is None:
-            raise InputError("verdict_map is set but verdict_pattern is not; set both", source=src)
-        pattern = None
-        if pattern_text is not None:
-            pattern = compile_verdict_pattern(pattern_text, source=src)
-            if not verdict_map:
-                raise InputError(
-                    'verdict_pattern needs a verdict_map, e.g. {"a": "A", "b": "B", "tie": "TIE"}',
-                    source=src,
-                )
-        clean_map = {}
-        for key, value in verdict_map.items():
-            position = str(value).strip().upper()
-            if position not in ("A", "B", "TIE"):
-                raise InputError(
-                    f"verdict_map[{key!r}] = {value!r}; values must be A (shown first), B (shown second) or TIE",
-                    source=src,
-                )
-            clean_map[str(key)] = position
-        retry = params.get("retry_unparseable")
-        if isinstance(retry, str) and retry.lower() in ("true", "false"):
-            retry = retry.lower() == "true"
-        if retry is not None and not isinstance(retry, bool):
-            raise InputError(f"retry_unparseable must be true or false, got {retry!r}", source=src)
-        return cls(
-            sampling_count=count,
-            flip=flip,
-            verdict_pattern=pattern,
-            verdict_map=clean_map,
-            verdict_match=check_verdict_match(params.get("verdict_match"), source=src),
-            retry_unparseable=retry,
-        )
+        from autorater_pipelines.autosxs.params import AutoraterParameters
 
-
-def judge_parameter_keys() -> tuple[str, ...]:
-    """The ``autorater_parameters`` keys consumed by judging (not by the model-call layer)."""
-    return _JUDGE_KEYS
+        settings: JudgeSettings = AutoraterParameters.parse(params, source="autorater_parameters").judge_settings()
+        return settings
 
 
 def flip_schedule(ids: Sequence[Any], settings: JudgeSettings) -> list[bool]:

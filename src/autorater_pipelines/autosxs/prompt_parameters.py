@@ -7,36 +7,34 @@ Used for ``autorater_prompt_parameters``, ``model_a_prompt_parameters`` and ``mo
 :func:`compile_prompt_parameters` validates a mapping once, up front, against the dataset's columns;
 :meth:`PromptParameters.render` then turns each row into ``{name: text}``.
 
-Templates are Jinja2, rendered in a :class:`jinja2.sandbox.SandboxedEnvironment` with
-:class:`jinja2.StrictUndefined`: variables are the dataset's columns plus ``extra_variables`` (such as a
-task's ``default_instruction``; a column of the same name wins). Row values are data: they are inserted
-as text and never evaluated, so a value containing ``{{ 7*7 }}`` is rendered literally. Access to
-underscore attributes (``''.__class__``) is refused when the template is compiled, and anything else
-the sandbox refuses at render time becomes an :class:`InputError`.
+Templates are Jinja2, rendered in the shared bounded sandbox
+(:class:`autorater_pipelines.evaluation.templates.BoundedEnvironment`: no Python internals, limits on render
+time, output size and loop iterations) with :class:`jinja2.StrictUndefined`: variables are the dataset's
+columns plus ``extra_variables`` (such as a task's ``default_instruction``; a column of the same name wins).
+Row values are data: they are inserted as text and never evaluated, so a value containing ``{{ 7*7 }}`` is
+rendered literally. Access to underscore attributes (``''.__class__``) is refused when the template is
+compiled, and anything else the sandbox refuses at render time becomes an :class:`InputError`.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
 from jinja2 import meta, nodes
-from jinja2.exceptions import SecurityError
-from jinja2.sandbox import SandboxedEnvironment
 
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.io import is_missing, to_jsonable
+from autorater_pipelines.evaluation.templates import BoundedEnvironment, SecurityError
+from autorater_pipelines.evaluation.values import is_missing
+from autorater_pipelines.io import to_jsonable
 
 __all__ = ["PromptParameter", "PromptParameters", "compile_prompt_parameters", "format_value"]
 
 _VALID_KEYS = ("column", "template")
-_MAX_REPEAT = 1_000_000  # characters/items a `*` in a template may produce
-_MAX_EXPONENT = 100
 
 
 def format_value(value: Any) -> str:
@@ -53,24 +51,7 @@ def _finalize(value: Any) -> Any:
     return format_value(value) if isinstance(value, (list, tuple, dict)) else value
 
 
-class _Environment(SandboxedEnvironment):
-    """Jinja sandbox that also bounds ``*`` and ``**`` so a template cannot exhaust memory."""
-
-    intercepted_binops = frozenset({"*", "**"})
-
-    def call_binop(self, context: Any, operator_: str, left: Any, right: Any) -> Any:
-        if operator_ == "**" and isinstance(right, (int, float)) and abs(right) > _MAX_EXPONENT:
-            raise SecurityError(f"exponent {right!r} is larger than {_MAX_EXPONENT}")
-        if operator_ == "*":
-            for seq, times in ((left, right), (right, left)):
-                too_long = isinstance(seq, (str, list, tuple)) and isinstance(times, int)
-                if too_long and len(seq) * times > _MAX_REPEAT:
-                    raise SecurityError(f"repetition would produce more than {_MAX_REPEAT} items")
-            return operator.mul(left, right)
-        return super().call_binop(context, operator_, left, right)
-
-
-_ENV = _Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True, finalize=_finalize)
+_ENV = BoundedEnvironment(finalize=_finalize)
 
 
 @dataclass(frozen=True)

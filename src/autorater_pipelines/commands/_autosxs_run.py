@@ -47,7 +47,7 @@ def print_model_evaluations(out_dir: str) -> None:
 
 
 def preflight(params: dict[str, Any]) -> int:
-    """Validate parameters and the dataset in-process before the pipeline starts (fast, clean errors).
+    """Check the whole run in-process before the pipeline starts: :func:`autorater_pipelines.autosxs.validate_run`.
 
     Returns:
         The number of data rows read from ``evaluation_dataset``.
@@ -57,55 +57,7 @@ def preflight(params: dict[str, Any]) -> int:
     """
     from autorater_pipelines import autosxs
 
-    autosxs.check_run_parameters(
-        params.get("autorater_model", ""),
-        params.get("autorater_parameters"),
-        params.get("judgments_format", "jsonl"),
-        params.get("bigquery_destination_prefix", ""),
-        project=params.get("project", ""),
-        location=params.get("location", ""),
-        task=params["task"],
-        experimental_args=params.get("experimental_args"),
-        probe_endpoint=True,
-    )
-    examples = autosxs.prepare_examples(
-        evaluation_dataset=params["evaluation_dataset"],
-        task=params["task"],
-        id_columns=params["id_columns"],
-        autorater_prompt_parameters=params["autorater_prompt_parameters"],
-        response_column_a=params.get("response_column_a", ""),
-        response_column_b=params.get("response_column_b", ""),
-        human_preference_column=params.get("human_preference_column", ""),
-        model_a=params.get("model_a", ""),
-        model_b=params.get("model_b", ""),
-        model_a_prompt_parameters=params.get("model_a_prompt_parameters"),
-        model_b_prompt_parameters=params.get("model_b_prompt_parameters"),
-        experimental_args=params.get("experimental_args"),
-    )
-    _probe_generating_models(params, examples)
-    return len(examples)
-
-
-def _probe_generating_models(params: dict[str, Any], examples: list[dict[str, Any]]) -> None:
-    """Check the explicit ``base_url`` of model A / B when their responses will be generated (TCP only).
-
-    Raises:
-        InputError: the endpoint refuses the connection or its host does not resolve (URL, model, fix).
-    """
-    from autorater_pipelines.autosxs import inference
-    from autorater_pipelines.models import get_model
-
-    for side in ("a", "b"):
-        spec = params.get(f"model_{side}") or ""
-        if spec and any(f"model_{side}_prompt" in example for example in examples):
-            config = inference.model_config(
-                params.get(f"model_{side}_parameters"),
-                side=side,
-                project=params.get("project", ""),
-                location=params.get("location", ""),
-            )
-            if config.base_url or spec.startswith("openai/"):  # only an explicit endpoint is probed
-                get_model(spec, config).check_reachable()
+    return len(autosxs.validate_run(params, probe_endpoint=True).rows or [])
 
 
 def _fmt(value: Any, spec: str) -> str:

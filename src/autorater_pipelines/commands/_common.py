@@ -10,7 +10,14 @@ from typing import Any
 from autorater_pipelines.commands._validate import check_param_types, parameter_type
 from autorater_pipelines.errors import InputError
 
-__all__ = ["DEFAULT_COMPILED_DIR", "absolutize_local_paths", "check_param_names", "load_params", "template_path"]
+__all__ = [
+    "DEFAULT_COMPILED_DIR",
+    "absolutize_local_paths",
+    "check_param_names",
+    "load_params",
+    "template_path",
+    "validate_run",
+]
 
 DEFAULT_COMPILED_DIR = "compiled"
 
@@ -111,3 +118,22 @@ def absolutize_local_paths(params: dict[str, Any]) -> None:
     few_shot = task.get("few_shot_examples_config") if isinstance(task, dict) else None
     if isinstance(few_shot, dict) and isinstance(few_shot.get("dataset"), str):
         few_shot["dataset"] = ",".join(absolute(p) for p in few_shot["dataset"].split(","))
+
+
+def validate_run(pipeline: str, params: dict[str, Any], *, readable: Any = None, project: str = "") -> list[str]:
+    """Run the pipeline's one ``validate_run`` (the check its first step makes) and return its notes.
+
+    Args:
+        pipeline: ``autosxs`` or ``gecko``.
+        params: The pipeline parameters.
+        readable: Which files and URIs to read from here (``(uri) -> bool``); None = all.
+        project: The job's project, used when ``params`` sets none.
+
+    Raises:
+        InputError: the first problem found.
+    """
+    if pipeline == "autosxs":
+        from autorater_pipelines.autosxs.params import validate_run as validate
+    else:
+        from autorater_pipelines.gecko.params import validate_run as validate
+    return list(validate(params, readable=readable, project=project).notes)

@@ -16,25 +16,9 @@ OUTPUTS = {
 }
 """Output file in ``--output-dir`` → pipeline output artifact (or ``task/output`` under the pipeline root)."""
 
-# Parameters of the gecko template that check_run_parameters takes, with the template's defaults.
-_CHECKED: dict[str, Any] = {
-    "media_type": "image",
-    "prompt_column": "",
-    "rubrics_column": "",
-    "rubric_generation_model": "",
-    "validator_model": "",
-    "rubric_generation_parameters": None,
-    "validator_parameters": None,
-    "rubric_generation_prompt_template": "",
-    "validator_prompt_template": "",
-    "scoring": None,
-    "output_format": "jsonl",
-    "bigquery_destination_prefix": "",
-}
-
 
 def preflight(params: dict[str, Any]) -> int:
-    """Validate parameters and the dataset in-process before the pipeline starts (fast, clean errors).
+    """Check the whole run in-process before the pipeline starts: :func:`autorater_pipelines.gecko.validate_run`.
 
     Media files and rubrics are not checked here: a row whose media cannot be read or whose rubric is
     not valid becomes an error row of the run, and the other rows are still scored.
@@ -45,22 +29,9 @@ def preflight(params: dict[str, Any]) -> int:
     Raises:
         InputError: the same errors the pipeline's rubric step would raise before any model call.
     """
-    from autorater_pipelines import gecko
-    from autorater_pipelines.gecko import steps as gecko_steps
+    from autorater_pipelines.gecko.params import validate_run
 
-    gecko_steps.check_run_parameters(
-        id_columns=params["id_columns"],
-        media_column=params["media_column"],
-        **{name: params.get(name, default) for name, default in _CHECKED.items()},
-    )
-    rows = gecko.load_dataset(
-        params["evaluation_dataset"],
-        id_columns=params["id_columns"],
-        media_column=params["media_column"],
-        prompt_column=params.get("prompt_column") or None,
-        rubrics_column=params.get("rubrics_column") or None,
-    )
-    return len(rows)
+    return len(validate_run(params).rows or [])
 
 
 def _fmt(value: Any, spec: str = ".4f") -> str:

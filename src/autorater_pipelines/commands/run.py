@@ -293,9 +293,9 @@ def _print_error_reasons(path: str, limit: int = 3) -> None:
         rows = [json.loads(line) for line in fh if line.strip()]
     if not rows:
         return
-    reasons = collections.Counter(
-        str(r.get("error") or r.get("error_message") or r.get("message") or "unknown")[:200] for r in rows
-    )
+    from autorater_pipelines.evaluation.error_rows import error_text
+
+    reasons = collections.Counter(error_text(r)[:200] for r in rows)
     print(f"{len(rows)} error message(s) in error_messages.jsonl; most common:")
     for reason, count in reasons.most_common(limit):
         print(f"  {count} × {reason}")

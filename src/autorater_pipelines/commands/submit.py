@@ -2,7 +2,11 @@
 
 ``aiplatform.PipelineJob`` rejects unknown parameter names but accepts values of the wrong type and
 missing required parameters (NOTES.md), so the job would be created and fail later. ``submit`` checks
-names, required parameters and types against the template first (the same check as ``autorater run``).
+names, required parameters and types against the template first, then runs the pipeline's ``validate_run``
+(the check its first step makes, and ``autorater run``'s): bounds, nested options, model specs (a Vertex AI
+model with no project), templates and, when the dataset is readable from here, its columns and ids. A dry run
+and a real submit read local files only (``gs://`` and ``bq://`` data are checked by the first step; a note says
+so).
 
 Templates: ``compiled/<pipeline>.yaml`` by default, any local compiled YAML, or a registry URL
 ``https://REGION-kfp.pkg.dev/PROJECT/REPO/PACKAGE/VERSION`` (``sha256:…`` or a tag). A registry template
@@ -115,6 +119,11 @@ def _check_pipeline_root(pipeline_root: str) -> None:
             f"Vertex AI needs a Cloud Storage URI such as gs://BUCKET/pipeline-root, got {pipeline_root!r}",
             source="--pipeline-root",
         )
+
+
+def _readable_here(uri: str) -> bool:
+    """What ``submit`` reads before building the job: local files only (no network, no credentials)."""
+    return "://" not in uri or uri.startswith("file://")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -259,11 +268,7 @@ def run(args: argparse.Namespace) -> int:
             _check_pipeline_matches(args.pipeline, template.checked)
         if template.note:
             print(f"note: {template.note}", file=sys.stderr)
-        if template.runs:
-            package = _registry.read_template(template.runs).name
-            _submit_checks.check_image(
-                template.runs, pipeline=args.pipeline, package=package, project=args.project, location=args.location
-            )
+        notes = _check_run(args, params, template)
         params = _submit_checks.stage_local_inputs(
             params,
             pipeline_root=args.pipeline_root,
@@ -276,6 +281,8 @@ def run(args: argparse.Namespace) -> int:
             return _print_unvalidated_spec(args, params, template, labels)
         job = _build_job(args, params, template, labels)
         url = console_url(args.project, args.location, job.job_id)
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
         if args.dry_run:
             print(redact(json.dumps(_spec(args, job, template, labels), indent=2, sort_keys=True)))
             checked = f"valid for {template.checked}" if template.checked else "not validated"
@@ -285,6 +292,28 @@ def run(args: argparse.Namespace) -> int:
             )
             return 0
         return _submit(args, job, url)
+
+
+def _check_run(args: argparse.Namespace, params: dict[str, Any], template: _Template) -> list[str]:
+    """Everything the job must pass before it is built: the image, local files, the pipeline's ``validate_run``.
+
+    ``validate_run`` is the check the pipeline's first step makes; it reads the local dataset and replay files
+    (before they are uploaded) and leaves ``gs://``/``bq://`` data to the first step, returning notes that say so.
+
+    Raises:
+        InputError: the placeholder image, a missing local file, or the first problem ``validate_run`` finds.
+    """
+    if template.runs:
+        package = _registry.read_template(template.runs).name
+        _submit_checks.check_image(
+            template.runs, pipeline=args.pipeline, package=package, project=args.project, location=args.location
+        )
+    if not template.checked:  # a remote template we know nothing about: Vertex AI checks its parameters
+        return []
+    _submit_checks.stage_local_inputs(  # every local file exists (nothing uploaded yet)
+        params, pipeline_root=args.pipeline_root, project=args.project, upload=args.upload, dry_run=True, say=str
+    )
+    return _common.validate_run(args.pipeline, params, readable=_readable_here, project=args.project)
 
 
 def _print_unvalidated_spec(

@@ -271,6 +271,11 @@ def evaluate(
     generate = not rubrics_column and not any(
         isinstance(r.get("qas"), list) or isinstance(r.get("qa_records"), list) for r in frame.rows
     )
+    if media_column not in df.columns:
+        raise InputError(
+            f"column {media_column!r} (media_column) is not in the DataFrame; columns: {list(df.columns)}",
+            source="media_column",
+        )
     steps.check_run_parameters(
         id_columns=frame.id_columns,
         media_column=media_column,
@@ -284,12 +289,9 @@ def evaluate(
         rubric_generation_prompt_template=rubric_generation_prompt_template,
         validator_prompt_template=validator_prompt_template,
         scoring=scoring,
+        project=project,
+        location=location,
     )
-    if media_column not in df.columns:
-        raise InputError(
-            f"column {media_column!r} (media_column) is not in the DataFrame; columns: {list(df.columns)}",
-            source="media_column",
-        )
     if rubrics_column or generate:
         rubrics = steps.make_rubrics(
             frame.rows,

@@ -10,14 +10,14 @@ from urllib.parse import urlparse
 
 from autorater_pipelines import io
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.gecko._common import is_missing
+from autorater_pipelines.evaluation.values import is_blank
 
 __all__ = ["load_dataset"]
 
 
 def _absolute(value: Any, source: str) -> Any:
     """Resolve a relative local media path against the directory of the file it came from."""
-    if not isinstance(value, str) or is_missing(value):
+    if not isinstance(value, str) or is_blank(value):
         return value
     text = value.strip()
     if text.startswith("{") or urlparse(text).scheme or os.path.isabs(text):

@@ -19,6 +19,7 @@ from autorater_pipelines.evaluation.json_extraction import (
     extract_json,
     salvage_truncated_object,
 )
+from autorater_pipelines.evaluation.values import is_blank
 from autorater_pipelines.gecko import prompts, templates
 from autorater_pipelines.gecko._common import (
     IMAGE_QUESTION_TYPES,
@@ -27,11 +28,9 @@ from autorater_pipelines.gecko._common import (
     check_rows,
     error_row,
     id_values,
-    is_missing,
-    split_parameters,
 )
 from autorater_pipelines.gecko.rubrics import RubricError, normalize_generated_rubric, rubric_row
-from autorater_pipelines.models import GenerateConfig, ModelRequest, get_model
+from autorater_pipelines.models import ModelRequest, get_model
 
 __all__ = ["generate_rubrics", "generator_template", "parse_generated_rubric"]
 
@@ -147,17 +146,18 @@ def generate_rubrics(
     """
     media_type = check_media_type(media_type)
     check_rows(rows, id_columns=id_columns, required={"prompt_column": prompt_column})
-    _, model_params = split_parameters(parameters, own={}, source="rubric_generation_parameters")
-    config = GenerateConfig.from_params(
-        model_params, source="rubric_generation_parameters", project=project, location=location
-    )
+    from autorater_pipelines.gecko.params import RubricGenerationParameters
+
+    source = "rubric_generation_parameters"
+    options = RubricGenerationParameters.parse(parameters, source=source)
+    config = options.generate_config(source=source, project=project or "", location=location or "")
     template = generator_template(prompt_template, media_type=media_type, prompt_column=prompt_column)
     errors: list[dict[str, Any]] = []
     pending: list[Mapping[str, Any]] = []
     requests: list[ModelRequest] = []
     for row in rows:
         prompt = row.get(prompt_column)
-        if is_missing(prompt) or not isinstance(prompt, str):
+        if is_blank(prompt) or not isinstance(prompt, str):
             errors.append(
                 error_row(
                     row,

@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from autorater_pipelines.gecko._common import is_missing
+from autorater_pipelines.evaluation.values import is_blank
 from autorater_pipelines.models import MediaPart
 
 __all__ = ["MIME_TYPES", "MediaError", "mime_type_for", "resolve_media", "sniff_mime_type"]
@@ -215,7 +215,7 @@ def resolve_media(
         MediaError: the cell is empty, unreadable, of unknown type, of the wrong kind, or bad JSON.
 
     """
-    if is_missing(value):
+    if is_blank(value):
         raise MediaError("missing_media", "no media in this row")
     if isinstance(value, Mapping) or (isinstance(value, str) and value.lstrip().startswith("{")):
         return _from_contents(value, media_type)

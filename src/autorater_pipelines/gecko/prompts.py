@@ -1,8 +1,9 @@
 """Gecko prompt templates (our own wording) and the JSON schemas of the expected answers.
 
-Templates are Jinja2 rendered in a sandbox (:class:`jinja2.sandbox.SandboxedEnvironment`) with
-strict undefined variables, so a user override can use the same variables but cannot reach Python
-internals. Variables:
+Templates are Jinja2 rendered in the shared bounded sandbox
+(:class:`autorater_pipelines.evaluation.templates.BoundedEnvironment`) with strict undefined variables, so a
+user override can use the same variables but cannot reach Python internals, and is refused when it runs too
+long, loops too much or renders too much text. Variables:
 
 - rubric generation: ``prompt`` (the generation prompt), ``question_types`` (list of str).
 - validation, all questions in one call: ``media_type``, ``questions`` — list of
@@ -18,9 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 import jinja2
-from jinja2.sandbox import SandboxedEnvironment
 
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.evaluation.templates import BoundedEnvironment
 from autorater_pipelines.gecko._common import IMAGE_QUESTION_TYPES
 
 __all__ = [
@@ -192,7 +193,7 @@ VALIDATE_ALL_SCHEMA: dict[str, Any] = {
 }
 """Structured-output schema of the all-questions-in-one-call validator answer."""
 
-_ENV = SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+_ENV = BoundedEnvironment()
 
 
 def compile_template(text: str, *, source: str) -> jinja2.Template:

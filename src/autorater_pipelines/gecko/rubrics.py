@@ -21,13 +21,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from autorater_pipelines.evaluation.values import is_blank
 from autorater_pipelines.gecko._common import (
     IMAGE_QUESTION_TYPES,
     StageResult,
     check_rows,
     error_row,
     id_values,
-    is_missing,
 )
 from autorater_pipelines.gecko.verdicts import YES_NO, normalize, parse_choices, resolve
 
@@ -77,7 +77,7 @@ def keyword_coverage(keywords: str | None, qas: Sequence[Mapping[str, Any]]) -> 
 
 
 def _question_id(value: Any) -> str | None:
-    if is_missing(value) or isinstance(value, bool):
+    if is_blank(value) or isinstance(value, bool):
         return None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -94,7 +94,7 @@ def parse_dependencies(value: Any) -> tuple[list[str], list[str]]:
         ``(parent ids as strings, warnings)``.
 
     """
-    if is_missing(value):
+    if is_blank(value):
         return [], []
     tokens: list[Any]
     if isinstance(value, (list, tuple)):
@@ -133,7 +133,7 @@ def _check_dependencies(qas: list[dict[str, Any]], warnings: list[str]) -> None:
 
 
 def _question_type(value: Any, *, restrict: bool, qid: str, warnings: list[str]) -> str:
-    qtype = "" if is_missing(value) else str(value).strip()
+    qtype = "" if is_blank(value) else str(value).strip()
     if restrict:
         qtype = qtype.lower()
     if not qtype:
@@ -147,7 +147,7 @@ def _question_type(value: Any, *, restrict: bool, qid: str, warnings: list[str])
 
 
 def _keyword_id(value: Any, keywords: Mapping[int, str], qid: str, warnings: list[str]) -> int | None:
-    if is_missing(value) or not keywords:
+    if is_blank(value) or not keywords:
         return None
     try:
         kid = int(str(value).strip().strip("{}"))
@@ -167,7 +167,7 @@ def _keyword_of(item: Mapping[str, Any], keywords: Mapping[int, str], qid: str, 
     if "keyword_id" in item:
         return _keyword_id(item.get("keyword_id"), keywords, qid, warnings)
     value = item.get("question_id")
-    if isinstance(value, bool) or is_missing(value):
+    if isinstance(value, bool) or is_blank(value):
         return None
     try:
         number = int(str(value).strip())
@@ -290,7 +290,7 @@ def normalize_supplied_rubric(value: Any) -> dict[str, Any]:
         if not isinstance(question, str) or not question.strip():
             raise RubricError("invalid_rubric", f"question {qid}: no question text, got {question!r}")
         answer = item.get("answer")
-        if is_missing(answer):
+        if is_blank(answer):
             raise RubricError("invalid_rubric", f"question {qid}: no expected answer")
         try:
             choices = parse_choices(item.get("choices"))
@@ -357,7 +357,7 @@ def parse_supplied_rubrics(
     errors: list[dict[str, Any]] = []
     for row in rows:
         value = row.get(rubrics_column)
-        if is_missing(value):
+        if is_blank(value):
             errors.append(
                 error_row(
                     row,

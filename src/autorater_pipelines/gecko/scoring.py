@@ -39,7 +39,8 @@ from typing import Any, Literal, NamedTuple
 import pydantic
 
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.gecko._common import error_row
+from autorater_pipelines.evaluation.error_rows import error_row
+from autorater_pipelines.evaluation.parameters import Flag, ParameterModel
 from autorater_pipelines.gecko.rubrics import keyword_coverage, parse_keywords
 from autorater_pipelines.gecko.verdicts import normalize, resolve
 from autorater_pipelines.models import ErrorKind
@@ -50,14 +51,12 @@ CALL_ERROR_KINDS = frozenset(k.value for k in ErrorKind)
 _DROPPED = ("qas", "answers")
 
 
-class ScoringOptions(pydantic.BaseModel):
-    """The ``scoring`` pipeline parameter."""
+class ScoringOptions(ParameterModel):
+    """The ``scoring`` pipeline parameter (flags are ``true``/``false`` or those strings, as in every parameter)."""
 
-    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
-
-    dependency_masking: bool = False
+    dependency_masking: Flag = False
     """Score a question 0 when any of its parent questions (``dependencies``) was answered wrongly."""
-    logprob_weighting: bool = False
+    logprob_weighting: Flag = False
     """Score = probability of the expected answer (needs ``logprobs`` and ``questions_per_call=1``)."""
     missing_answer_policy: Literal["error", "zero", "skip"] = "error"
     """What a question without an answer does to its row (module docstring)."""
@@ -85,6 +84,11 @@ class ScoringOptions(pydantic.BaseModel):
             raise InputError(
                 f"invalid scoring options: {problems}; valid keys: {sorted(cls.model_fields)}", source=source
             ) from None
+
+    @classmethod
+    def parse(cls, value: Any, *, source: str) -> ScoringOptions:  # type: ignore[override]
+        """As :meth:`from_params` (the message names the scoring options); the parameter models call this."""
+        return cls.from_params(value, source=source)
 
 
 class ScoreResult(NamedTuple):

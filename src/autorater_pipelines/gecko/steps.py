@@ -24,15 +24,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from autorater_pipelines import gecko, io
-from autorater_pipelines.errors import InputError
-from autorater_pipelines.gecko import generation, templates
-from autorater_pipelines.gecko._common import check_media_type, split_parameters
-from autorater_pipelines.gecko.export import OUTPUT_FORMATS, ExportResult, check_output_format
+from autorater_pipelines import evaluation, gecko, io
+from autorater_pipelines.evaluation.parameters import from_struct
+from autorater_pipelines.gecko import generation
+from autorater_pipelines.gecko.export import OUTPUT_FORMATS, ExportResult
 from autorater_pipelines.gecko.export import export_results as export_result_rows
-from autorater_pipelines.gecko.generation import generator_template
-from autorater_pipelines.gecko.validation import validator_settings, validator_template
-from autorater_pipelines.models import GenerateConfig, get_model, parse_model_spec
+from autorater_pipelines.gecko.params import GeckoParams, check_parameters, validate_run
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -45,6 +42,7 @@ __all__ = [
     "from_struct",
     "make_rubrics",
     "prepare_rubrics",
+    "prepare_run",
     "score_rows",
     "score_validations",
     "validate_media",
@@ -53,72 +51,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "gemini-2.5-flash"
+DEFAULT_MODEL = evaluation.DEFAULT_MODEL
 """Rubric generator and validator used when the model parameter is empty (Vertex AI)."""
-
-
-def from_struct(value: Any) -> Any:
-    """Undo KFP's struct encoding of ``dict`` parameters: integral floats become ints (``2.0`` → ``2``).
-
-    Applied recursively to dicts and lists; booleans, strings and non-integral floats are kept.
-    """
-    if isinstance(value, Mapping):
-        return {k: from_struct(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [from_struct(v) for v in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-def _check_id_columns(id_columns: Any) -> list[str]:
-    if isinstance(id_columns, str) or not isinstance(id_columns, Sequence) or not id_columns:
-        raise InputError(
-            f"id_columns must be a non-empty list of column names, got {id_columns!r}", source="id_columns"
-        )
-    bad = [c for c in id_columns if not isinstance(c, str) or not c]
-    if bad:
-        raise InputError(f"id_columns entries must be column names, got {bad!r}", source="id_columns")
-    return list(id_columns)
-
-
-def _check_model(spec: str, source: str) -> None:
-    """Check a model spec; a ``replay/`` spec's file is read too, so a wrong path fails before any call."""
-    try:
-        prefix, _ = parse_model_spec(spec or DEFAULT_MODEL)
-        if prefix == "replay":
-            get_model(spec)
-    except InputError as exc:
-        raise InputError(str(exc), source=source) from None
-
-
-def _check_templates(
-    generator: str, validator: str, *, media_type: str, one: bool, prompt_column: str, media_column: str
-) -> None:
-    """Compile the template overrides and render each once with example values, so typos fail before any call."""
-    if generator:
-        template = generator_template(generator, media_type=media_type, prompt_column=prompt_column)
-        template.render(prompt="Two brown dogs on a blue sofa", question_types=list(gecko.IMAGE_QUESTION_TYPES))
-    if validator:
-        template = validator_template(
-            validator, one=one, prompt_column=prompt_column or None, media_column=media_column or None
-        )
-        rubrics = templates.rubrics_text([_EXAMPLE_QUESTION])
-        values: dict[str, Any] = {"media_type": media_type, "rubrics": rubrics, "prompt": "Two brown dogs"}
-        if one:
-            question = _EXAMPLE_QUESTION if template.syntax == "jinja" else _EXAMPLE_QUESTION["question"]
-            template.render(question=question, **values)
-        else:
-            template.render(questions=[_EXAMPLE_QUESTION], **values)
-
-
-_EXAMPLE_QUESTION = {
-    "question_id": "q1",
-    "question": "Is there a dog?",
-    "choices": ["yes", "no"],
-    "options": [{"label": "yes", "text": "yes"}, {"label": "no", "text": "no"}],
-    "yes_no": True,
-}
 
 
 def check_run_parameters(
@@ -137,56 +71,22 @@ def check_run_parameters(
     scoring: Mapping[str, Any] | None = None,
     output_format: str = "jsonl",
     bigquery_destination_prefix: str = "",
+    project: str = "",
+    location: str = "",
 ) -> None:
-    """Check every run parameter before the dataset is read or any model is called.
-
-    Used by the first pipeline step and by ``autorater run gecko`` (in-process, before the run). The
-    dataset itself (columns, ids) is checked by :func:`autorater_pipelines.gecko.load_dataset`.
+    """Check every run parameter without reading the dataset: :func:`validate_run` minus the data.
 
     Raises:
-        InputError: naming the parameter — empty or malformed ``id_columns``, no ``media_column``, a
-            ``media_type`` other than ``image``/``video``, neither ``prompt_column`` nor ``rubrics_column``,
-            a malformed model spec, an unknown or invalid key of ``rubric_generation_parameters``,
-            ``validator_parameters`` or ``scoring``, a prompt template that does not compile or render
-            with the documented variables or never shows what its call needs, an unsupported ``output_format``, a
-            missing or invalid ``bigquery_destination_prefix`` with ``bigquery``.
+        InputError: naming the parameter (see :class:`~autorater_pipelines.gecko.params.GeckoParams`) — malformed
+            ``id_columns``, no ``media_column``, a ``media_type`` other than ``image``/``video``, neither
+            ``prompt_column`` nor ``rubrics_column``, a malformed model spec or a Vertex AI model with no project, an
+            unknown or out-of-range key of ``rubric_generation_parameters``, ``validator_parameters`` or
+            ``scoring``, a prompt template that does not render with the documented variables, an unsupported
+            ``output_format``, a missing or invalid ``bigquery_destination_prefix`` with ``bigquery``.
     """
-    _check_id_columns(id_columns)
-    if not media_column:
-        raise InputError(
-            f"media_column is required (the column with the image/video), got {media_column!r}",
-            source="media_column",
-        )
-    media_type = check_media_type(media_type)
-    if not rubrics_column and not prompt_column:
-        raise InputError(
-            "set prompt_column (rubrics are generated from the prompts) or rubrics_column (rubrics given in "
-            f"the data), got prompt_column={prompt_column!r}, rubrics_column={rubrics_column!r}",
-            source="prompt_column",
-        )
-    _check_model(rubric_generation_model, "rubric_generation_model")
-    _check_model(validator_model, "validator_model")
-    _, generation_config = split_parameters(
-        from_struct(rubric_generation_parameters), own={}, source="rubric_generation_parameters"
-    )
-    GenerateConfig.from_params(generation_config, source="rubric_generation_parameters")
-    settings, validator_config = validator_settings(from_struct(validator_parameters))
-    config = GenerateConfig.from_params(validator_config, source="validator_parameters")
-    _check_templates(
-        rubric_generation_prompt_template,
-        validator_prompt_template,
-        media_type=media_type,
-        one=settings["questions_per_call"] == 1,
-        prompt_column=prompt_column,
-        media_column=media_column,
-    )
-    options = gecko.ScoringOptions.from_params(from_struct(scoring))
-    if options.logprob_weighting and not (settings["questions_per_call"] == 1 and config.logprobs):
-        logger.warning(
-            "scoring.logprob_weighting needs validator_parameters questions_per_call=1 and logprobs > 0; "
-            "questions without choice probabilities are scored by exact match"
-        )
-    check_output_format(output_format, bigquery_destination_prefix)
+    params = dict(locals())
+    run = GeckoParams.parse({"evaluation_dataset": "", **params}, source="parameters")
+    check_parameters(run, notes=[])
 
 
 class RubricSummary(NamedTuple):
@@ -301,6 +201,36 @@ def prepare_rubrics(
         io.write_jsonl(errors_path, result.errors)
     how = f"parsed from column {rubrics_column!r}" if rubrics_column else "generated"
     logger.info("%d of %d rubrics %s, %d error rows", len(result.rows), len(rows), how, len(result.errors))
+    return RubricSummary(len(rows), len(result.rows), len(result.errors))
+
+
+def prepare_run(params: Mapping[str, Any], rubrics_path: str, errors_path: str) -> RubricSummary:
+    """The pipeline's first step: validate the run, then give every row a rubric (parsed or generated).
+
+    :func:`~autorater_pipelines.gecko.params.validate_run` checks every parameter and the dataset; the rubric rows
+    and the error rows of rows without a usable rubric are written to ``rubrics_path`` and ``errors_path``.
+
+    Raises:
+        InputError: the first problem :func:`validate_run` finds (nothing is written then).
+        ModelCallError: rubric generation stopped after too many consecutive failed calls.
+    """
+    run = validate_run(params)
+    p, rows = run.params, run.rows or []
+    result = make_rubrics(
+        rows,
+        id_columns=p.id_columns,
+        media_type=p.media_type,
+        prompt_column=p.prompt_column,
+        rubrics_column=p.rubrics_column,
+        rubric_generation_model=p.rubric_generation_model,
+        rubric_generation_parameters=p.rubric_generation_parameters,
+        rubric_generation_prompt_template=p.rubric_generation_prompt_template,
+        project=p.project,
+        location=p.location,
+    )
+    io.write_jsonl(rubrics_path, result.rows)
+    io.write_jsonl(errors_path, result.errors)
+    logger.info("%d of %d rubrics, %d error rows", len(result.rows), len(rows), len(result.errors))
     return RubricSummary(len(rows), len(result.rows), len(result.errors))
 
 

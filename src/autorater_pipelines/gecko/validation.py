@@ -28,7 +28,6 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from autorater_pipelines.errors import InputError
 from autorater_pipelines.gecko import prompts, replies, templates
 from autorater_pipelines.gecko._common import (
     StageResult,
@@ -36,11 +35,10 @@ from autorater_pipelines.gecko._common import (
     check_rows,
     error_row,
     id_values,
-    split_parameters,
 )
 from autorater_pipelines.gecko.media import MediaError, resolve_media
 from autorater_pipelines.gecko.verdicts import choice_label, choice_probabilities, is_yes_no
-from autorater_pipelines.models import GenerateConfig, ModelOutput, ModelRequest, get_model
+from autorater_pipelines.models import ModelOutput, ModelRequest, get_model
 
 __all__ = ["VALIDATOR_DEFAULTS", "parse_all_answers", "validate", "validator_settings", "validator_template"]
 
@@ -55,29 +53,21 @@ parse_all_answers = replies.parse_json_answers
 
 
 def validator_settings(parameters: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Split and check ``validator_parameters``.
+    """Split and check ``validator_parameters`` (:class:`~autorater_pipelines.gecko.params.ValidatorParameters`).
 
     Returns:
-        ``({"questions_per_call": 0|1, "sampling_count": int >= 1}, model settings)``.
+        ``({"questions_per_call": 0|1, "sampling_count": int}, model settings)``.
 
     Raises:
-        InputError: an unknown key, ``questions_per_call`` not 0 or 1, or ``sampling_count`` < 1.
+        InputError: an unknown key, ``questions_per_call`` not 0 or 1, or ``sampling_count`` out of range.
 
     """
-    own, rest = split_parameters(parameters, own=VALIDATOR_DEFAULTS, source="validator_parameters")
-    qpc, count = own["questions_per_call"], own["sampling_count"]
-    if qpc is None:
-        qpc = 0
-    if isinstance(qpc, bool) or qpc not in (0, 1):
-        raise InputError(
-            f"questions_per_call must be 0 (all questions of a row in one call) or 1 (one question per "
-            f"call), got {qpc!r}",
-            source="validator_parameters",
-        )
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        msg = f"sampling_count must be an integer >= 1, got {count!r}"
-        raise InputError(msg, source="validator_parameters")
-    return {"questions_per_call": int(qpc), "sampling_count": count}, rest
+    from autorater_pipelines.gecko.params import ValidatorParameters
+
+    options = ValidatorParameters.parse(parameters, source="validator_parameters")
+    return {"questions_per_call": options.questions_per_call, "sampling_count": options.sampling_count}, (
+        options.settings()
+    )
 
 
 def _question_view(qa: Mapping[str, Any]) -> dict[str, Any]:
@@ -160,10 +150,11 @@ def validate(
     """
     media_type = check_media_type(media_type)
     check_rows(rows, id_columns=id_columns, required={"media_column": media_column})
-    settings, model_params = validator_settings(parameters)
-    one = settings["questions_per_call"] == 1
-    count = settings["sampling_count"]
-    config = GenerateConfig.from_params(model_params, source="validator_parameters", project=project, location=location)
+    from autorater_pipelines.gecko.params import ValidatorParameters
+
+    options = ValidatorParameters.parse(parameters, source="validator_parameters")
+    one, count = options.questions_per_call == 1, options.sampling_count
+    config = options.generate_config(source="validator_parameters", project=project or "", location=location or "")
     if config.logprobs and not one:
         logger.warning("validator_parameters.logprobs is only used with questions_per_call=1; ignored")
     template = validator_template(prompt_template, one=one, prompt_column=prompt_column, media_column=media_column)
@@ -186,7 +177,7 @@ def validate(
             for q, sample in _all_samples(s, output, qas).items():
                 answers[position][q].append(sample)
 
-    validator = {"model": model_spec, **settings}
+    validator = {"model": model_spec, "questions_per_call": options.questions_per_call, "sampling_count": count}
     out = []
     for position, row in enumerate(plan.rows):
         result = {**row, "answers": answers[position], "validator": validator}

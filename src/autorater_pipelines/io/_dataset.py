@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.evaluation.ids import check_id_columns
+from autorater_pipelines.evaluation.values import is_missing
 
 __all__ = ["Dataset", "IdKey", "canonical_id_value", "check_unique_ids", "id_key", "is_missing", "require_columns"]
-
-
-def is_missing(value: Any) -> bool:
-    """Return True for ``None`` and float NaN, the values every row check treats as "no value"."""
-    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 @dataclass
@@ -158,22 +154,6 @@ def id_key(row: Mapping[str, Any], id_columns: Sequence[str]) -> tuple[str | Non
     return IdKey(tuple(None if is_missing(value) else canonical_id_value(value) for value in values), values)
 
 
-def _check_id_columns_param(id_columns: Any) -> list[str]:
-    if isinstance(id_columns, str) or not isinstance(id_columns, Sequence):
-        raise InputError(f'expected a list of column names, got {id_columns!r}; write e.g. ["id"]', source="id_columns")
-    if not id_columns:
-        raise InputError(
-            'is empty; name at least one column whose values identify each example, e.g. ["id"]',
-            source="id_columns",
-        )
-    for column in id_columns:
-        if not isinstance(column, str) or not column:
-            raise InputError(
-                f"expected non-empty column names, got {column!r} in {list(id_columns)!r}", source="id_columns"
-            )
-    return list(id_columns)
-
-
 def check_unique_ids(ds: Dataset, id_columns: Sequence[str]) -> list[tuple[str | None, ...]]:
     """Check that every row has scalar, non-null values in ``id_columns`` and that ids are unique.
 
@@ -190,7 +170,7 @@ def check_unique_ids(ds: Dataset, id_columns: Sequence[str]) -> list[tuple[str |
             :func:`id_key` text so ``7`` and ``"7"`` collide (names both locations and the id values).
 
     """
-    columns = _check_id_columns_param(id_columns)
+    columns = check_id_columns(id_columns)
     require_columns(ds, {f"id_columns[{i}]": c for i, c in enumerate(columns)})
     seen: dict[tuple[str | None, ...], int] = {}
     keys: list[tuple[str | None, ...]] = []

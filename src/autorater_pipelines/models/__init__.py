@@ -14,6 +14,7 @@ from autorater_pipelines.models._config import GenerateConfig, GenerationSetting
 from autorater_pipelines.models._model import Model
 from autorater_pipelines.models._provider import Provider, ProviderError
 from autorater_pipelines.models._registry import (
+    check_model,
     get_model,
     parse_model_spec,
     provider_prefixes,
@@ -46,6 +47,7 @@ __all__ = [
     "TokenLogprob",
     "Usage",
     "cache_under_pipeline_root",
+    "check_model",
     "get_model",
     "parse_model_spec",
     "provider_prefixes",

@@ -144,6 +144,30 @@ def get_model(spec: str, config: GenerateConfig | None = None) -> Model:
     return Model(spec.strip(), factory(name, config), config)
 
 
+_GEMINI_MODES = {_BARE_GOOGLE: "auto", "vertex": "vertex", "gemini": "gemini_api"}
+
+
+def check_model(spec: str, config: GenerateConfig | None = None) -> None:
+    """Check that :func:`get_model` would build ``spec`` with ``config``, without creating an SDK client.
+
+    Gemini specs are resolved to their API and project (a Vertex AI model with no project and no API key fails)
+    without building a ``google.genai`` client, which would look for credentials; other providers are built as
+    :func:`get_model` does (an OpenAI model needs a key or ``base_url``; a ``replay/`` recording is read and
+    checked). No network call is made, so validating a run works offline (``autorater submit --dry-run``).
+
+    Raises:
+        InputError: as :func:`get_model`.
+    """
+    config = config if config is not None else GenerateConfig()
+    prefix, name = parse_model_spec(spec)
+    if prefix in _GEMINI_MODES:
+        from autorater_pipelines.models._gemini_target import gemini_target
+
+        gemini_target(name, config, _GEMINI_MODES[prefix])
+    else:
+        get_model(spec, config)
+
+
 def _valid_specs() -> str:
     prefixes = ", ".join(f"'{p}/<model>'" for p in provider_prefixes())
     return (

@@ -48,8 +48,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
-import re
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -65,11 +63,11 @@ from autorater_pipelines.models._batch import BatchJob
 from autorater_pipelines.models._classify import Reason, classify_http_error
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._context import ContextWindow, check_fits, prompt_chars
+from autorater_pipelines.models._gemini_target import gemini_target
 from autorater_pipelines.models._provider import (
     Provider,
     ProviderError,
     display_url,
-    is_loopback_url,
     parse_retry_after,
     retry_delay_from_google_details,
 )
@@ -97,12 +95,6 @@ from autorater_pipelines.models.providers._genai_transport import (
 
 __all__ = ["GeminiProvider"]
 
-
-DEFAULT_LOCATION = "us-central1"
-VERTEX_BASE_URL_ENV = "GOOGLE_VERTEX_BASE_URL"
-"""google-genai's own variable for the Vertex AI endpoint; honoured here too (emulators: loopback rules)."""
-EMULATOR_PROJECT = "local"
-_RESOURCE = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/")
 _PUBLISHER_PREFIX = "publishers/google/models/"
 
 
@@ -120,38 +112,15 @@ class GeminiProvider(Provider):
     """
 
     def __init__(self, name: str, config: GenerateConfig, mode: str = "auto") -> None:
-        resource = _RESOURCE.match(name)
-        project = config.project or (resource.group("project") if resource else None)
-        location = (resource.group("location") if resource else None) or config.location or DEFAULT_LOCATION
-        api_key = os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
-        # google-genai sends Vertex AI calls to $GOOGLE_VERTEX_BASE_URL when no base_url is given; decide the
-        # project and credentials from the endpoint that will really be called.
-        env_base_url = os.environ.get(VERTEX_BASE_URL_ENV) or None
-        loopback = is_loopback_url(config.base_url or env_base_url)
-        if mode == "auto":
-            mode = "vertex" if project or (loopback and not api_key) else "gemini_api" if api_key else ""
-        if not mode:
-            raise InputError(
-                f"cannot choose how to call Gemini model {name!r}: no Google Cloud project was given and "
-                "neither GEMINI_API_KEY nor GOOGLE_API_KEY is set. Pass the pipeline parameter `project` "
-                "(Vertex AI, Application Default Credentials) or set GEMINI_API_KEY (Gemini Developer API).",
-                source="model spec",
-            )
-        base_url = config.base_url or (env_base_url if mode == "vertex" else None)
+        target = gemini_target(name, config, mode)  # API, project, endpoint: decided without a client
+        mode, project, location = target.mode, target.project, target.location
         http_options = types.HttpOptions(
-            base_url=base_url,
+            base_url=target.base_url,
             timeout=int(config.timeout_s * 1000),  # milliseconds
             retry_options=types.HttpRetryOptions(attempts=1),  # no SDK retries (see module docstring)
         )
         if mode == "vertex":
-            project = project or (EMULATOR_PROJECT if loopback else None)
-            if not project:
-                raise InputError(
-                    f"Vertex AI model {name!r} needs a Google Cloud project: pass the pipeline parameter "
-                    "`project` (or use a `projects/P/locations/L/...` resource name).",
-                    source="model spec",
-                )
-            credentials = _emulator_credentials() if loopback else None
+            credentials = _emulator_credentials() if target.loopback else None
             self._client = genai.Client(
                 vertexai=True,
                 project=project,
@@ -161,25 +130,14 @@ class GeminiProvider(Provider):
             )
             super().__init__("vertex", name, config)
         else:
-            if resource:
-                raise InputError(
-                    f"resource name {name!r} is a Vertex AI model; the Gemini Developer API cannot call it. "
-                    "Use a plain model name such as 'gemini-2.5-flash'.",
-                    source="model spec",
-                )
-            if not api_key and not loopback:
-                raise InputError(
-                    f"Gemini Developer API model {name!r} needs an API key: set GEMINI_API_KEY.",
-                    source="model spec",
-                )
             if name.startswith(_PUBLISHER_PREFIX):
                 name = name[len(_PUBLISHER_PREFIX) :]
-            self._client = genai.Client(vertexai=False, api_key=api_key or "emulator", http_options=http_options)
+            self._client = genai.Client(vertexai=False, api_key=target.api_key or "emulator", http_options=http_options)
             super().__init__("gemini_api", name, config)
 
         self._path = f"{_model_path(self.name, vertex=mode == 'vertex')}:generateContent"
-        self._endpoint = (self.provider, base_url or "", project or "", location, self.name)
-        self._base_url = base_url
+        self._endpoint = (self.provider, target.base_url or "", project or "", location, self.name)
+        self._base_url = target.base_url
         self._project: str | None = project if mode == "vertex" else None
         self._location: str | None = location if mode == "vertex" else None
         api_client = getattr(self._client.aio, "_api_client", None)

@@ -1,0 +1,274 @@
+"""The AutoSxS judge step: judge prepared examples with the autorater and vote over samples.
+
+Every example ends as one judgment (choice ``A``, ``B``, ``TIE`` or ``ERROR``); every failed sample or row is
+also an error row (:mod:`autorater_pipelines.evaluation.error_rows`): stage ``judge`` with ``sample_index``,
+``flipped`` and ``row_judged`` (False when the row's choice is ``ERROR``), or stage ``inference`` with ``model``
+(``a``/``b``) when a response could not be generated.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from autorater_pipelines import io
+from autorater_pipelines.autosxs import judging as pairwise
+from autorater_pipelines.autosxs import scoring, tasks
+from autorater_pipelines.autosxs.params import AutoraterParameters, check_verdict_settings
+from autorater_pipelines.errors import ModelCallError
+from autorater_pipelines.evaluation import DEFAULT_MODEL
+from autorater_pipelines.evaluation.error_rows import error_row, split_error
+from autorater_pipelines.evaluation.ids import check_id_columns
+from autorater_pipelines.models import ErrorKind, Model, ModelOutput, ModelRequest, get_model
+
+__all__ = ["JudgeSummary", "judge_examples"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class JudgeSummary:
+    """Counts from one judging step."""
+
+    evaluation_count: int
+    error_count: int
+    model_calls: int
+    cache_hits: int
+    retries: int
+    input_tokens: int
+    output_tokens: int
+    not_called_count: int = 0
+    """Rows left ERROR because the run stopped before their calls (see ``stopped``)."""
+    stopped: str = ""
+    """Why the model calls stopped early (the failure budget tripped), or empty."""
+
+
+@dataclasses.dataclass
+class _Judging:
+    """What judging one batch of examples needs and collects."""
+
+    id_columns: list[str]
+    settings: pairwise.JudgeSettings
+    task: tasks.TaskDefinition
+    judgments: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    errors: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+    def requests(self, examples: Sequence[Mapping[str, Any]], queued: collections.deque) -> Iterator[ModelRequest]:
+        """Yield every sample request, lazily, queueing ``(example, ids, request count)`` per example.
+
+        Requests are built while earlier ones are in flight and dropped once answered, so the ~3 KB prompts of a
+        large dataset never sit in memory all at once.
+        """
+        schema = None if self.settings.verdict_pattern else self.task.judgment_schema
+        keys = set(self.task.required_prompt_parameter_keys) | set(self.task.optional_prompt_parameter_keys)
+        for example in examples:
+            ids = {c: example[c] for c in self.id_columns}
+            if example.get("response_a") is None or example.get("response_b") is None:
+                queued.append((example, ids, 0))  # generation failed: nothing to judge
+                continue
+            built = pairwise.build_requests(
+                ids=ids,
+                prompt={k: v for k, v in example.items() if k in keys},
+                response_a=example["response_a"],
+                response_b=example["response_b"],
+                settings=self.settings,
+                render_judge_prompt=self.task.render_judge_prompt,
+                response_schema=schema,
+            )
+            queued.append((example, ids, len(built)))
+            yield from built
+
+    def finish_row(
+        self, example: Mapping[str, Any], ids: dict[str, Any], answered: list[tuple[ModelRequest, ModelOutput]]
+    ) -> None:
+        """Vote over one example's samples and record its judgment and error rows."""
+        samples = [pairwise.to_sample(r, o, self.settings, self.task.score_scale) for r, o in answered]
+        choice, confidence, explanation = pairwise.combine_samples(samples)
+        scores = scoring.mean_scores(samples) if self.task.pointwise else {}
+        if not answered:
+            explanation = self._inference_errors(example, ids)
+        complete, incomplete_reason = pairwise.row_completeness(samples) if answered else (False, explanation)
+        usage = pairwise.total_usage([o for _, o in answered])
+        self.judgments.append(
+            {
+                **example,
+                "choice": choice,
+                "confidence": confidence,
+                "explanation": explanation,
+                "complete": complete,
+                "incomplete_reason": incomplete_reason,
+                **scores,
+                "samples": [s.to_dict() for s in samples],
+                "input_token_count": usage.input_tokens,
+                "output_token_count": usage.output_tokens,
+            }
+        )
+        for sample in (s for s in samples if s.error):
+            kind, message = split_error(sample.error or "")
+            self.errors.append(
+                error_row(
+                    ids,
+                    self.id_columns,
+                    stage="judge",
+                    kind=kind,
+                    message=message,
+                    sample_index=sample.sample_index,
+                    flipped=sample.flipped,
+                    row_judged=choice != "ERROR",
+                    row_complete=complete,
+                )
+            )
+
+    def _inference_errors(self, example: Mapping[str, Any], ids: dict[str, Any]) -> str:
+        """Record why an example has no response to judge; return the judgment's explanation."""
+        reasons = {
+            s: example.get(f"inference_error_{s}") or "no response"
+            for s in ("a", "b")
+            if example.get(f"response_{s}") is None
+        }
+        for side, reason in reasons.items():
+            kind, message = split_error(reason)
+            self.errors.append(
+                error_row(
+                    ids,
+                    self.id_columns,
+                    stage="inference",
+                    kind=kind,
+                    message=message,
+                    model=side,
+                    sample_index=None,
+                    flipped=None,
+                    row_judged=False,
+                )
+            )
+        return "; ".join(f"model {s.upper()}: {r}" for s, r in reasons.items())
+
+
+def _run(
+    model: Model, judging: _Judging, examples: Sequence[Mapping[str, Any]], reask: Any = None
+) -> ModelCallError | None:
+    """Send every request through ``model`` and finish each row, in input order, as its outputs arrive.
+
+    Returns:
+        Why the model calls stopped early (every request still got an output: those not called fail with the
+        reason), or None.
+
+    Raises:
+        ModelCallError: the process got SIGTERM (nothing is written; a re-run resumes from the response cache).
+    """
+    queued: collections.deque[tuple[Mapping[str, Any], dict[str, Any], int]] = collections.deque()
+    row: list[tuple[ModelRequest, ModelOutput]] = []
+
+    def finish_rows() -> None:
+        while queued and queued[0][2] == len(row):
+            example, ids, _ = queued.popleft()
+            judging.finish_row(example, ids, list(row))
+            row.clear()
+
+    def consume(request: ModelRequest, output: ModelOutput) -> None:
+        finish_rows()  # rows without requests ahead of this one
+        row.append((request, output))
+        finish_rows()
+
+    total = len(examples) * judging.settings.sampling_count
+    stopped: ModelCallError | None = None
+    try:
+        model.generate_each(judging.requests(examples, queued), consume, desc="judging", total=total, reask=reask)
+    except ModelCallError as exc:
+        if exc.interrupted:
+            raise
+        stopped = exc  # every request was answered (not called = ERROR with the reason): write them all
+    finish_rows()  # trailing rows without requests
+    return stopped
+
+
+def _not_called(judgment: Mapping[str, Any]) -> bool:
+    """True for an ERROR row some of whose samples were never called (the run stopped first)."""
+    return judgment.get("choice") == "ERROR" and any(
+        str(s.get("error") or "").startswith(f"{ErrorKind.BUDGET.value}:") for s in judgment.get("samples") or []
+    )
+
+
+def judge_examples(
+    *,
+    examples: Sequence[Mapping[str, Any]],
+    task: str,
+    id_columns: Sequence[str],
+    autorater_model: str = "",
+    autorater_parameters: Mapping[str, Any] | AutoraterParameters | None = None,
+    project: str = "",
+    location: str = "",
+    experimental_args: Mapping[str, Any] | None = None,
+    judgments_path: str | None = None,
+    error_messages_path: str | None = None,
+    shard_count: int = 1,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], JudgeSummary]:
+    """Judge prepared examples with the autorater and vote over samples.
+
+    When the model calls stop early (see :mod:`autorater_pipelines.models`: a wrong endpoint, no progress for
+    ``max_stall_s``, ``max_consecutive_failures``), the judgments so far are kept, the rest become ERROR rows with
+    the reason, everything is written, and :class:`ModelCallError` is raised only in strict mode
+    (``autorater_parameters["strict"]``). SIGTERM always raises (nothing is written; a re-run resumes from the
+    response cache).
+
+    Args:
+        examples: Prepared examples (:mod:`autorater_pipelines.autosxs.prepare`).
+        task: Task name, as for :func:`~autorater_pipelines.autosxs.prepare_examples`.
+        id_columns: Id columns of the examples.
+        autorater_model: Model spec (DESIGN.md); empty = :data:`~autorater_pipelines.evaluation.DEFAULT_MODEL`.
+        autorater_parameters: :class:`~autorater_pipelines.autosxs.params.AutoraterParameters` (judging keys
+            ``sampling_count``, ``flip``, ``verdict_pattern``, ``verdict_map`` and every model-call setting).
+        project: Google Cloud project for Vertex AI models.
+        location: Google Cloud region for Vertex AI models.
+        experimental_args: May hold ``custom_task_definition``.
+        judgments_path: Where to write judgment rows as JSONL (atomically), or None.
+        error_messages_path: Where to write error rows as JSONL (atomically), or None.
+        shard_count: Number of shards judging the dataset in parallel (this call judges one of them): a declared
+            ``requests_per_minute`` is divided among them, so that together they stay within it.
+
+    Returns:
+        ``(judgments, error_messages, summary)``: one judgment per example in input order.
+
+    Raises:
+        InputError: bad parameters.
+        ModelCallError: the model calls stopped early and ``strict`` is set, or the process got SIGTERM.
+    """
+    options = AutoraterParameters.parse(autorater_parameters, source="autorater_parameters")
+    judging = _Judging(
+        check_id_columns(id_columns), options.judge_settings(), tasks.get_task(task, dict(experimental_args or {}))
+    )
+    config = options.generate_config(source="autorater_parameters", project=project, location=location)
+    if shard_count > 1 and config.requests_per_minute:
+        config = config.model_copy(update={"requests_per_minute": config.requests_per_minute / shard_count})
+        logger.info("requests_per_minute: %g per shard (%d shards)", config.requests_per_minute, shard_count)
+    model = get_model(autorater_model or DEFAULT_MODEL, config)
+    check_verdict_settings(judging.task, judging.settings)
+    reask = pairwise.unparseable_check(judging.settings, config.temperature, judging.task.score_scale)
+    stopped = _run(model, judging, examples, reask)
+    if judgments_path:
+        io.write_jsonl(judgments_path, judging.judgments)
+    if error_messages_path:
+        io.write_jsonl(error_messages_path, judging.errors)
+    stats = model.stats
+    summary = JudgeSummary(
+        evaluation_count=len(judging.judgments),
+        error_count=sum(j["choice"] == "ERROR" for j in judging.judgments),
+        model_calls=stats.calls,
+        cache_hits=stats.cache_hits,
+        retries=stats.retries,
+        input_tokens=stats.usage.input_tokens,
+        output_tokens=stats.usage.output_tokens,
+        not_called_count=sum(_not_called(j) for j in judging.judgments),
+        stopped=str(stopped or ""),
+    )
+    logger.info("judged %d examples: %s", len(judging.judgments), summary)
+    if stopped is not None:
+        logger.error(
+            "model calls stopped early: %s (%d rows not judged; judgments written)", stopped, summary.not_called_count
+        )
+        if options.strict:
+            raise stopped
+    return judging.judgments, judging.errors, summary

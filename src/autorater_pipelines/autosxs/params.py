@@ -1,0 +1,364 @@
+"""The AutoSxS parameter model: every pipeline parameter and every nested option, checked once.
+
+:class:`AutosxsParams` holds the 19 parameters of GCPC's ``autosxs-template`` plus ``autorater_model`` and
+``autorater_parameters`` (:class:`AutoraterParameters`); ``model_a_parameters``/``model_b_parameters`` are
+:class:`ModelParameters`. Numbers arrive in KFP's forms (``2.0``, ``"0.2"``) and are converted and bounded by
+the shared table (:data:`autorater_pipelines.evaluation.parameters.BOUNDS`), so ``sampling_count`` means the
+same, with the same range and the same message, here and in Gecko's ``validator_parameters``.
+
+:func:`validate_run` is the one check of a run, used by ``autorater run`` (before the run), ``autorater submit``
+(dry run or not) and the pipeline's first step; later steps parse their parameters with these models again
+(cheap: no data read, no model built twice) and trust them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, ClassVar
+
+import pydantic
+
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.evaluation import DEFAULT_MODEL
+from autorater_pipelines.evaluation.ids import check_id_columns
+from autorater_pipelines.evaluation.parameters import (
+    Flag,
+    Integer,
+    ModelCallOptions,
+    ParameterModel,
+    ValidatedRun,
+    check_model_spec,
+    nested,
+)
+
+__all__ = [
+    "JUDGMENTS_FORMATS",
+    "AutoraterParameters",
+    "AutosxsParams",
+    "ModelParameters",
+    "ValidatedRun",
+    "check_judgments_format",
+    "check_run_parameters",
+    "check_verdict_settings",
+    "split_autorater_parameters",
+    "strict_mode",
+    "validate_run",
+]
+
+JUDGMENTS_FORMATS = ("jsonl", "json", "bigquery")
+"""Values of ``judgments_format``."""
+
+_SRC = "autorater_parameters"
+
+
+def check_judgments_format(value: Any) -> str:
+    """``judgments_format`` lower-cased (empty = ``jsonl``).
+
+    Raises:
+        InputError: not one of :data:`JUDGMENTS_FORMATS`.
+    """
+    fmt = (value or "jsonl").lower() if isinstance(value, str) else value
+    if fmt not in JUDGMENTS_FORMATS:
+        raise InputError(
+            f"unsupported judgments_format {value!r}; valid: {list(JUDGMENTS_FORMATS)}", source="judgments_format"
+        )
+    return str(fmt)
+
+
+class AutoraterParameters(ModelCallOptions):
+    """``autorater_parameters``: judging keys, ``shards``, and every model-call setting (GenerateConfig field)."""
+
+    sampling_count: Integer = 2
+    """Samples per example; default 2 = one original and one swapped order."""
+    flip: Flag = True
+    """Show model B first on half of the samples (position swap), seeded by the example ids."""
+    verdict_pattern: str | None = None
+    """Regex (RE2, linear time) applied to the raw judge output instead of JSON parsing (needs ``verdict_map``)."""
+    verdict_map: dict[str, str] = pydantic.Field(default_factory=dict)
+    """Match text → POSITION verdict: ``A`` (shown first), ``B`` (shown second), ``TIE``."""
+    verdict_match: str = "last"
+    """Which match decides when there are several: ``last``, ``first`` or ``unique``."""
+    retry_unparseable: Flag | None = None
+    """Ask again, on a re-run, for cached answers that could not be parsed; None = on when ``temperature`` > 0."""
+    shards: Integer = 1
+    """Judging tasks run in parallel (a ``ParallelFor``); each judges every ``shards``-th example."""
+    strict: Flag = False
+    """Fail the judging step when the model calls stop early (default: write the judgments so far and ERROR rows
+    with the reason for the rest)."""
+
+    @pydantic.field_validator("verdict_pattern", mode="before")
+    @classmethod
+    def _pattern(cls, value: Any) -> Any:
+        from autorater_pipelines.autosxs.verdicts import compile_verdict_pattern
+
+        if value is None or value == "":
+            return None
+        compile_verdict_pattern(value, source=_SRC)
+        return str(value)
+
+    @pydantic.field_validator("verdict_match", mode="before")
+    @classmethod
+    def _match(cls, value: Any) -> Any:
+        from autorater_pipelines.autosxs.verdicts import check_verdict_match
+
+        return check_verdict_match(value, source=_SRC)
+
+    @pydantic.field_validator("verdict_map", mode="before")
+    @classmethod
+    def _map(cls, value: Any) -> Any:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise ValueError(f"verdict_map must be an object of match → A|B|TIE, got {value!r}")
+        clean = {}
+        for key, position in value.items():
+            label = str(position).strip().upper()
+            if label not in ("A", "B", "TIE"):
+                raise ValueError(
+                    f"verdict_map[{key!r}] = {position!r}; values must be A (shown first), B (shown second) or TIE"
+                )
+            clean[str(key)] = label
+        return clean
+
+    @pydantic.model_validator(mode="after")
+    def _pattern_and_map(self) -> AutoraterParameters:
+        if self.verdict_map and self.verdict_pattern is None:
+            raise ValueError("verdict_map is set but verdict_pattern is not; set both")
+        if self.verdict_pattern is not None and not self.verdict_map:
+            raise ValueError('verdict_pattern needs a verdict_map, e.g. {"a": "A", "b": "B", "tie": "TIE"}')
+        return self
+
+    def judge_settings(self) -> Any:
+        """The :class:`~autorater_pipelines.autosxs.judging.JudgeSettings` of these parameters."""
+        from autorater_pipelines.autosxs.judging import JudgeSettings
+        from autorater_pipelines.autosxs.verdicts import compile_verdict_pattern
+
+        pattern = self.verdict_pattern
+        return JudgeSettings(
+            sampling_count=self.sampling_count,
+            flip=self.flip,
+            verdict_pattern=compile_verdict_pattern(pattern, source=_SRC) if pattern is not None else None,
+            verdict_map=dict(self.verdict_map),
+            verdict_match=self.verdict_match,
+            retry_unparseable=self.retry_unparseable,
+        )
+
+
+class ModelParameters(ModelCallOptions):
+    """``model_a_parameters`` / ``model_b_parameters``: model-call settings, GCPC's Vertex names accepted."""
+
+    ALIASES: ClassVar[dict[str, str]] = {
+        "maxOutputTokens": "max_output_tokens",
+        "max_tokens": "max_output_tokens",
+        "topP": "top_p",
+    }
+
+
+def _options(model: type[ParameterModel], source: str) -> Any:
+    return nested(model, source)
+
+
+class AutosxsParams(ParameterModel):
+    """Every parameter of the ``autosxs`` pipeline (README "AutoSxS parameters")."""
+
+    evaluation_dataset: str
+    task: str
+    id_columns: Annotated[list[str], pydantic.BeforeValidator(check_id_columns)]
+    autorater_prompt_parameters: dict[str, Any]
+    model_a: str = ""
+    model_b: str = ""
+    model_a_prompt_parameters: Any = pydantic.Field(default_factory=dict)
+    model_b_prompt_parameters: Any = pydantic.Field(default_factory=dict)
+    response_column_a: str = ""
+    response_column_b: str = ""
+    model_a_parameters: Annotated[ModelParameters, _options(ModelParameters, "model_a_parameters")] = pydantic.Field(
+        default_factory=ModelParameters
+    )
+    model_b_parameters: Annotated[ModelParameters, _options(ModelParameters, "model_b_parameters")] = pydantic.Field(
+        default_factory=ModelParameters
+    )
+    human_preference_column: str = ""
+    project: str = ""
+    location: str = ""
+    judgments_format: str = "jsonl"
+    bigquery_destination_prefix: str = ""
+    experimental_args: dict[str, Any] = pydantic.Field(default_factory=dict)
+    encryption_spec_key_name: str = ""
+    autorater_model: str = ""
+    autorater_parameters: Annotated[AutoraterParameters, _options(AutoraterParameters, _SRC)] = pydantic.Field(
+        default_factory=AutoraterParameters
+    )
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _defaults_for_null(cls, data: Any) -> Any:
+        """A ``null`` optional parameter takes its default (KFP and Python callers pass None for "not set")."""
+        if isinstance(data, Mapping):
+            return {k: v for k, v in data.items() if v is not None}
+        return data
+
+    @pydantic.field_validator("autorater_prompt_parameters", mode="before")
+    @classmethod
+    def _mapping(cls, value: Any, info: pydantic.ValidationInfo) -> Any:
+        if not isinstance(value, Mapping):
+            raise InputError(
+                f'must be an object like {{"inference_instruction": {{"column": "question"}}}}, got {value!r}',
+                source=info.field_name,
+            )
+        return dict(value)
+
+    @pydantic.field_validator("judgments_format", mode="before")
+    @classmethod
+    def _format(cls, value: Any) -> Any:
+        return check_judgments_format(value)
+
+    @property
+    def judge_model(self) -> str:
+        """The autorater model spec (``autorater_model``, or :data:`DEFAULT_MODEL` when empty)."""
+        return self.autorater_model or DEFAULT_MODEL
+
+
+def validate_run(
+    params: Mapping[str, Any] | AutosxsParams,
+    *,
+    readable: Callable[[str], bool] | None = None,
+    project: str = "",
+    probe_endpoint: bool = False,
+) -> ValidatedRun:
+    """Check a whole AutoSxS run before any model call: parameters, models, export target and data.
+
+    Args:
+        params: The pipeline parameters (names as in the template).
+        readable: Which files and URIs to read from here (datasets, ``replay/`` recordings); None = all.
+            ``autorater submit --dry-run`` reads only local files; what is skipped is listed in ``notes``.
+        project: The project the run will have when ``params`` leaves ``project`` empty (``submit``'s
+            ``--project``: the job's project is the pipeline's default).
+        probe_endpoint: Open a TCP connection (no request) to the autorater's explicit ``base_url``, so a wrong one
+            fails at once (``autorater run``, where the run starts on this machine).
+
+    Returns:
+        The converted parameters, the prepared examples (``rows``) when the dataset was read, and notes.
+
+    Raises:
+        InputError: the first problem found, naming the parameter (and file, row and column for data).
+    """
+    from autorater_pipelines import io
+    from autorater_pipelines.autosxs import prepare
+    from autorater_pipelines.autosxs.sides import MODEL_OUTPUT_FIELDS
+
+    run = AutosxsParams.parse(params, source="parameters")
+    notes: list[str] = []
+    task = prepare.check_prompt_setup(run)
+    check_verdict_settings(task, run.autorater_parameters)
+    check = {"project": run.project or project, "location": run.location, "readable": readable, "notes": notes}
+    check_model_spec(run.judge_model, run.autorater_parameters, "autorater_model", options_source=_SRC, **check)
+    if probe_endpoint:
+        _probe(run.judge_model, run.autorater_parameters, project=str(check["project"]), location=run.location)
+    if run.judgments_format == "bigquery":
+        io.parse_destination_prefix(run.bigquery_destination_prefix)
+    unread = [p for p in _sources(run.evaluation_dataset) if readable is not None and not readable(p)]
+    examples = None if unread else prepare.build_examples(run, task)
+    for side in ("a", "b"):
+        model, options = getattr(run, f"model_{side}"), getattr(run, f"model_{side}_parameters")
+        generated = (
+            any(f"model_{side}_prompt" in e for e in examples)
+            if examples is not None
+            else bool(model) and getattr(run, f"response_column_{side}") in ("", *MODEL_OUTPUT_FIELDS)
+        )
+        if generated:
+            check_model_spec(model, options, f"model_{side}", options_source=f"model_{side}_parameters", **check)
+    if unread:
+        notes.append(
+            f"evaluation_dataset {', '.join(unread)} not read from here: its columns and ids are checked by the "
+            "pipeline's first step"
+        )
+    return ValidatedRun(run, examples, notes)
+
+
+def _probe(spec: str, options: ModelCallOptions, *, project: str, location: str, source: str = _SRC) -> None:
+    """Open a TCP connection to an explicit endpoint (no request): a wrong ``base_url`` fails before the run."""
+    from autorater_pipelines.models import get_model
+
+    if options.settings().get("base_url") or spec.startswith("openai/"):  # only an explicit endpoint is probed
+        config = options.generate_config(source=source, project=project, location=location)
+        get_model(spec, config).check_reachable()
+
+
+def strict_mode(params: Mapping[str, Any] | AutoraterParameters | None) -> bool:
+    """``autorater_parameters["strict"]`` (default False): fail the judging step when the model calls stop early.
+
+    Raises:
+        InputError: invalid ``autorater_parameters``.
+    """
+    return AutoraterParameters.parse(params, source=_SRC).strict
+
+
+def _sources(uri: str) -> list[str]:
+    return [part.strip() for part in uri.split(",") if part.strip()]
+
+
+def split_autorater_parameters(params: Mapping[str, Any] | None) -> tuple[Any, dict[str, Any]]:
+    """Split ``autorater_parameters`` into judging settings and the model-call settings the user set.
+
+    Raises:
+        InputError: an unknown key (the message lists the valid ones) or a bad value.
+    """
+    options = AutoraterParameters.parse(params, source=_SRC)
+    return options.judge_settings(), options.settings()
+
+
+def check_verdict_settings(task_def: Any, settings: Any) -> None:
+    """Refuse a free-text ``verdict_pattern`` with a pointwise score rubric (its verdicts are JSON scores).
+
+    Args:
+        task_def: The :class:`~autorater_pipelines.autosxs.tasks.TaskDefinition`.
+        settings: :class:`AutoraterParameters` or :class:`~autorater_pipelines.autosxs.judging.JudgeSettings`.
+
+    Raises:
+        InputError: both are set.
+    """
+    if task_def.pointwise and settings.verdict_pattern is not None:
+        raise InputError(
+            "verdict_pattern parses A/B/TIE verdicts, but the task's score_rubric is a pointwise scale "
+            f"{task_def.score_scale}: the judge answers with JSON scores; remove verdict_pattern and verdict_map",
+            source=_SRC,
+        )
+
+
+def check_run_parameters(
+    autorater_model: str = "",
+    autorater_parameters: Mapping[str, Any] | None = None,
+    judgments_format: str = "jsonl",
+    bigquery_destination_prefix: str = "",
+    project: str = "",
+    location: str = "",
+    task: str | None = None,
+    experimental_args: Mapping[str, Any] | None = None,
+    probe_endpoint: bool = False,
+) -> None:
+    """Check the judging and export parameters alone (no dataset): the part of :func:`validate_run` they need.
+
+    The autorater model is built (a ``replay/`` file is read and checked; a Vertex AI model without a project or
+    API key is refused) but not called; BigQuery names are checked against BigQuery's naming rules only.
+
+    Raises:
+        InputError: an unknown or invalid autorater parameter, a malformed model spec, an unsupported
+            ``judgments_format``, (with ``bigquery``) a missing or invalid ``bigquery_destination_prefix``, or
+            (with ``task``) a ``verdict_pattern`` for a task whose rubric is a pointwise scale.
+    """
+    from autorater_pipelines import io
+    from autorater_pipelines.autosxs import tasks
+
+    options = AutoraterParameters.parse(autorater_parameters, source=_SRC)
+    if task is not None:
+        check_verdict_settings(tasks.get_task(task, dict(experimental_args or {})), options)
+    if check_judgments_format(judgments_format) == "bigquery":
+        io.parse_destination_prefix(bigquery_destination_prefix)
+    check_model_spec(
+        autorater_model or DEFAULT_MODEL,
+        options,
+        "autorater_model",
+        project=project,
+        location=location,
+        options_source=_SRC,
+    )

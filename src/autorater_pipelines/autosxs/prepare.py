@@ -1,0 +1,243 @@
+"""The AutoSxS prepare step: validate the dataset and render the autorater prompt parameters of every row.
+
+Prepared example (one JSONL line per dataset row): id columns, every rendered autorater prompt parameter
+(e.g. ``inference_instruction``, ``inference_context``), ``response_a``, ``response_b`` and, when
+``human_preference_column`` is set, that column normalized to ``A``/``B``/``TIE``. For a side whose responses
+are generated, ``model_<side>_prompt`` (the rendered prompt) and ``response_<side>`` = None.
+
+Validation is complete before anything is written: ids present and unique, every referenced column present,
+every template renders for every row, every human label valid. Nothing is written when any row is bad.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from autorater_pipelines import io
+from autorater_pipelines.autosxs import judging, tasks
+from autorater_pipelines.autosxs import prompt_parameters as prompts
+from autorater_pipelines.autosxs import sides as model_sides
+from autorater_pipelines.autosxs.params import AutosxsParams, ValidatedRun, validate_run
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.evaluation.values import is_missing
+
+__all__ = ["RESERVED_COLUMNS", "build_examples", "check_prompt_setup", "prepare_examples", "prepare_run"]
+
+logger = logging.getLogger(__name__)
+
+RESERVED_COLUMNS = frozenset(
+    {
+        "choice",
+        "confidence",
+        "explanation",
+        "samples",
+        "response_a",
+        "response_b",
+        "input_token_count",
+        "output_token_count",
+        "model_a_prompt",
+        "model_b_prompt",
+        "model_a_system_instruction",
+        "model_b_system_instruction",
+        "inference_error_a",
+        "inference_error_b",
+        "stage",
+        "error",
+        "error_kind",
+        "error_message",
+        "row_judged",
+        "row_complete",
+        "complete",
+        "incomplete_reason",
+        "sample_index",
+        "flipped",
+        "model",
+    }
+)
+"""Field names of judgments and error messages: id and human-preference columns may not use them."""
+
+
+def check_prompt_setup(run: AutosxsParams) -> tasks.TaskDefinition:
+    """Check the task, the response sources and the autorater prompt parameters (no data read).
+
+    Returns:
+        The task definition.
+
+    Raises:
+        InputError: an unknown task, a side with neither response column nor model, a missing or unknown
+            prompt parameter, an id or label column named like an output field.
+    """
+    task_def = tasks.get_task(run.task, dict(run.experimental_args))
+    for side in ("a", "b"):
+        model_sides.require_source(side, getattr(run, f"response_column_{side}"), getattr(run, f"model_{side}"))
+    given = run.autorater_prompt_parameters
+    missing = [k for k in task_def.required_prompt_parameter_keys if k not in given]
+    if missing:
+        raise InputError(
+            f"task {run.task!r} needs prompt parameters {missing}; map each to a column or template, e.g. "
+            f'{{"{missing[0]}": {{"column": "question"}}}}',
+            source="autorater_prompt_parameters",
+        )
+    known = set(task_def.required_prompt_parameter_keys) | set(task_def.optional_prompt_parameter_keys)
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise InputError(
+            f"unknown prompt parameters {unknown} for task {run.task!r}; valid: {sorted(known)}",
+            source="autorater_prompt_parameters",
+        )
+    _check_reserved_names(run.id_columns, run.human_preference_column, given)
+    return task_def
+
+
+def _names_column(spec: Any, column: str) -> bool:
+    """True when a prompt parameter is exactly the dataset column ``column`` (``"c"`` or ``{"column": "c"}``).
+
+    Such a parameter and an id column of the same name hold the same value in the judgment row (Google's
+    custom-task notebook uses ``id_columns: ["content"]`` with ``"content": "content"``).
+    """
+    return spec == column or (isinstance(spec, Mapping) and dict(spec) == {"column": column})
+
+
+def _check_reserved_names(
+    id_columns: Sequence[str], human_preference_column: str, prompt_parameters: Mapping[str, Any]
+) -> None:
+    named = {f"id_columns[{i}]": c for i, c in enumerate(id_columns)}
+    if human_preference_column:
+        named["human_preference_column"] = human_preference_column
+    for parameter, column in named.items():
+        same_column = parameter != "human_preference_column" and _names_column(prompt_parameters.get(column), column)
+        if column in RESERVED_COLUMNS or (column in prompt_parameters and not same_column):
+            raise InputError(
+                f"column name {column!r} is also an output field of the judgments "
+                f"({'prompt parameter' if column in prompt_parameters else 'reserved'}); rename the column "
+                f"in the dataset. Reserved names: {sorted(RESERVED_COLUMNS)}",
+                source=parameter,
+            )
+
+
+def build_examples(
+    run: AutosxsParams, task_def: tasks.TaskDefinition, dataset: io.Dataset | None = None
+) -> list[dict[str, Any]]:
+    """Read the dataset (unless given), check its columns and ids, and render every row (module docstring).
+
+    Raises:
+        InputError: unreadable data, a missing column, a missing or duplicate id, a template that fails on a row,
+            an empty response, an invalid human label — naming the file, row and column.
+    """
+    dataset = dataset if dataset is not None else io.read_dataset(run.evaluation_dataset)
+    sources = [
+        model_sides.resolve_side(
+            side,
+            response_column=getattr(run, f"response_column_{side}"),
+            model=getattr(run, f"model_{side}"),
+            prompt_parameters=getattr(run, f"model_{side}_prompt_parameters"),
+            columns=dataset.columns,
+            template_variables=task_def.template_variables,
+        )
+        for side in ("a", "b")
+    ]
+    columns = {f"response_column_{s.side}": s.column for s in sources if s.column is not None}
+    if run.human_preference_column:
+        columns["human_preference_column"] = run.human_preference_column
+    io.require_columns(dataset, columns)
+    io.check_unique_ids(dataset, run.id_columns)
+    compiled = prompts.compile_prompt_parameters(
+        dict(run.autorater_prompt_parameters),
+        available_columns=dataset.columns,
+        source_name="autorater_prompt_parameters",
+        extra_variables=task_def.template_variables,
+    )
+    examples = []
+    for index, row in enumerate(dataset.rows):
+        where = dataset.location(index)
+        example: dict[str, Any] = {c: row[c] for c in run.id_columns}
+        example.update(compiled.render(row, location=where))
+        for source in sources:
+            if source.column is None:
+                example.update(source.render_prompt(row, location=where))
+                example[f"response_{source.side}"] = None
+            else:
+                example[f"response_{source.side}"] = _response(
+                    row.get(source.column), source.side, source.column, where
+                )
+        if run.human_preference_column:
+            example[run.human_preference_column] = judging.normalize_preference(
+                row.get(run.human_preference_column), column=run.human_preference_column, location=where
+            )
+        examples.append(example)
+    logger.info("prepared %d examples from %s", len(examples), dataset.uri or dataset.source_name)
+    return examples
+
+
+def _response(value: Any, side: str, column: str, where: str) -> str:
+    if is_missing(value):
+        raise InputError(
+            f"model {side.upper()}'s response is empty; every row needs a response", source=where, column=column
+        )
+    return value if isinstance(value, str) else str(value)
+
+
+def prepare_examples(
+    *,
+    evaluation_dataset: str | io.Dataset,
+    task: str,
+    id_columns: Sequence[str],
+    autorater_prompt_parameters: Mapping[str, Mapping[str, str]],
+    response_column_a: str = "",
+    response_column_b: str = "",
+    human_preference_column: str = "",
+    model_a: str = "",
+    model_b: str = "",
+    model_a_prompt_parameters: Mapping[str, Mapping[str, str]] | None = None,
+    model_b_prompt_parameters: Mapping[str, Mapping[str, str]] | None = None,
+    experimental_args: Mapping[str, Any] | None = None,
+    output_path: str | None = None,
+) -> list[dict[str, Any]]:
+    """Load and validate the evaluation dataset and render the autorater prompt parameters (no model checks).
+
+    Args:
+        evaluation_dataset: Comma-separated files (JSONL, JSON, CSV, Parquet); see :func:`io.read_dataset`. Or
+            rows already read (an :class:`io.Dataset`, as the DataFrame API passes them).
+        task: ``summarization@001``, ``question_answering@latest``, ``custom@…`` (see :mod:`tasks`).
+        id_columns: Columns that identify an example; their values must be unique.
+        autorater_prompt_parameters: ``{param: {"column": c} | {"template": "…{{ c }}…"}}``.
+        response_column_a: Column holding model A's responses; when it is not a dataset column and ``model_a`` is
+            set, model A's responses are generated later (the prepared example then holds ``model_a_prompt``; see
+            :mod:`autorater_pipelines.autosxs.sides`).
+        response_column_b: As ``response_column_a``, for model B.
+        human_preference_column: Optional column of human labels (A/B/TIE, model_a/model_b).
+        model_a: Model A spec used to generate responses (see :mod:`autorater_pipelines.autosxs.inference`).
+        model_b: Model B spec, as ``model_a``.
+        model_a_prompt_parameters: ``{"prompt": {"column": c} | {"template": …}}`` for model A.
+        model_b_prompt_parameters: As ``model_a_prompt_parameters``, for model B.
+        experimental_args: May hold ``custom_task_definition``.
+        output_path: Where to write the prepared examples as JSONL (atomically), or None.
+
+    Returns:
+        The prepared examples (module docstring).
+
+    Raises:
+        InputError: any problem with the parameters or the data, naming file, row and column.
+    """
+    params = {name: value for name, value in locals().items() if name != "output_path"}
+    dataset = evaluation_dataset if isinstance(evaluation_dataset, io.Dataset) else None
+    if dataset is not None:
+        params["evaluation_dataset"] = dataset.uri or dataset.source_name
+    run = AutosxsParams.parse(params, source="parameters")
+    examples = build_examples(run, check_prompt_setup(run), dataset)
+    if output_path:
+        io.write_jsonl(output_path, examples)
+    return examples
+
+
+def prepare_run(params: Mapping[str, Any], output_path: str) -> ValidatedRun:
+    """The pipeline's first step: :func:`validate_run` on every parameter, then write the prepared examples.
+
+    Raises:
+        InputError: the first problem :func:`validate_run` finds; nothing is written then.
+    """
+    run = validate_run(params)
+    io.write_jsonl(output_path, run.rows or [])
+    return run

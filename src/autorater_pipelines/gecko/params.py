@@ -1,0 +1,251 @@
+"""The Gecko parameter model: every pipeline parameter and every nested option, checked once.
+
+:class:`GeckoParams` holds the ``gecko`` template's parameters; ``rubric_generation_parameters`` is
+:class:`RubricGenerationParameters` (model-call settings only), ``validator_parameters`` is
+:class:`ValidatorParameters` (``questions_per_call``, ``sampling_count`` and model-call settings), ``scoring`` is
+:class:`~autorater_pipelines.gecko.scoring.ScoringOptions`. Numbers are converted from KFP's forms and bounded by
+the shared table (:data:`autorater_pipelines.evaluation.parameters.BOUNDS`): ``sampling_count`` has the same range
+and message as in AutoSxS's ``autorater_parameters``.
+
+:func:`validate_run` is the one check of a run, used by ``autorater run gecko``, ``autorater submit`` and the
+pipeline's first step; later steps parse their own parameters with these models again (cheap) and trust them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any
+
+import pydantic
+
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.evaluation import DEFAULT_MODEL
+from autorater_pipelines.evaluation.ids import check_id_columns
+from autorater_pipelines.evaluation.parameters import (
+    Integer,
+    ModelCallOptions,
+    ParameterModel,
+    ValidatedRun,
+    check_model_spec,
+    nested,
+)
+from autorater_pipelines.gecko._common import IMAGE_QUESTION_TYPES, check_media_type
+from autorater_pipelines.gecko.export import check_output_format
+from autorater_pipelines.gecko.scoring import ScoringOptions
+
+__all__ = [
+    "GeckoParams",
+    "RubricGenerationParameters",
+    "ValidatorParameters",
+    "check_parameters",
+    "check_templates",
+    "validate_run",
+]
+
+logger = logging.getLogger(__name__)
+
+
+class RubricGenerationParameters(ModelCallOptions):
+    """``rubric_generation_parameters``: model-call settings (GenerateConfig fields) of the rubric generator."""
+
+
+class ValidatorParameters(ModelCallOptions):
+    """``validator_parameters``: how questions are asked, and model-call settings of the validator."""
+
+    questions_per_call: Integer = 0
+    """0 = all questions of a row in one call; 1 = one question per call (needed for ``logprob_weighting``)."""
+    sampling_count: Integer = 1
+    """Answers per question; the most frequent choice wins."""
+
+    @pydantic.field_validator("questions_per_call", mode="before")
+    @classmethod
+    def _absent_is_zero(cls, value: Any) -> Any:
+        return 0 if value is None else value
+
+
+class GeckoParams(ParameterModel):
+    """Every parameter of the ``gecko`` pipeline (README "Gecko parameters")."""
+
+    evaluation_dataset: str
+    id_columns: Annotated[list[str], pydantic.BeforeValidator(check_id_columns)]
+    media_column: str
+    prompt_column: str = ""
+    media_type: str = "image"
+    rubrics_column: str = ""
+    rubric_generation_model: str = ""
+    validator_model: str = ""
+    rubric_generation_parameters: Annotated[
+        RubricGenerationParameters, nested(RubricGenerationParameters, "rubric_generation_parameters")
+    ] = pydantic.Field(default_factory=RubricGenerationParameters)
+    validator_parameters: Annotated[ValidatorParameters, nested(ValidatorParameters, "validator_parameters")] = (
+        pydantic.Field(default_factory=ValidatorParameters)
+    )
+    rubric_generation_prompt_template: str = ""
+    validator_prompt_template: str = ""
+    scoring: Annotated[ScoringOptions, nested(ScoringOptions, "scoring")] = pydantic.Field(
+        default_factory=ScoringOptions
+    )
+    project: str = ""
+    location: str = ""
+    output_format: str = "jsonl"
+    bigquery_destination_prefix: str = ""
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _defaults_for_null(cls, data: Any) -> Any:
+        """A ``null`` optional parameter takes its default (KFP and Python callers pass None for "not set")."""
+        if isinstance(data, Mapping):
+            return {k: v for k, v in data.items() if v is not None}
+        return data
+
+    @pydantic.field_validator("media_column", mode="before")
+    @classmethod
+    def _media_column(cls, value: Any) -> Any:
+        if not value:
+            raise InputError(
+                f"media_column is required (the column with the image/video), got {value!r}", source="media_column"
+            )
+        return value
+
+    @pydantic.field_validator("media_type", mode="before")
+    @classmethod
+    def _media_type(cls, value: Any) -> Any:
+        return check_media_type(value)
+
+    @pydantic.model_validator(mode="after")
+    def _prompt_or_rubrics(self) -> GeckoParams:
+        if not self.rubrics_column and not self.prompt_column:
+            raise InputError(
+                "set prompt_column (rubrics are generated from the prompts) or rubrics_column (rubrics given in "
+                f"the data), got prompt_column={self.prompt_column!r}, rubrics_column={self.rubrics_column!r}",
+                source="prompt_column",
+            )
+        check_output_format(self.output_format, self.bigquery_destination_prefix)
+        return self
+
+    @property
+    def generator_model(self) -> str:
+        """The rubric generator spec (:data:`DEFAULT_MODEL` when empty)."""
+        return self.rubric_generation_model or DEFAULT_MODEL
+
+    @property
+    def judge_model(self) -> str:
+        """The validator spec (:data:`DEFAULT_MODEL` when empty)."""
+        return self.validator_model or DEFAULT_MODEL
+
+
+_EXAMPLE_QUESTION = {
+    "question_id": "q1",
+    "question": "Is there a dog?",
+    "choices": ["yes", "no"],
+    "options": [{"label": "yes", "text": "yes"}, {"label": "no", "text": "no"}],
+    "yes_no": True,
+}
+
+
+def check_templates(run: GeckoParams) -> None:
+    """Compile each prompt-template override and render it once with example values, within the sandbox's limits.
+
+    Raises:
+        InputError: a template that does not compile, uses an unknown variable, never shows what its call needs,
+            or is refused by the sandbox.
+    """
+    from autorater_pipelines.gecko import templates
+    from autorater_pipelines.gecko.generation import generator_template
+    from autorater_pipelines.gecko.validation import validator_template
+
+    if run.rubric_generation_prompt_template:
+        template = generator_template(
+            run.rubric_generation_prompt_template, media_type=run.media_type, prompt_column=run.prompt_column
+        )
+        template.render(prompt="Two brown dogs on a blue sofa", question_types=list(IMAGE_QUESTION_TYPES))
+    if run.validator_prompt_template:
+        one = run.validator_parameters.questions_per_call == 1
+        template = validator_template(
+            run.validator_prompt_template,
+            one=one,
+            prompt_column=run.prompt_column or None,
+            media_column=run.media_column or None,
+        )
+        rubrics = templates.rubrics_text([_EXAMPLE_QUESTION])
+        values: dict[str, Any] = {"media_type": run.media_type, "rubrics": rubrics, "prompt": "Two brown dogs"}
+        if one:
+            question = _EXAMPLE_QUESTION if template.syntax == "jinja" else _EXAMPLE_QUESTION["question"]
+            template.render(question=question, **values)
+        else:
+            template.render(questions=[_EXAMPLE_QUESTION], **values)
+
+
+def check_parameters(
+    run: GeckoParams, *, readable: Callable[[str], bool] | None = None, project: str = "", notes: list[str]
+) -> None:
+    """Every check of :func:`validate_run` that reads no dataset: templates, models (built, not called)."""
+    check_templates(run)
+    models: dict[str, tuple[str, ModelCallOptions]] = {"validator": (run.judge_model, run.validator_parameters)}
+    if not run.rubrics_column:
+        models["rubric_generation"] = (run.generator_model, run.rubric_generation_parameters)
+    for stage, (spec, options) in models.items():
+        check_model_spec(
+            spec,
+            options,
+            f"{stage}_model",
+            project=run.project or project,
+            location=run.location,
+            readable=readable,
+            notes=notes,
+            options_source=f"{stage}_parameters",
+        )
+    if run.scoring.logprob_weighting and not (
+        run.validator_parameters.questions_per_call == 1 and run.validator_parameters.settings().get("logprobs")
+    ):
+        logger.warning(
+            "scoring.logprob_weighting needs validator_parameters questions_per_call=1 and logprobs > 0; "
+            "questions without choice probabilities are scored by exact match"
+        )
+
+
+def validate_run(
+    params: Mapping[str, Any] | GeckoParams,
+    *,
+    readable: Callable[[str], bool] | None = None,
+    project: str = "",
+) -> ValidatedRun:
+    """Check a whole Gecko run before any model call: parameters, templates, models and the dataset.
+
+    Media files and rubrics are not checked: a row whose media cannot be read or whose rubric is not valid
+    becomes an error row of the run, and the other rows are still scored.
+
+    Args:
+        params: The pipeline parameters (names as in the template).
+        readable: Which files and URIs to read from here (datasets, ``replay/`` recordings); None = all.
+        project: The project the run will have when ``params`` leaves ``project`` empty (``submit --project``).
+
+    Returns:
+        The converted parameters, the dataset rows (:func:`autorater_pipelines.gecko.load_dataset`) when the
+        dataset was read, and notes on what was not checked from here.
+
+    Raises:
+        InputError: the first problem found, naming the parameter (and file, row and column for data).
+    """
+    from autorater_pipelines.gecko.dataset import load_dataset
+
+    run = GeckoParams.parse(params, source="parameters")
+    notes: list[str] = []
+    check_parameters(run, readable=readable, project=project, notes=notes)
+    sources = [p.strip() for p in run.evaluation_dataset.split(",") if p.strip()]
+    unread = [p for p in sources if readable is not None and not readable(p)]
+    if unread:
+        notes.append(
+            f"evaluation_dataset {', '.join(unread)} not read from here: its columns and ids are checked by the "
+            "pipeline's first step"
+        )
+        return ValidatedRun(run, None, notes)
+    rows = load_dataset(
+        run.evaluation_dataset,
+        id_columns=run.id_columns,
+        media_column=run.media_column,
+        prompt_column=run.prompt_column or None,
+        rubrics_column=run.rubrics_column or None,
+    )
+    return ValidatedRun(run, rows, notes)

@@ -1,0 +1,185 @@
+"""The same bad value gets the same answer in both pipelines, and in each place a run is checked.
+
+Each value goes through ``autorater run`` (the CLI preflight), ``autorater submit --dry-run`` and the pipeline's
+first step (``autosxs.prepare_run`` / ``gecko_steps.prepare_run``, what the KFP components call), for AutoSxS's
+``autorater_parameters`` and Gecko's ``validator_parameters``. A refused value must be refused everywhere with the
+same message (after the parameter name); an accepted value must be accepted everywhere.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bad_input_cases import GECKO_ROWS, REPLAY, autosxs_params, gecko_params, jsonl
+
+from autorater_pipelines.cli import main
+from autorater_pipelines.errors import InputError
+
+REPO = Path(__file__).resolve().parents[2]
+VERTEX = ["--project", "my-project", "--location", "us-central1", "--pipeline-root", "gs://my-bucket/root"]
+AUTOSXS_ROWS = [
+    {"id": "q1", "question": "2+2?", "a": "4", "b": "5", "human": "A"},
+    {"id": "q2", "question": "Capital of France?", "a": "Lyon", "b": "Paris", "human": "B"},
+]
+# The option dict of each pipeline where the same-named settings live.
+OPTIONS = {"autosxs": "autorater_parameters", "gecko": "validator_parameters"}
+
+REFUSED = [
+    ({"sampling_count": 0}, r"sampling_count must be an integer from 1 to 64, got 0$"),
+    ({"sampling_count": 1000}, r"sampling_count must be an integer from 1 to 64, got 1000$"),
+    ({"sampling_count": "x"}, r"sampling_count must be an integer from 1 to 64, got 'x'$"),
+    ({"sampling_count": 2.5}, r"sampling_count must be an integer from 1 to 64, got 2.5$"),
+    ({"sampling_count": True}, r"sampling_count must be an integer from 1 to 64, got True$"),
+    ({"max_concurrency": 100_000_000}, r"max_concurrency must be an integer from 1 to 1024, got 100000000$"),
+    ({"max_concurrency": 0}, r"max_concurrency must be an integer from 1 to 1024, got 0$"),
+    ({"temperature": "hot"}, r"temperature must be a number from 0 to 2, got 'hot'$"),
+    ({"temperature": 5}, r"temperature must be a number from 0 to 2, got 5$"),
+    ({"timeout_s": 0}, r"timeout_s must be a number greater than 0 and at most 86400, got 0$"),
+    ({"max_retries": "lots"}, r"max_retries must be an integer from 0 to 100, got 'lots'$"),
+    ({"progress": "yes"}, r"progress must be true or false, got 'yes'$"),
+    ({"temprature": 0.2}, r"unknown keys \['temprature'\]; valid keys: \["),
+]
+ACCEPTED = [
+    {"sampling_count": "2"},
+    {"sampling_count": 2.0},
+    {"sampling_count": " 2 "},
+    {"temperature": "0.2", "max_concurrency": "4", "max_retries": 3.0},
+    {"progress": "false"},
+]
+
+
+@functools.cache
+def _template(pipeline: str) -> str:
+    """The pipeline compiled with a pushed image's name (``submit`` refuses the placeholder image)."""
+    from autorater_pipelines.pipelines import compile_pipelines
+
+    directory = Path(tempfile.mkdtemp(prefix="same-answer-templates-"))
+    compile_pipelines(str(directory), image="us-central1-docker.pkg.dev/my-project/autorater/autorater-pipelines:abc1")
+    return str(directory / f"{pipeline}.yaml")
+
+
+def _submit_dry_run(pipeline: str, params_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    args = ["submit", pipeline, "--params", str(params_path), *VERTEX, "--template", _template(pipeline), "--dry-run"]
+    return _cli(args, capsys)
+
+
+def _files(pipeline: str, where: Path) -> None:
+    where.mkdir(parents=True, exist_ok=True)
+    if pipeline == "autosxs":
+        (where / "data.jsonl").write_text(jsonl(AUTOSXS_ROWS), encoding="utf-8")
+        (where / "replay.jsonl").write_text(REPLAY, encoding="utf-8")
+    else:
+        rows = [{k: v.replace("{repo}", str(REPO)) for k, v in r.items()} for r in GECKO_ROWS]
+        (where / "data.jsonl").write_text(jsonl(rows), encoding="utf-8")
+
+
+def _params(pipeline: str, where: Path, **overrides: Any) -> dict[str, Any]:
+    base = autosxs_params(**overrides) if pipeline == "autosxs" else gecko_params(**overrides)
+    text = json.dumps(base).replace("{dir}", str(where)).replace("{repo}", str(REPO))
+    return json.loads(text)
+
+
+def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(args)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    return code, err
+
+
+def _first_step(pipeline: str, params: dict[str, Any], where: Path) -> None:
+    if pipeline == "autosxs":
+        from autorater_pipelines import autosxs
+
+        autosxs.prepare_run(params, str(where / "prepared.jsonl"))
+    else:
+        from autorater_pipelines.gecko import steps as gecko_steps
+
+        gecko_steps.prepare_run(params, str(where / "rubrics.jsonl"), str(where / "rubric_errors.jsonl"))
+
+
+def _answers(pipeline: str, options: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """The one error line (after the parameter name) of each place, or "accepted"."""
+    where = tmp_path / pipeline
+    _files(pipeline, where)
+    params = _params(pipeline, where, **{OPTIONS[pipeline]: options})
+    params_path = where / "params.json"
+    params_path.write_text(json.dumps(params), encoding="utf-8")
+    answers = []
+    code, err = _submit_dry_run(pipeline, params_path, capsys)
+    answers.append("accepted" if code == 0 else err.strip().splitlines()[-1])
+    out = where / "out"
+    if options in ACCEPTED:  # a full run is covered by the pipeline tests; the preflight is what decides
+        from autorater_pipelines.commands._common import validate_run
+
+        validate_run(pipeline, params)
+        answers.append("accepted")
+    else:
+        code, err = _cli(["run", pipeline, "--params", str(params_path), "--output-dir", str(out), "--quiet"], capsys)
+        assert code == 2 and not out.exists(), err
+        answers.append(err.strip().splitlines()[-1])
+    try:
+        _first_step(pipeline, params, where)
+        answers.append("accepted")
+    except InputError as exc:
+        answers.append(f"error: {exc}")
+    return [re.sub(r"^error: (params\.json: )?", "", a).replace(str(params_path) + ": ", "") for a in answers]
+
+
+@pytest.mark.parametrize(("options", "message"), REFUSED, ids=[json.dumps(o) for o, _ in REFUSED])
+def test_a_bad_value_gets_the_same_answer_in_both_pipelines_everywhere(options, message, tmp_path, capsys):
+    seen = {}
+    for pipeline, source in OPTIONS.items():
+        answers = _answers(pipeline, options, tmp_path, capsys)
+        for answer in answers:
+            assert answer.startswith(f"{source}: "), answers
+            assert re.search(message, answer), f"{message!r} not in {answer!r}"
+        seen[pipeline] = {a.removeprefix(f"{source}: ").split("; valid keys")[0] for a in answers}
+        assert len(seen[pipeline]) == 1, f"{pipeline}: run, submit --dry-run and the first step disagree: {answers}"
+    assert seen["autosxs"] == seen["gecko"], seen
+
+
+@pytest.mark.parametrize("options", ACCEPTED, ids=[json.dumps(o) for o in ACCEPTED])
+def test_a_good_value_in_kfp_form_is_accepted_by_both_pipelines_everywhere(options, tmp_path, capsys):
+    for pipeline in OPTIONS:
+        assert _answers(pipeline, options, tmp_path, capsys) == ["accepted"] * 3, pipeline
+
+
+@pytest.mark.parametrize("pipeline", sorted(OPTIONS))
+def test_submit_dry_run_refuses_a_missing_id_column_of_a_local_dataset(pipeline, tmp_path, capsys):
+    where = tmp_path / pipeline
+    _files(pipeline, where)
+    params_path = where / "params.json"
+    params_path.write_text(json.dumps(_params(pipeline, where, id_columns=["uid"])), encoding="utf-8")
+    code, err = _submit_dry_run(pipeline, params_path, capsys)
+    assert code == 2 and re.search(r"id_columns\[0\]: column 'uid' is not in", err), err
+
+
+@pytest.mark.parametrize("pipeline", sorted(OPTIONS))
+def test_submit_dry_run_leaves_a_cloud_dataset_to_the_first_step_and_says_so(pipeline, tmp_path, capsys):
+    where = tmp_path / pipeline
+    _files(pipeline, where)
+    params = _params(pipeline, where, evaluation_dataset="gs://my-bucket/data.jsonl")
+    params_path = where / "params.json"
+    params_path.write_text(json.dumps(params), encoding="utf-8")
+    code, err = _submit_dry_run(pipeline, params_path, capsys)
+    assert code == 0 and "gs://my-bucket/data.jsonl not read from here" in err, err
+
+
+@pytest.mark.parametrize("pipeline", sorted(OPTIONS))
+def test_a_vertex_model_with_no_project_is_refused_by_both_pipelines(pipeline, tmp_path, capsys, monkeypatch):
+    for key in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    where = tmp_path / pipeline
+    _files(pipeline, where)
+    model = "autorater_model" if pipeline == "autosxs" else "validator_model"
+    params_path = where / "params.json"
+    params_path.write_text(json.dumps(_params(pipeline, where, **{model: "gemini-2.5-flash"})), encoding="utf-8")
+    out = where / "out"
+    code, err = _cli(["run", pipeline, "--params", str(params_path), "--output-dir", str(out), "--quiet"], capsys)
+    assert code == 2 and re.search(rf"{model}: cannot choose how to call Gemini model 'gemini-2.5-flash'", err), err
