@@ -233,23 +233,18 @@ def _quickstart_with_few_shot(tmp_path: Path) -> Path:
         "evaluation_criteria": [{"name": "Correct", "definition": "Answers the question correctly."}],
         "score_rubric": {"A": "A is better", "B": "B is better", "SAME": "equally good"},
         "autorater_prompt_parameter_keys": ["inference_instruction"],
-        "few_shot_examples_config": {"dataset": str(few_shot)},
+        "few_shot_examples_config": {
+            "dataset": str(few_shot),
+            "autorater_prompt_parameters": {"inference_instruction": {"column": "question"}},
+            "response_a_column": "a",
+            "response_b_column": "b",
+            "choice_column": "choice",
+            "explanation_column": "why",
+        },
     }
     params["task"] = "custom@001"
     params["experimental_args"] = {"custom_task_definition": definition}
-    _skip_unless_the_library_takes(definition)
     return Path(_write(tmp_path, params))
-
-
-def _skip_unless_the_library_takes(definition: dict) -> None:
-    """``submit`` runs the pipeline's validate_run: a custom task the library cannot run yet is refused."""
-    from autorater_pipelines.autosxs.tasks import get_task
-    from autorater_pipelines.errors import InputError
-
-    try:
-        get_task("custom@001", {"custom_task_definition": definition})
-    except InputError as exc:
-        pytest.skip(f"few-shot examples in custom tasks are not supported by this version yet: {exc}")
 
 
 def test_submit_uploads_local_files_under_the_pipeline_root_and_rewrites_the_parameters(
