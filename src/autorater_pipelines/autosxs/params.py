@@ -250,10 +250,23 @@ def validate_run(
     notes: list[str] = []
     task = prepare.check_prompt_setup(run)
     check_verdict_settings(task, run.autorater_parameters)
-    check = {"project": run.project or project, "location": run.location, "readable": readable, "notes": notes}
-    check_model_spec(run.judge_model, run.autorater_parameters, "autorater_model", options_source=_SRC, **check)
+    job_project = run.project or project
+
+    def check(spec: str, options: ModelCallOptions, source: str, options_source: str) -> None:
+        check_model_spec(
+            spec,
+            options,
+            source,
+            project=job_project,
+            location=run.location,
+            readable=readable,
+            notes=notes,
+            options_source=options_source,
+        )
+
+    check(run.judge_model, run.autorater_parameters, "autorater_model", _SRC)
     if probe_endpoint:
-        _probe(run.judge_model, run.autorater_parameters, project=str(check["project"]), location=run.location)
+        _probe(run.judge_model, run.autorater_parameters, project=job_project, location=run.location)
     if run.judgments_format == "bigquery":
         io.parse_destination_prefix(run.bigquery_destination_prefix)
     unread = [p for p in _sources(run.evaluation_dataset) if readable is not None and not readable(p)]
@@ -266,7 +279,7 @@ def validate_run(
             else bool(model) and getattr(run, f"response_column_{side}") in ("", *MODEL_OUTPUT_FIELDS)
         )
         if generated:
-            check_model_spec(model, options, f"model_{side}", options_source=f"model_{side}_parameters", **check)
+            check(model, options, f"model_{side}", f"model_{side}_parameters")
     if unread:
         notes.append(
             f"evaluation_dataset {', '.join(unread)} not read from here: its columns and ids are checked by the "

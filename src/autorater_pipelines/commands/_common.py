@@ -133,7 +133,7 @@ def validate_run(pipeline: str, params: dict[str, Any], *, readable: Any = None,
         InputError: the first problem found.
     """
     if pipeline == "autosxs":
-        from autorater_pipelines.autosxs.params import validate_run as validate
+        from autorater_pipelines.autosxs import params as model
     else:
-        from autorater_pipelines.gecko.params import validate_run as validate
-    return list(validate(params, readable=readable, project=project).notes)
+        from autorater_pipelines.gecko import params as model  # type: ignore[no-redef]
+    return list(model.validate_run(params, readable=readable, project=project).notes)

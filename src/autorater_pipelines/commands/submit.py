@@ -121,6 +121,10 @@ def _check_pipeline_root(pipeline_root: str) -> None:
         )
 
 
+def _quiet(line: str) -> None:
+    """Drop a line (the upload check before ``validate_run`` says nothing)."""
+
+
 def _readable_here(uri: str) -> bool:
     """What ``submit`` reads before building the job: local files only (no network, no credentials)."""
     return "://" not in uri or uri.startswith("file://")
@@ -311,7 +315,7 @@ def _check_run(args: argparse.Namespace, params: dict[str, Any], template: _Temp
     if not template.checked:  # a remote template we know nothing about: Vertex AI checks its parameters
         return []
     _submit_checks.stage_local_inputs(  # every local file exists (nothing uploaded yet)
-        params, pipeline_root=args.pipeline_root, project=args.project, upload=args.upload, dry_run=True, say=str
+        params, pipeline_root=args.pipeline_root, project=args.project, upload=args.upload, dry_run=True, say=_quiet
     )
     return _common.validate_run(args.pipeline, params, readable=_readable_here, project=args.project)
 

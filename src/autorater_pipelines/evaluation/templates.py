@@ -209,7 +209,7 @@ class BoundedEnvironment(SandboxedEnvironment):
             loop.iter = nodes.Filter(loop.iter, _GUARD, [], [], None, None, lineno=loop.lineno)
         for concat in list(source.find_all(nodes.Concat)):
             concat.nodes = [nodes.Filter(nodes.List(concat.nodes, lineno=concat.lineno), _CONCAT, [], [], None, None)]
-        return super()._generate(source, name, filename, defer_init=defer_init)  # type: ignore[no-any-return]
+        return super()._generate(source, name, filename, defer_init=defer_init)
 
     def call_binop(self, context: Any, operator_: str, left: Any, right: Any) -> Any:
         """Apply ``*``, ``**``, ``+`` or ``%`` within the limits."""

@@ -86,7 +86,7 @@ class ScoringOptions(ParameterModel):
             ) from None
 
     @classmethod
-    def parse(cls, value: Any, *, source: str) -> ScoringOptions:  # type: ignore[override]
+    def parse(cls, value: Any, *, source: str) -> ScoringOptions:
         """As :meth:`from_params` (the message names the scoring options); the parameter models call this."""
         return cls.from_params(value, source=source)
 
