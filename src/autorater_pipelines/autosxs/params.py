@@ -244,7 +244,6 @@ def validate_run(
     """
     from autorater_pipelines import io
     from autorater_pipelines.autosxs import prepare
-    from autorater_pipelines.autosxs.sides import MODEL_OUTPUT_FIELDS
 
     run = AutosxsParams.parse(params, source="parameters")
     notes: list[str] = []
@@ -271,21 +270,30 @@ def validate_run(
         io.parse_destination_prefix(run.bigquery_destination_prefix)
     unread = [p for p in _sources(run.evaluation_dataset) if readable is not None and not readable(p)]
     examples = None if unread else prepare.build_examples(run, task)
-    for side in ("a", "b"):
+    for side in _generating_sides(run, examples):
         model, options = getattr(run, f"model_{side}"), getattr(run, f"model_{side}_parameters")
-        generated = (
-            any(f"model_{side}_prompt" in e for e in examples)
-            if examples is not None
-            else bool(model) and getattr(run, f"response_column_{side}") in ("", *MODEL_OUTPUT_FIELDS)
-        )
-        if generated:
-            check(model, options, f"model_{side}", f"model_{side}_parameters")
+        check(model, options, f"model_{side}", f"model_{side}_parameters")
+        if probe_endpoint:
+            _probe(model, options, project=job_project, location=run.location, source=f"model_{side}_parameters")
     if unread:
         notes.append(
             f"evaluation_dataset {', '.join(unread)} not read from here: its columns and ids are checked by the "
             "pipeline's first step"
         )
     return ValidatedRun(run, examples, notes)
+
+
+def _generating_sides(run: AutosxsParams, examples: list[dict[str, Any]] | None) -> list[str]:
+    """The sides whose responses are generated: known from the prepared examples, else from the parameters."""
+    from autorater_pipelines.autosxs.sides import MODEL_OUTPUT_FIELDS
+
+    if examples is not None:
+        return [s for s in ("a", "b") if any(f"model_{s}_prompt" in e for e in examples)]
+    return [
+        s
+        for s in ("a", "b")
+        if getattr(run, f"model_{s}") and getattr(run, f"response_column_{s}") in ("", *MODEL_OUTPUT_FIELDS)
+    ]
 
 
 def _probe(spec: str, options: ModelCallOptions, *, project: str, location: str, source: str = _SRC) -> None:
