@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -92,11 +93,18 @@ def copy_out(tmp_path):
 
 @pytest.fixture
 def no_network(monkeypatch):
-    """Fail any attempt to open a network connection (proves "no model calls")."""
+    """Fail any attempt to open a network connection (proves "no model calls").
+
+    Records the attempts of the test's own thread and of threads it starts. A daemon thread left over from an
+    earlier test of the same session (a Google client's credential lookup, seen once in a full run) is refused
+    the connection but not recorded: it is not the code under test.
+    """
     attempts = []
+    earlier = {t.ident for t in threading.enumerate()} - {threading.get_ident()}
 
     def refuse(self, address, *args, **kwargs):
-        attempts.append(address)
+        if threading.get_ident() not in earlier:
+            attempts.append(address)
         raise OSError(f"network access attempted during a test that must not call any model: {address!r}")
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
