@@ -40,9 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``autorater`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
     _tolerate_narrow_terminals()
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s"
-    )
+    # --quiet (autorater run) keeps warnings only: its summary already says what the INFO lines would.
+    level = logging.DEBUG if args.verbose else logging.WARNING if getattr(args, "quiet", False) else logging.INFO
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     for handler in logging.getLogger().handlers:  # no credential in a log line, whoever logged it
         if not any(isinstance(f, RedactionFilter) for f in handler.filters):
             handler.addFilter(RedactionFilter())

@@ -47,7 +47,10 @@ def test_quickstart_from_relative_paths(tmp_path, monkeypatch, capsys):
         "metrics.json",
         "report.html",
     ]
-    assert "AutoSxS report" in (out / "report.html").read_text()
+    page = (out / "report.html").read_text()
+    # The page names OUT, not the staging folder the pipeline's report step read (deleted when the run ends).
+    assert f"<title>AutoSxS report — {out}</title>" in page and f'<div class="meta">{out} · ' in page
+    assert ".partial" not in page and "pipeline_root" not in page
     judgments = {j["question_id"]: j for j in _read_jsonl(out / "judgments.jsonl")}
     # Expected choices worked out by hand from replay.jsonl (verdicts are positions; flipped samples swap).
     assert {k: j["choice"] for k, j in judgments.items()} == {

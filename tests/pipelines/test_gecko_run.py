@@ -116,6 +116,11 @@ def test_quickstart_from_relative_paths(tmp_path, monkeypatch, capsys):
     assert [q["question_id"] for q in rubric["qas"]] == ["q1", "q2", "q3", "q4"]
     validations = _read_jsonl(out / "validations.jsonl")
     assert validations[0]["answers"]["q1"][0]["verdict"] == "yes"
+    page = (out / "report.html").read_text()
+    # The page names OUT, not the staging folder the pipeline's report step read (deleted when the run ends).
+    assert f"<title>Gecko report — {out}</title>" in page and f'<div class="meta">{out} · ' in page
+    assert ".partial" not in page and "pipeline_root" not in page
+    assert page.count('src="data:image/') == 3  # each row's local image is still embedded
     printed = capsys.readouterr().out
     assert "Gecko: 3 rows, 3 scored, 0 unscored" in printed and "mean final_score   0.8500" in printed
 

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
 import json
+import typing
 
+import pytest
+
+from autorater_pipelines.autosxs.metrics import pairwise_metrics
 from autorater_pipelines.cli import main
+from autorater_pipelines.gecko import ScoringOptions
+from autorater_pipelines.report._rescore import _AutosxsOptions, _GeckoOptions
 
 
 def test_report_command_writes_and_prints_the_path(quickstart_out, copy_out, capsys):
@@ -70,8 +77,29 @@ def test_rescore_command_inline_json_and_output_dir(mixed_gecko_out, tmp_path, c
 
 def test_rescore_command_bad_params(quickstart_out, capsys):
     assert main(["rescore", str(quickstart_out), "--params", '{"ties": true}']) == 2
-    assert "invalid re-scoring options for a autosxs run: ties=True: Extra inputs" in capsys.readouterr().err
+    assert "invalid re-scoring options for an AutoSxS run: ties=True: Extra inputs" in capsys.readouterr().err
     assert main(["rescore", str(quickstart_out), "--params", "{not json"]) == 2
     assert "--params: not valid JSON" in capsys.readouterr().err
     assert main(["rescore", str(quickstart_out), "--params", "missing.json"]) == 2
     assert "missing.json: file not found" in capsys.readouterr().err
+
+
+def test_rescore_help_lists_every_option_with_its_default(capsys):
+    """`autorater rescore --help` names every option the option models accept, with the default a run uses."""
+    with pytest.raises(SystemExit) as done:
+        main(["rescore", "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    lines = {line.split()[0]: line for line in text.splitlines() if line.strip()}
+    for name in (*_AutosxsOptions.model_fields, *_GeckoOptions.model_fields):
+        assert name in lines, f"rescore --help does not list {name!r}"
+    run_defaults = inspect.signature(pairwise_metrics).parameters  # what a run computed its metrics with
+    for flag in ("ties_as_half", "include_incomplete"):
+        assert f"true/false (default {json.dumps(run_defaults[flag].default)})" in lines[flag]
+    assert "one presentation order" in lines["include_incomplete"]
+    for name, field in ScoringOptions.model_fields.items():
+        default = json.dumps(field.default)
+        assert f"(default {default})" in lines[name] or f"{default} (default)" in lines[name], lines[name]
+        for choice in typing.get_args(field.annotation):
+            if isinstance(choice, str):
+                assert json.dumps(choice) in lines[name]

@@ -147,7 +147,7 @@ def test_label_column_errors(quickstart_out, tmp_path):
     io.write_jsonl(str(tmp_path / "short.jsonl"), rows[:2])
     with pytest.raises(InputError, match=r"judgment \{'question_id': 'q3'\} has no row in this dataset"):
         rescore(str(quickstart_out), {**params, "evaluation_dataset": str(tmp_path / "short.jsonl")})
-    with pytest.raises(InputError, match=r"invalid re-scoring options for a autosxs run: scoring=.*valid keys: \["):
+    with pytest.raises(InputError, match=r"invalid re-scoring options for an AutoSxS run: scoring=.*valid keys: \["):
         rescore(str(quickstart_out), {"scoring": {"dependency_masking": True}})
     with pytest.raises(InputError, match=r"ties_as_half='often'"):
         rescore(str(quickstart_out), {"ties_as_half": "often"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["OUTPUTS", "preflight", "print_summary"]
+__all__ = ["OUTPUTS", "preflight", "print_summary", "report_options"]
 
 OUTPUTS = {
     "rubrics.jsonl": "rubrics",
@@ -32,6 +32,15 @@ def preflight(params: dict[str, Any]) -> int:
     from autorater_pipelines.gecko.params import validate_run
 
     return len(validate_run(params).rows or [])
+
+
+def report_options(params: dict[str, Any]) -> dict[str, Any]:
+    """The columns the pipeline's report step was given, for rebuilding ``report.html`` from the output files."""
+    return {
+        "id_columns": params.get("id_columns") or None,
+        "prompt_column": params.get("prompt_column") or None,
+        "media_column": params.get("media_column") or None,
+    }
 
 
 def _fmt(value: Any, spec: str = ".4f") -> str:

@@ -13,13 +13,36 @@ import json
 import os
 from typing import Any
 
-_HELP_PARAMS = (
-    "JSON file, or an inline JSON object, of re-scoring options; options left out keep the run's values. "
-    'AutoSxS: ties_as_half (true/false), human_preference_column ("" = none), evaluation_dataset and '
-    "id_columns (to read another label column from the original dataset). "
-    'Gecko: scoring ({"dependency_masking": true, "logprob_weighting": false, "missing_answer_policy": '
-    '"error"|"zero"|"skip", "unparseable_answer_policy": "skip"|"zero"}), id_columns'
-)
+_HELP_PARAMS = "JSON file, or an inline JSON object, of re-scoring options (listed below)"
+
+OPTIONS_HELP = """\
+re-scoring options (--params); an option left out keeps the value the run used, a run uses the default:
+  AutoSxS
+    ties_as_half             true/false (default false): a tie counts as half a win for each model
+    include_incomplete       true/false (default false): count the rows judged in one presentation order
+                             only ("complete": false in judgments.jsonl) in the win rates and alignment;
+                             false leaves them out and counts them in one_order_only_count
+    human_preference_column  the column of human labels to align with, "" = none
+                             (default: the run's column)
+    evaluation_dataset       the original dataset, to read another human_preference_column from
+                             (default: none; labels come from judgments.jsonl)
+    id_columns               the id columns to join evaluation_dataset on
+                             (default: detected from the files)
+  Gecko
+    scoring                  merged over the run's scoring options:
+                               dependency_masking         true/false (default false)
+                               logprob_weighting          true/false (default false)
+                               missing_answer_policy      "error" (default), "zero" or "skip"
+                               unparseable_answer_policy  "skip" (default) or "zero"
+    id_columns               the row id columns (default: detected from the files)
+
+examples:
+  autorater rescore out/quickstart --params '{"ties_as_half": true}'
+  autorater rescore out/quickstart --params '{"include_incomplete": true}' --output-dir out/qs-all
+  autorater rescore out/gecko --params '{"scoring": {"unparseable_answer_policy": "zero"}}'
+"""
+"""The options of ``--params`` with their defaults (``autorater rescore --help``); a test checks it against the
+option models."""
 
 
 def register(sub: Any) -> None:
@@ -27,8 +50,10 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "rescore",
         help="recompute metrics from existing judgments or results with other options (no model calls)",
-        description="Recompute a finished run's metrics.json (and the rows that change with it) from its "
+        description="Recompute a finished run's metrics.json (and the rows that change with it) from its\n"
         "judgments or results, without any model call, and print which figures changed.",
+        epilog=OPTIONS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("out", metavar="OUT", help="output directory of a finished run (`autorater run --output-dir`)")
     p.add_argument("--params", required=True, help=_HELP_PARAMS)

@@ -48,6 +48,8 @@ class RunSpec:
         print_outputs: Prints what the run wrote besides the metrics, from ``--output-dir``.
         failed_rows: ``(failed, total)`` rows of a run from its metrics; the exit status is 1 when no row
             was evaluated, or when ``failed / total`` exceeds ``--max-failed-share``.
+        report_options: Options of :func:`autorater_pipelines.report.write_report` matching the pipeline's
+            report step, used to rebuild ``report.html`` so that it names ``--output-dir``.
     """
 
     preflight: Callable[[dict[str, Any]], int]
@@ -56,6 +58,7 @@ class RunSpec:
     extra_outputs: Callable[[dict[str, Any]], dict[str, str]] = lambda params: {}
     print_outputs: Callable[[str], None] = lambda out_dir: None
     failed_rows: Callable[[dict[str, Any]], tuple[int, int]] = lambda metrics: (0, 0)
+    report_options: Callable[[dict[str, Any]], dict[str, Any]] = lambda params: {}
 
 
 RUNNABLE: dict[str, RunSpec] = {
@@ -81,6 +84,7 @@ RUNNABLE: dict[str, RunSpec] = {
         outputs=_gecko_run.OUTPUTS,
         print_summary=_gecko_run.print_summary,
         failed_rows=lambda m: (int(m.get("rows_unscored") or 0), int(m.get("evaluation_count") or 0)),
+        report_options=_gecko_run.report_options,
     ),
 }
 """Pipelines ``autorater run`` can run, by name."""
@@ -104,8 +108,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--quiet",
         action="store_true",
-        help="hide the local runner's task logs (shown on failure); model-call progress lines still print "
-        "every heartbeat_s (20 s)",
+        help="hide the local runner's task logs (shown on failure) and this command's own INFO log lines; "
+        "warnings and the model-call progress lines (every heartbeat_s, 20 s) still print",
     )
     p.add_argument(
         "--max-failed-share",
@@ -221,6 +225,8 @@ def run(args: argparse.Namespace) -> int:
         sources = {name: _locate(outputs, artifact, pipeline_root) for name, artifact in wanted.items()}
         for name, src in sources.items():
             shutil.copyfile(src, os.path.join(staging, name))
+        if "report.html" in sources:
+            _rename_report(staging, out_dir, spec.report_options(params))
         os.makedirs(out_dir, exist_ok=True)
         stale = _stale_outputs(out_dir, set(sources) | ({"pipeline_root"} if args.keep_pipeline_root else set()))
         for name in stale:  # e.g. judgments.json of an earlier run with judgments_format json
@@ -246,6 +252,17 @@ def run(args: argparse.Namespace) -> int:
     _print_error_reasons(os.path.join(out_dir, "error_messages.jsonl"))
     print(f"Outputs in {out_dir}: {', '.join(sources)}")
     return _exit_status(*spec.failed_rows(metrics), args.max_failed_share)
+
+
+def _rename_report(staging: str, out_dir: str, options: dict[str, Any]) -> None:
+    """Rebuild the staged ``report.html`` from the staged files so that its title names ``out_dir``.
+
+    The pipeline's report step names the folder it read (under the staging folder's pipeline root), which is
+    deleted when the run ends; the page is otherwise the same.
+    """
+    from autorater_pipelines.report import REPORT_FILE, write_report
+
+    write_report(staging, os.path.join(staging, REPORT_FILE), source=out_dir, **options)
 
 
 def _exit_status(failed: int, total: int, max_share: float) -> int:

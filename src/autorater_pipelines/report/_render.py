@@ -64,6 +64,7 @@ def render_report(
     id_columns: Sequence[str] | None = None,
     prompt_column: str | None = None,
     media_column: str | None = None,
+    source: str | None = None,
 ) -> str:
     """The report of ``outputs`` as one HTML document.
 
@@ -73,6 +74,9 @@ def render_report(
         id_columns: Gecko only: columns identifying a row (default: detected).
         prompt_column: Gecko only: column of the generation prompt (default: detected).
         media_column: Gecko only: column of the image or video (default: detected).
+        source: Where the run's outputs are, as named in the page title and heading (default: the absolute
+            path of ``outputs.directory``; ``autorater run`` names its ``--output-dir``, not the staging folder
+            the files were read from).
     """
     if outputs.kind == "autosxs":
         context = autosxs_context(outputs, max_rows=max_rows)
@@ -81,7 +85,7 @@ def render_report(
             outputs, max_rows=max_rows, id_columns=id_columns, prompt_column=prompt_column, media_column=media_column
         )
     context.update(
-        source=os.path.abspath(outputs.directory),
+        source=source or os.path.abspath(outputs.directory),
         version=__version__,
         generated="",
         notes=_notes(outputs),

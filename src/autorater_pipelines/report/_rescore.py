@@ -91,13 +91,16 @@ class RescoreResult(NamedTuple):
     files: dict[str, Any]
 
 
+_A_RUN = {"autosxs": "an AutoSxS run", "gecko": "a Gecko run"}
+
+
 def _parse(model: type[pydantic.BaseModel], params: Mapping[str, Any], kind: str) -> Any:
     try:
         return model(**dict(params))
     except pydantic.ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}={e.get('input')!r}: {e['msg']}" for e in exc.errors())
         raise InputError(
-            f"invalid re-scoring options for a {kind} run: {problems}; valid keys: {sorted(model.model_fields)}",
+            f"invalid re-scoring options for {_A_RUN[kind]}: {problems}; valid keys: {sorted(model.model_fields)}",
             source="--params",
         ) from None
 
