@@ -24,14 +24,28 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import logging
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["PublicData", "convert_dsg_tifa160", "convert_tifa_sample", "main", "pipeline_params", "run"]
+__all__ = [
+    "DSG_SCORING",
+    "PublicData",
+    "convert_dsg_tifa160",
+    "convert_tifa_sample",
+    "dsg_notes",
+    "main",
+    "pipeline_params",
+    "run",
+]
 
 TIFA_ID_COLUMNS = ["id"]
 DSG_ID_COLUMNS = ["t2i_model", "item_id"]
+DSG_SCORING = {"dependency_masking": True, "missing_answer_policy": "zero", "unparseable_answer_policy": "zero"}
+"""DSG's protocol: masked dependencies; a missing or unparseable answer scores 0."""
+_EXPECTED_LOGS = ("rubric of ", "not_recorded")
+"""Library warnings the public data always produce (summarized by :func:`dsg_notes`, not printed one by one)."""
 
 
 class PublicData(NamedTuple):
@@ -210,6 +224,41 @@ def run(data: PublicData, *, media_type: str = "image", scoring: dict[str, Any] 
     )
 
 
+class _Held(logging.Handler):
+    """Holds the library's log records; those the public data always produce are summarized, others printed."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if any(mark in record.getMessage() for mark in _EXPECTED_LOGS):
+            self.records.append(record)
+        else:
+            print(f"{record.levelname}: {record.getMessage()}")
+
+
+def dsg_notes(results: list[dict[str, Any]], errors: list[dict[str, Any]]) -> str:
+    """One line on what DSG's public data lack, and why the warnings about it are expected.
+
+    ``results`` / ``errors``: a DSG TIFA160 scoring (:func:`run`). Rows whose recorded mPLUG run has no
+    answer for some questions are named; rubric rows whose DSG ``dependency`` text was ignored are counted.
+    """
+    missing: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for e in errors:
+        if e.get("error_kind") == "not_recorded":
+            missing[tuple(e.get("question_ids") or [])].append(f"{e['t2i_model']}/{e['item_id']}")
+    unanswered = "; ".join(f"questions {', '.join(q)} of {', '.join(rows)}" for q, rows in missing.items())
+    warned = [r for r in results if r.get("rubric_warnings")]
+    count = sum(len(r["rubric_warnings"]) for r in warned)
+    return (
+        f"expected, from the public data: mPLUG's recorded answers lack {unanswered or 'nothing'} "
+        f"(scored 0, DSG's protocol: missing_answer_policy zero); {count} dependencies in {len(warned)} rubric "
+        "rows point to the question itself, to a question the item does not have or to text ('1, outside') "
+        "and are ignored (listed in each result row's rubric_warnings)"
+    )
+
+
 def _write_params(path: Path, params: dict[str, Any]) -> None:
     path.write_text(json.dumps(params, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {path}")
@@ -227,6 +276,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--out", required=True, help="directory for the converted files")
     args = parser.parse_args(argv)
+    held = _Held()
+    logging.getLogger("autorater_pipelines").addHandler(held)  # no per-row warning lines on stderr
 
     tifa = convert_tifa_sample(args.shared, args.out)
     _write_params(Path(args.out) / "tifa_params.json", pipeline_params(tifa))
@@ -240,10 +291,9 @@ def main(argv: list[str] | None = None) -> None:
     print("  accuracy by type", result.metrics["accuracy_by_question_type"])
 
     dsg = convert_dsg_tifa160(args.shared, args.out)
-    dsg_scoring = {"dependency_masking": True, "missing_answer_policy": "zero"}
-    _write_params(Path(args.out) / "dsg_params.json", pipeline_params(dsg, scoring=dsg_scoring))
+    _write_params(Path(args.out) / "dsg_params.json", pipeline_params(dsg, scoring=DSG_SCORING))
     for masking in (True, False):
-        _, _, result = run(dsg, scoring={"dependency_masking": masking, "missing_answer_policy": "zero"})
+        _, _, result = run(dsg, scoring={**DSG_SCORING, "dependency_masking": masking})
         x = [r["final_score"] for r in result.results]
         y = [r["human_likert"] for r in result.results]
         print(
@@ -251,6 +301,7 @@ def main(argv: list[str] | None = None) -> None:
             f"Kendall {stats.kendalltau(x, y).statistic:.3f}, rows scored 0 for missing answers "
             f"{sum(1 for e in result.errors if e.get('handled_as') == 'scored_zero')}"
         )
+    print(dsg_notes(result.results, result.errors))
 
 
 if __name__ == "__main__":

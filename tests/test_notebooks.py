@@ -16,10 +16,10 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 NOTEBOOKS = sorted(EXAMPLES.glob("*.ipynb"))
 
 
-def _run(path: Path):
+def _run(path: Path, cwd: Path = EXAMPLES):
     notebook = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
-        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(EXAMPLES)}}
+        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
     )
     client.execute()
     return notebook
@@ -33,8 +33,11 @@ def test_there_are_example_notebooks():
     assert [p.name for p in NOTEBOOKS] == ["notebook_quickstart.ipynb"]
 
 
-def test_notebook_quickstart_runs_and_reproduces_both_examples():
-    notebook = _run(EXAMPLES / "notebook_quickstart.ipynb")
+# Jupyter starts the kernel in the notebook's folder; nbclient, papermill and IDE runners may start it in the
+# repository root.
+@pytest.mark.parametrize("cwd", [EXAMPLES, EXAMPLES.parent], ids=["from-examples", "from-repository-root"])
+def test_notebook_quickstart_runs_and_reproduces_both_examples(cwd):
+    notebook = _run(EXAMPLES / "notebook_quickstart.ipynb", cwd)
     errors = [o for c in notebook.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert errors == []
     printed = "\n".join(_text(c) for c in notebook.cells if c.cell_type == "code")
