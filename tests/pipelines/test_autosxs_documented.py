@@ -285,3 +285,46 @@ def test_a_bad_few_shot_row_stops_the_run_before_any_model_call(vertex, tmp_path
     assert code == 2
     assert f"{bad} line 2, column 'response_b_score': few-shot score 6 is not on the score_rubric's scale" in err
     assert "Traceback" not in err and emulator.call_count == 0 and not (tmp_path / "out").exists()
+
+
+def _literal_mistakes(tmp_path: Path) -> dict[str, tuple[dict, str]]:
+    """Parameter sets exactly as the documentation's text writes them where it slips, with what must be said."""
+    rest = json.loads((DOCS / "rest_body.json").read_text())
+    predictions = json.loads((DOCS / "compare_predictions.json").read_text())
+    schema_only = tmp_path / "compare_predictions_schema.jsonl"  # the documented schema: no 'content' column
+    schema_only.write_text(
+        "".join(
+            json.dumps({k: v for k, v in r.items() if k != "content"}) + "\n"
+            for r in _read_jsonl(DOCS / "compare_predictions.jsonl")
+        )
+    )
+    typo = json.loads((DOCS / "docs_dataset_model_a_generated.json").read_text())
+    return {
+        # the REST example's response shows id_columns ["context"]; rows 3 and 4 of its dataset share a context
+        "rest_id_columns_context": (
+            {**rest, "evaluation_dataset": str(DOCS / "qa_dataset.jsonl"), "id_columns": ["context"]},
+            "duplicate",
+        ),
+        "compare_predictions_schema": (
+            {**predictions, "evaluation_dataset": str(schema_only)},
+            "response_column_a: column 'content' is not in evaluation_dataset",
+        ),
+        "response_column_typo": (
+            {**typo, "evaluation_dataset": str(DOCS / "qa_dataset.jsonl"), "response_column_a": "contnet"},
+            "'contnet' is neither a column of evaluation_dataset",
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", ["rest_id_columns_context", "compare_predictions_schema", "response_column_typo"])
+def test_sets_that_do_not_run_are_refused_before_any_model_call(name, vertex, tmp_path, capsys):
+    """The documentation's slips, written literally, stop ``autorater run`` in its check, naming the problem.
+
+    (``autorater submit --dry-run`` refuses them too once it runs the same check: issue 9's validate_run.)
+    """
+    emulator, _ = vertex
+    params, message = _literal_mistakes(tmp_path)[name]
+    path = tmp_path / "params.json"
+    path.write_text(json.dumps(params))
+    assert main(["run", "autosxs", "--params", str(path), "--output-dir", str(tmp_path / "out"), "--quiet"]) == 2
+    assert message in capsys.readouterr().err and emulator.call_count == 0
