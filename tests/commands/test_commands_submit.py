@@ -322,7 +322,7 @@ def test_a_missing_local_file_is_refused_naming_the_parameter(tmp_path, capsys):
     params = {**json.loads((DOCS / "compare_predictions.json").read_text()), "evaluation_dataset": "data/x.jsonl"}
     code, _, err = _dry_run(capsys, "autosxs", "--params", _write(tmp_path, params))
     assert code == 2
-    assert "evaluation_dataset: 'data/x.jsonl' is neither a local file nor a gs:// URI" in err
+    assert "evaluation_dataset: data/x.jsonl: file not found (resolved to " in err
 
 
 def test_dry_run_of_an_artifact_registry_template_checks_the_local_package_and_says_so(capsys):

@@ -4,7 +4,8 @@ The sets are in ``examples/autosxs_docs/`` (placeholders filled with the documen
 Each runs with ``autorater run`` on the compiled template in the KFP local runner; every Vertex AI model of a
 run (the autorater, model A, model B) reaches the Gemini emulator through ``GOOGLE_VERTEX_BASE_URL`` and the
 Model Registry reaches its fake through ``AIPLATFORM_EMULATOR_HOST``, so the parameter files stay as
-documented. ``autorater submit --dry-run`` accepts the same files.
+documented. ``autorater submit --dry-run`` accepts the same files, and refuses the documentation's slips written
+literally with the line ``autorater run`` prints (other documented forms: ``test_autosxs_documented_forms.py``).
 """
 
 from __future__ import annotations
@@ -142,15 +143,14 @@ def _template_with_real_image() -> Path:
     return directory / "autosxs.yaml"
 
 
-@pytest.mark.parametrize("name", [*DOCUMENTED, "custom_task_translation"])
-def test_submit_dry_run_accepts_each_documented_set(name, monkeypatch, capsys):
-    monkeypatch.chdir(REPO)
-    code = main(
+def _submit_dry_run(params: Path | str) -> int:
+    """``autorater submit autosxs --dry-run`` of a parameters file, on the template compiled with a real image."""
+    return main(
         [
             "submit",
             "autosxs",
             "--params",
-            f"examples/autosxs_docs/{name}.json",
+            str(params),
             "--project",
             "my-project",
             "--location",
@@ -162,6 +162,12 @@ def test_submit_dry_run_accepts_each_documented_set(name, monkeypatch, capsys):
             "--dry-run",
         ]
     )
+
+
+@pytest.mark.parametrize("name", [*DOCUMENTED, "custom_task_translation"])
+def test_submit_dry_run_accepts_each_documented_set(name, monkeypatch, capsys):
+    monkeypatch.chdir(REPO)
+    code = _submit_dry_run(f"examples/autosxs_docs/{name}.json")
     captured = capsys.readouterr()
     assert code == 0, captured.err
     spec = json.loads(captured.out)
@@ -316,15 +322,48 @@ def _literal_mistakes(tmp_path: Path) -> dict[str, tuple[dict, str]]:
     }
 
 
+def _error_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("error:")]
+
+
 @pytest.mark.parametrize("name", ["rest_id_columns_context", "compare_predictions_schema", "response_column_typo"])
 def test_sets_that_do_not_run_are_refused_before_any_model_call(name, vertex, tmp_path, capsys):
-    """The documentation's slips, written literally, stop ``autorater run`` in its check, naming the problem.
-
-    (``autorater submit --dry-run`` refuses them too once it runs the same check: issue 9's validate_run.)
-    """
+    """The documentation's slips, written literally, stop ``autorater run`` in its check, naming the problem, and
+    ``autorater submit --dry-run`` refuses them with the same message (one check: ``validate_run``)."""
     emulator, _ = vertex
     params, message = _literal_mistakes(tmp_path)[name]
     path = tmp_path / "params.json"
     path.write_text(json.dumps(params))
     assert main(["run", "autosxs", "--params", str(path), "--output-dir", str(tmp_path / "out"), "--quiet"]) == 2
-    assert message in capsys.readouterr().err and emulator.call_count == 0
+    run_err = capsys.readouterr().err
+    assert message in run_err and emulator.call_count == 0 and "Traceback" not in run_err
+    assert len(_error_lines(run_err)) == 1, run_err
+
+    assert _submit_dry_run(path) == 2
+    submit = capsys.readouterr()
+    assert submit.out == "" and "Traceback" not in submit.err  # no job spec printed
+    assert _error_lines(submit.err) == _error_lines(run_err)
+    assert emulator.call_count == 0
+
+
+@pytest.mark.pipeline
+def test_a_failed_model_evaluation_import_is_a_message_not_a_lost_run(vertex, tmp_path, monkeypatch, capsys):
+    """'Compare models' with a Model Registry that refuses the import: the run finishes with its judgments and
+    metrics, the evaluation name stays empty and the reason is printed and kept in model_evaluations.json."""
+    emulator, registry = vertex
+    monkeypatch.chdir(REPO)
+    registry.fail_next(5, status=403, message="Permission 'aiplatform.modelEvaluations.import' denied")
+    out = tmp_path / "out"
+    assert _run("compare_models", out, "--quiet", "--keep-pipeline-root") == 0
+    printed = capsys.readouterr().out
+    assert registry.imports == []
+    assert len(_read_jsonl(out / "judgments.jsonl")) == 4 and (out / "metrics.json").exists()
+    written = json.loads((out / "model_evaluations.json").read_text())
+    assert written["b"]["model"] == TUNED_MODEL and written["b"]["resource_name"] == ""
+    assert "aiplatform.modelEvaluations.import" in written["b"]["error"]
+    assert f"warning: no ModelEvaluation written to model B ({TUNED_MODEL}): {written['b']['error']}" in printed
+    (run_dir,) = (out / "pipeline_root").iterdir()
+    metrics_task = json.loads(
+        (run_dir / "model-evaluation-text-generation-pairwise" / "executor_output.json").read_text()
+    )
+    assert metrics_task["parameterValues"]["model_b_evaluation_path"] == ""

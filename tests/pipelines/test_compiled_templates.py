@@ -98,3 +98,34 @@ def test_autosxs_keeps_gcpc_parameter_names_and_outputs():
     }
     assert set(outputs["artifacts"]) == {"judgments", "error_messages", "autosxs_metrics"}
     assert not root["inputDefinitions"]["parameters"]["autorater_prompt_parameters"].get("isOptional")
+
+
+def test_autosxs_results_come_from_googles_tasks_with_googles_display_names():
+    """Where Google's notebooks read results: the judgments from task ``online-evaluation-pairwise`` ("AutoSxS
+    Autorater"), which merges the judging shards; the metrics and evaluation names from task
+    ``model-evaluation-text-generation-pairwise`` ("AutoSxS Metrics")."""
+    dag = _load(REPO / "compiled" / "autosxs.yaml")["root"]["dag"]
+    artifacts = {name: s["artifactSelectors"] for name, s in dag["outputs"]["artifacts"].items()}
+    assert artifacts == {
+        "judgments": [{"outputArtifactKey": "judgments", "producerSubtask": "online-evaluation-pairwise"}],
+        "error_messages": [{"outputArtifactKey": "error_messages", "producerSubtask": "online-evaluation-pairwise"}],
+        "autosxs_metrics": [
+            {"outputArtifactKey": "autosxs_metrics", "producerSubtask": "model-evaluation-text-generation-pairwise"}
+        ],
+    }
+    parameters = {name: p["valueFromParameter"] for name, p in dag["outputs"]["parameters"].items()}
+    for side in "ab":
+        assert parameters[f"model_{side}_evaluation_resource_name"] == {
+            "outputParameterKey": f"model_{side}_evaluation_path",
+            "producerSubtask": "model-evaluation-text-generation-pairwise",
+        }
+    tasks = dag["tasks"]
+    assert tasks["online-evaluation-pairwise"]["taskInfo"]["name"] == "AutoSxS Autorater"
+    assert tasks["model-evaluation-text-generation-pairwise"]["taskInfo"]["name"] == "AutoSxS Metrics"
+    merged = tasks["online-evaluation-pairwise"]["inputs"]["artifacts"]
+    assert merged["judgment_shards"]["taskOutputArtifact"] == {
+        "outputArtifactKey": "judgments",
+        "producerTask": "judge-in-shards",
+    }
+    metrics_input = tasks["model-evaluation-text-generation-pairwise"]["inputs"]["artifacts"]["judgments"]
+    assert metrics_input["taskOutputArtifact"]["producerTask"] == "online-evaluation-pairwise"

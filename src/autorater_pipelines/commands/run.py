@@ -29,7 +29,7 @@ from autorater_pipelines.commands import _autosxs_run, _common, _gecko_run
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.redaction import redact
 
-__all__ = ["RUNNABLE", "RunSpec", "register"]
+__all__ = ["RUNNABLE", "RunSpec", "check_run", "register"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -192,6 +192,30 @@ def _stale_outputs(out_dir: str, keep: set[str]) -> list[str]:
     )
 
 
+def check_run(pipeline: str, params_path: str, template: str) -> tuple[dict[str, Any], int]:
+    """Everything ``autorater run`` checks before its pipeline starts; the parameters the pipeline gets.
+
+    Names and types against the template, then the pipeline's ``validate_run`` (``autorater submit`` and the
+    first pipeline step make the same check, so a set is accepted or refused with the same message by all
+    three). Local paths are made absolute only after the check, so messages name them as the user wrote them.
+
+    Returns:
+        The parameters to run (``project``/``location`` defaults set, local paths absolute) and the number of
+        data rows read.
+
+    Raises:
+        InputError: the first problem found.
+    """
+    params = _common.load_params(params_path)
+    _common.check_param_names(params, template, params_path)
+    # GCPC-style project/location placeholders only resolve on Vertex AI: pass explicit values.
+    params.setdefault("project", "")
+    params.setdefault("location", "us-central1")
+    rows_read = RUNNABLE[pipeline].preflight(params)
+    _common.absolutize_local_paths(params)  # the pipeline's steps run in other directories
+    return params, rows_read
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate, run the template locally, move its outputs into ``--output-dir``, print a summary."""
     from autorater_pipelines.commands._isolated import run_isolated
@@ -201,14 +225,8 @@ def run(args: argparse.Namespace) -> int:
     out_dir = os.path.abspath(args.output_dir)
     _clean_partial_runs(out_dir)
     template = _common.template_path(args.pipeline, args.template)
-    params = _common.load_params(args.params)
-    _common.check_param_names(params, template, args.params)
-    # GCPC-style project/location placeholders only resolve on Vertex AI: pass explicit values.
-    params.setdefault("project", "")
-    params.setdefault("location", "us-central1")
-    _common.absolutize_local_paths(params)
+    params, rows_read = check_run(args.pipeline, args.params, template)
     _check_output_dir(out_dir, [*spec.outputs, *spec.extra_outputs(params)])
-    rows_read = spec.preflight(params)
     print(f"read {rows_read} data row(s) from evaluation_dataset", flush=True)
 
     parent = os.path.dirname(out_dir)

@@ -314,10 +314,13 @@ def _check_run(args: argparse.Namespace, params: dict[str, Any], template: _Temp
         )
     if not template.checked:  # a remote template we know nothing about: Vertex AI checks its parameters
         return []
-    _submit_checks.stage_local_inputs(  # every local file exists (nothing uploaded yet)
+    # validate_run first: a set is refused with the message ``autorater run`` and the first step give (a
+    # missing local dataset included); then every other local file must exist (nothing uploaded yet).
+    notes = _common.validate_run(args.pipeline, params, readable=_readable_here, project=args.project)
+    _submit_checks.stage_local_inputs(
         params, pipeline_root=args.pipeline_root, project=args.project, upload=args.upload, dry_run=True, say=_quiet
     )
-    return _common.validate_run(args.pipeline, params, readable=_readable_here, project=args.project)
+    return notes
 
 
 def _print_unvalidated_spec(

@@ -100,6 +100,8 @@ def read_dataset(uri: str, *, source_name: str = "evaluation_dataset") -> Datase
                     "it with a wildcard, '?' in place of each comma)",
                     source=source_name,
                 ) from exc
+            if exc.source == source and exc.row is None and exc.column is None:  # the file itself: name the parameter
+                raise InputError(str(exc), source=source_name) from None
             raise
         for name, parsed in parts:
             units[name] = parsed.unit
