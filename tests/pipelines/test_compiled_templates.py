@@ -129,3 +129,28 @@ def test_autosxs_results_come_from_googles_tasks_with_googles_display_names():
     }
     metrics_input = tasks["model-evaluation-text-generation-pairwise"]["inputs"]["artifacts"]["judgments"]
     assert metrics_input["taskOutputArtifact"]["producerTask"] == "online-evaluation-pairwise"
+
+
+def test_readme_migration_table_names_what_the_template_has():
+    """README's "Migrating from Google's template" table names the tasks, display names, artifact and metric keys
+    that migrating code reads, and each is in the compiled template (or the metrics component's output)."""
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Migrating from Google's template", 1)[1].split("\n## ", 1)[0]
+    table = [line for line in section.splitlines() if line.startswith("|")]
+    assert table[0].startswith("| Google's template | here |"), table[:1]
+    text = "\n".join(table)
+    dag = _load(REPO / "compiled" / "autosxs.yaml")["root"]["dag"]
+    for task, display in [
+        ("online-evaluation-pairwise", "AutoSxS Autorater"),
+        ("model-evaluation-text-generation-pairwise", "AutoSxS Metrics"),
+    ]:
+        assert f'`{task}` ("{display}")' in text
+        assert dag["tasks"][task]["taskInfo"]["name"] == display
+    for name in ("judgments", "error_messages", "autosxs_metrics"):
+        assert f"`{name}`" in text and name in dag["outputs"]["artifacts"]
+    from autorater_pipelines.autosxs.metrics import GOOGLE_METRIC_ALIASES
+
+    for key in ("autosxs_model_a_win_rate", "autosxs_model_b_win_rate"):
+        assert f"`{key}`" in text and key in GOOGLE_METRIC_ALIASES
+    for value in ("`Model A`", "`model_b`", "`TIE`", '"summarization"', "`contents`", "`system_instruction`"):
+        assert value in text
