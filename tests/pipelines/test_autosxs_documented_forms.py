@@ -32,6 +32,7 @@ import yaml
 
 from autorater_pipelines.cli import main
 from autorater_pipelines.commands.run import check_run
+from autorater_pipelines.errors import InputError
 from autorater_pipelines.testing import ModelEmulator
 from autorater_pipelines.testing.judges import length_judge
 
@@ -275,3 +276,27 @@ def test_combined_forms_run_end_to_end(name, emulator, tmp_path, monkeypatch, ca
         judge = [r for r in emulator.requests if r.response_schema]
         assert all("## Worked examples" in r.prompt_text for r in judge)
         assert all(r.response_schema["properties"]["choice"]["enum"] == ["A", "B", "SAME"] for r in judge)
+
+
+def test_an_explicit_empty_project_is_refused_alike(tmp_path, monkeypatch, capsys):
+    """``"project": ""`` reaches the first step as "" (not the job's project): a Vertex AI autorater has no project
+    there, so ``submit --dry-run`` refuses the set too, with the first step's and ``autorater run``'s message."""
+    for key in ("GOOGLE_VERTEX_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.chdir(REPO)
+    params = {**_doc("compare_predictions"), "project": ""}
+    path = tmp_path / "params.json"
+    path.write_text(json.dumps(params))
+    message = "autorater_model: cannot choose how to call Gemini model 'gemini-2.5-flash': no Google Cloud project"
+    with pytest.raises(InputError, match=f"^{message}") as run_error:
+        check_run("autosxs", str(path), str(TEMPLATE))
+    with pytest.raises(InputError) as step_error:
+        _first_step(params, tmp_path)
+    assert _submit_dry_run(path) == 2
+    submit_err = capsys.readouterr().err
+    assert str(step_error.value) == str(run_error.value)
+    assert submit_err.strip() == f"error: {run_error.value}"
+    # left out, the template's default is the job's project: accepted by submit and the first step
+    del params["project"]
+    path.write_text(json.dumps(params))
+    assert _submit_dry_run(path) == 0 and _first_step(params, tmp_path) == 4

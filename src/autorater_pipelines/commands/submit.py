@@ -316,7 +316,10 @@ def _check_run(args: argparse.Namespace, params: dict[str, Any], template: _Temp
         return []
     # validate_run first: a set is refused with the message ``autorater run`` and the first step give (a
     # missing local dataset included); then every other local file must exist (nothing uploaded yet).
-    notes = _common.validate_run(args.pipeline, params, readable=_readable_here, project=args.project)
+    # The job's project stands in for a `project` left out (the template's default resolves to it on Vertex AI);
+    # an explicit "" reaches the first step as "", so it is checked as "".
+    project = args.project if "project" not in params else ""
+    notes = _common.validate_run(args.pipeline, params, readable=_readable_here, project=project)
     _submit_checks.stage_local_inputs(
         params, pipeline_root=args.pipeline_root, project=args.project, upload=args.upload, dry_run=True, say=_quiet
     )
