@@ -29,13 +29,18 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from autorater_pipelines.autosxs.confidence import verdict_probability
 from autorater_pipelines.autosxs.scoring import parse_scores
 from autorater_pipelines.autosxs.verdicts import (
+    ParsedVerdict,
     VerdictPattern,
-    find_verdict,
+    json_label,
+    lookup_verdict,
+    parse_verdict,
+    parse_verdict_at,
+    parse_verdict_note,
 )
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.evaluation.json_extraction import extract_json_values
 from autorater_pipelines.models import ModelOutput, ModelRequest, Usage
 
 __all__ = [
@@ -45,14 +50,16 @@ __all__ = [
     "build_requests",
     "combine_samples",
     "flip_schedule",
+    "ParsedVerdict",
     "normalize_preference",
     "parse_verdict",
+    "parse_verdict_at",
+    "parse_verdict_note",
 ]
 
 CHOICES = ("A", "B", "TIE", "ERROR")
 """The closed set of judgment choices."""
 
-_TIE_WORDS = {"TIE", "SAME", "EQUAL", "BOTH", "NEITHER", "DRAW"}
 _PREFERENCE_ALIASES = {"A": "A", "MODEL_A": "A", "B": "B", "MODEL_B": "B", "TIE": "TIE"}
 
 
@@ -150,83 +157,10 @@ def build_requests(
     return requests
 
 
-def parse_verdict(text: str | None, settings: JudgeSettings) -> tuple[str, str]:
-    """Parse one raw judge output into a POSITION verdict and an explanation.
-
-    Returns:
-        ``(position, explanation)`` with position ``A`` (shown first), ``B`` (shown second) or ``TIE``.
-
-    Raises:
-        ValueError: the output holds no recognizable verdict (the message says why).
-    """
-    position, explanation, _ = parse_verdict_note(text, settings)
-    return position, explanation
-
-
-def parse_verdict_note(text: str | None, settings: JudgeSettings) -> tuple[str, str, str | None]:
-    """As :func:`parse_verdict`, plus a note when several verdicts in the output disagreed.
-
-    Raises:
-        ValueError: the output holds no recognizable verdict, or (``verdict_match=unique``, or JSON answers /
-            duplicate ``choice`` keys that disagree) an ambiguous one.
-    """
-    if text is None or not text.strip():
-        raise ValueError("empty judge output")
-    if settings.verdict_pattern is not None:
-        verdict = find_verdict(text, settings.verdict_pattern, settings.verdict_map, settings.verdict_match)
-        return verdict.position, text.strip(), verdict.note
-    objects = extract_json_values(text, expect=dict)
-    if not objects:
-        raise ValueError(f"no JSON dict found in model output starting {text.strip()[:120]!r}")
-    answers = [o for o in objects if "choice" in o]
-    if not answers:
-        raise ValueError(f"JSON answer has no string 'choice' field (got {objects[0].get('choice')!r})")
-    positions = {_position(o.get("choice")) for o in answers}
-    if len(positions) > 1:
-        # e.g. a quoted response containing {"choice": "A"} before the judge's own answer: never guess.
-        raise ValueError(f"ambiguous answer: {len(answers)} JSON objects with different choices {sorted(positions)}")
-    obj = answers[-1]
-    explanation = obj.get("explanation")
-    return positions.pop(), explanation if isinstance(explanation, str) else "", None
-
-
-def _position(raw_choice: Any) -> str:
-    """Normalize a JSON ``choice`` value to ``A``/``B``/``TIE``; raise ValueError otherwise."""
-    if not isinstance(raw_choice, str):
-        raise ValueError(f"JSON answer has no string 'choice' field (got {raw_choice!r})")
-    # Markdown emphasis, brackets and quotes around the label ("**B**", "[[A]]", "'A'") are not part of it.
-    bare = raw_choice.strip().upper().strip(" *_`'\"[]().:")
-    label = re.sub(r"^(RESPONSE|OUTPUT|MODEL)[\s_]*", "", bare).strip(" *_`'\"[]().:")
-    if label in ("A", "B"):
-        return label
-    if label in _TIE_WORDS:
-        return "TIE"
-    raise ValueError(f"'choice' must be A, B or SAME, got {raw_choice!r}")
-
-
 def _unflip(position: str, flipped: bool) -> str:
     if not flipped or position == "TIE":
         return position
     return "B" if position == "A" else "A"
-
-
-def _choice_distribution(output: ModelOutput, flipped: bool) -> dict[str, float] | None:
-    """Probability of each model choice from the logprobs of the verdict token, if present."""
-    if not output.logprobs:
-        return None
-    labels = {"A": "A", "B": "B", "SAME": "TIE", "TIE": "TIE"}
-    for token in reversed(output.logprobs):
-        if token.token.strip().upper() not in labels or not token.top:
-            continue
-        probs: dict[str, float] = collections.defaultdict(float)
-        for alt, logprob in token.top:
-            label = labels.get(alt.strip().upper())
-            if label is not None:
-                probs[_unflip(label, flipped)] += math.exp(logprob)
-        total = sum(probs.values())
-        if total > 0:
-            return {k: v / total for k, v in probs.items()}
-    return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -244,6 +178,7 @@ class Sample:
     cached: bool = False
     note: str | None = None
     scores: tuple[int, int] | None = None  # pointwise rubric: (model A's score, model B's score)
+    confidence_reason: str | None = None  # logprobs were returned but the verdict token's could not be read
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form stored in the judgment's ``samples`` list (with the scores under a pointwise rubric)."""
@@ -256,7 +191,7 @@ class Sample:
             "error": self.error,
             "attempts": self.attempts,
             "cached": self.cached,
-            "note": self.note,
+            "note": "; ".join(n for n in (self.note, _confidence_note(self.confidence_reason)) if n) or None,
         }
         if self.scores is not None:
             out["response_a_score"], out["response_b_score"] = self.scores
@@ -294,22 +229,39 @@ def to_sample(
             **calls,
         )
     try:
-        position, explanation, note = parse_verdict_note(output.text, settings)
+        parsed = parse_verdict_at(output.text, settings)
     except ValueError as exc:
         if output.finish_reason == "max_tokens":  # the answer was cut off: say so rather than "no verdict"
             cut = f"truncated at {output.usage.output_tokens or 'the limit of'} tokens (finish reason: length)"
             return Sample(request.sample_index, flipped, "ERROR", "", output.text, f"{cut}: {exc}", **calls)
         return Sample(request.sample_index, flipped, "ERROR", "", output.text, f"parse_error: {exc}", **calls)
+    label = json_label if settings.verdict_pattern is None else _map_label(settings.verdict_map)
+    probability = verdict_probability(output.logprobs, output.text or "", parsed.span, label)
+    distribution = None
+    if probability.distribution is not None:
+        distribution = {_unflip(k, flipped): v for k, v in probability.distribution.items()}
     return Sample(
         request.sample_index,
         flipped,
-        _unflip(position, flipped),
-        explanation,
+        _unflip(parsed.position, flipped),
+        parsed.explanation,
         output.text,
-        distribution=_choice_distribution(output, flipped),
-        note=note,
+        distribution=distribution,
+        note=parsed.note,
+        confidence_reason=probability.reason,
         **calls,
     )
+
+
+def _map_label(verdict_map: Mapping[str, str]) -> Any:
+    def label(text: str) -> str | None:
+        return lookup_verdict(text, verdict_map)
+
+    return label
+
+
+def _confidence_note(reason: str | None) -> str | None:
+    return None if reason is None else f"no verdict probability: {reason}"
 
 
 def combine_samples(samples: Sequence[Sample]) -> tuple[str, float | None, str]:
@@ -320,8 +272,10 @@ def combine_samples(samples: Sequence[Sample]) -> tuple[str, float | None, str]:
     No valid sample gives ``ERROR`` with confidence None.
 
     Confidence: when every voting sample carries a verdict-token probability (logprobs), the mean
-    probability those samples give to the chosen label; otherwise the vote share of the chosen
-    label, and for ``TIE`` ``1 - |n_A - n_B| / n`` (1.0 for a perfect split or unanimous TIE).
+    probability those samples give to the chosen label; None when log-probabilities were returned but a
+    voting sample's verdict token could not be read (:mod:`~autorater_pipelines.autosxs.confidence`; the
+    sample's ``note`` says why); otherwise the vote share of the chosen label, and for ``TIE``
+    ``1 - |n_A - n_B| / n`` (1.0 for a perfect split or unanimous TIE).
     """
     valid = [s for s in samples if s.choice != "ERROR"]
     if not valid:
@@ -333,7 +287,10 @@ def combine_samples(samples: Sequence[Sample]) -> tuple[str, float | None, str]:
     else:
         choice = ranked[0][0]
     n = len(valid)
-    if all(s.distribution for s in valid):
+    confidence: float | None
+    if any(s.confidence_reason for s in valid):
+        confidence = None
+    elif all(s.distribution for s in valid):
         confidence = sum((s.distribution or {}).get(choice, 0.0) for s in valid) / n
     elif choice == "TIE":
         confidence = 1.0 - abs(counts["A"] - counts["B"]) / n
@@ -345,7 +302,7 @@ def combine_samples(samples: Sequence[Sample]) -> tuple[str, float | None, str]:
     else:
         split = ", ".join(f"{label}×{count}" for label, count in sorted(counts.items()))
         explanation = f"Samples disagreed ({split}); counted as TIE. First sample: {valid[0].explanation}"
-    return choice, round(confidence, 6), explanation
+    return choice, None if confidence is None else round(confidence, 6), explanation
 
 
 def unparseable_check(settings: JudgeSettings, temperature: float | None, score_scale: Sequence[int] = ()) -> Any:

@@ -19,18 +19,29 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from autorater_pipelines.autosxs.confidence import json_choice_span
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.evaluation.json_extraction import extract_json_values
+
+if TYPE_CHECKING:
+    from autorater_pipelines.autosxs.judging import JudgeSettings
 
 __all__ = [
     "MAX_PATTERN_LENGTH",
+    "ParsedVerdict",
     "VERDICT_MATCHES",
     "Verdict",
     "VerdictPattern",
     "check_verdict_match",
     "compile_verdict_pattern",
     "find_verdict",
+    "json_label",
+    "lookup_verdict",
+    "parse_verdict",
+    "parse_verdict_at",
+    "parse_verdict_note",
 ]
 
 VERDICT_MATCHES = ("last", "first", "unique")
@@ -40,6 +51,7 @@ MAX_PATTERN_LENGTH = 1000
 """Longest ``verdict_pattern`` accepted, in characters."""
 
 _LISTED = 8  # matches quoted in a note or an error message
+_TIE_WORDS = {"TIE", "SAME", "EQUAL", "BOTH", "NEITHER", "DRAW"}
 
 
 class VerdictPattern:
@@ -143,9 +155,12 @@ class Verdict:
     """``A`` (shown first), ``B`` (shown second) or ``TIE``."""
     note: str | None = None
     """Set when the matches disagreed: what was found and which one was taken."""
+    span: tuple[int, int] | None = None
+    """``(start, end)`` of the match that decided (``unique``: the last match) in the text."""
 
 
-def _lookup(found: str, verdict_map: Mapping[str, str]) -> str | None:
+def lookup_verdict(found: str, verdict_map: Mapping[str, str]) -> str | None:
+    """The position ``verdict_map`` gives the matched text (exactly, else case- and space-insensitively), or None."""
     position = verdict_map.get(found)
     if position is None:
         lowered = {k.strip().lower(): v for k, v in verdict_map.items()}
@@ -160,10 +175,11 @@ def find_verdict(text: str, pattern: VerdictPattern, verdict_map: Mapping[str, s
         ValueError: no match; the chosen match is not a key of ``verdict_map``; or, with ``unique``, matches
             that name different positions or are not in the map (the message lists them).
     """
-    found = [token for token, _, _ in pattern.tokens(text)]
+    matches = list(pattern.tokens(text))
+    found = [token for token, _, _ in matches]
     if not found:
         raise ValueError(f"verdict_pattern {pattern.pattern!r} found no match")
-    positions = [_lookup(token, verdict_map) for token in found]
+    positions = [lookup_verdict(token, verdict_map) for token in found]
     chosen = {"first": 0, "last": len(found) - 1}.get(match)
     distinct = sorted({p for p in positions if p is not None})
     shown = [f"{t!r} → {p or 'not in verdict_map'}" for t, p in zip(found[:_LISTED], positions, strict=False)]
@@ -171,7 +187,7 @@ def find_verdict(text: str, pattern: VerdictPattern, verdict_map: Mapping[str, s
     if chosen is None:  # unique
         if len(distinct) != 1 or None in positions:
             raise ValueError(f"ambiguous verdict (verdict_match=unique): {len(found)} matches disagree: {listing}")
-        return Verdict(distinct[0])
+        return Verdict(distinct[0], span=matches[-1][1:])
     position = positions[chosen]
     if position is None:
         raise ValueError(f"verdict {found[chosen]!r} is not a key of verdict_map {sorted(verdict_map)}")
@@ -181,4 +197,89 @@ def find_verdict(text: str, pattern: VerdictPattern, verdict_map: Mapping[str, s
             f"verdict_pattern matched {len(found)} verdicts that disagree ({listing}); "
             f"verdict_match={match} took {position}"
         )
-    return Verdict(position, note)
+    return Verdict(position, note, matches[chosen][1:])
+
+
+def parse_verdict(text: str | None, settings: JudgeSettings) -> tuple[str, str]:
+    """Parse one raw judge output into a POSITION verdict and an explanation.
+
+    Returns:
+        ``(position, explanation)`` with position ``A`` (shown first), ``B`` (shown second) or ``TIE``.
+
+    Raises:
+        ValueError: the output holds no recognizable verdict (the message says why).
+    """
+    position, explanation, _ = parse_verdict_note(text, settings)
+    return position, explanation
+
+
+class ParsedVerdict(NamedTuple):
+    """A parsed judge output: the verdict, where it is written, and a note when verdicts disagreed."""
+
+    position: str
+    """``A`` (shown first), ``B`` (shown second) or ``TIE``."""
+    explanation: str
+    note: str | None
+    """Set when several verdicts in the output disagreed (which one was taken)."""
+    span: tuple[int, int] | None
+    """``(start, end)`` in the text of the verdict that decided, or None when it cannot be located."""
+
+
+def parse_verdict_note(text: str | None, settings: JudgeSettings) -> tuple[str, str, str | None]:
+    """As :func:`parse_verdict`, plus a note when several verdicts in the output disagreed.
+
+    Raises:
+        ValueError: the output holds no recognizable verdict, or (``verdict_match=unique``, or JSON answers /
+            duplicate ``choice`` keys that disagree) an ambiguous one.
+    """
+    parsed = parse_verdict_at(text, settings)
+    return parsed.position, parsed.explanation, parsed.note
+
+
+def parse_verdict_at(text: str | None, settings: JudgeSettings) -> ParsedVerdict:
+    """As :func:`parse_verdict_note`, plus where the deciding verdict is written (for its token's logprobs).
+
+    Raises:
+        ValueError: as :func:`parse_verdict_note`.
+    """
+    if text is None or not text.strip():
+        raise ValueError("empty judge output")
+    if settings.verdict_pattern is not None:
+        verdict = find_verdict(text, settings.verdict_pattern, settings.verdict_map, settings.verdict_match)
+        return ParsedVerdict(verdict.position, text.strip(), verdict.note, verdict.span)
+    objects = extract_json_values(text, expect=dict)
+    if not objects:
+        raise ValueError(f"no JSON dict found in model output starting {text.strip()[:120]!r}")
+    answers = [o for o in objects if "choice" in o]
+    if not answers:
+        raise ValueError(f"JSON answer has no string 'choice' field (got {objects[0].get('choice')!r})")
+    positions = {_position(o.get("choice")) for o in answers}
+    if len(positions) > 1:
+        # e.g. a quoted response containing {"choice": "A"} before the judge's own answer: never guess.
+        raise ValueError(f"ambiguous answer: {len(answers)} JSON objects with different choices {sorted(positions)}")
+    position = positions.pop()
+    explanation = answers[-1].get("explanation")
+    span = json_choice_span(text, json_label, position)
+    return ParsedVerdict(position, explanation if isinstance(explanation, str) else "", None, span)
+
+
+def json_label(value: str) -> str | None:
+    """A JSON ``choice`` value (or an alternative token in its place) as ``A``/``B``/``TIE``, or None."""
+    try:
+        return _position(value)
+    except ValueError:
+        return None
+
+
+def _position(raw_choice: Any) -> str:
+    """Normalize a JSON ``choice`` value to ``A``/``B``/``TIE``; raise ValueError otherwise."""
+    if not isinstance(raw_choice, str):
+        raise ValueError(f"JSON answer has no string 'choice' field (got {raw_choice!r})")
+    # Markdown emphasis, brackets and quotes around the label ("**B**", "[[A]]", "'A'") are not part of it.
+    bare = raw_choice.strip().upper().strip(" *_`'\"[]().:")
+    label = re.sub(r"^(RESPONSE|OUTPUT|MODEL)[\s_]*", "", bare).strip(" *_`'\"[]().:")
+    if label in ("A", "B"):
+        return label
+    if label in _TIE_WORDS:
+        return "TIE"
+    raise ValueError(f"'choice' must be A, B or SAME, got {raw_choice!r}")

@@ -1,0 +1,146 @@
+"""Confidence from log-probabilities: the probability of the token that carries the parsed verdict.
+
+With ``logprobs`` set, a judge's answer comes with one log-probability per generated token and its top
+alternatives. The verdict's probability is read at the token where the verdict parser found the verdict
+it used — the ``verdict_pattern`` match chosen by ``verdict_match`` (``unique``: the last of the agreeing
+matches), or the ``choice`` value of the JSON answer — never at some other A/B-like token: a judge that
+writes ``[[A]]`` and then "because B is worse" is confident about A, not about B.
+
+That token is found by character position: the tokens, concatenated, must spell the answer text (or
+contain it once, or be contained in it once). The token must hold the whole verdict (``[[A`` holds ``A``;
+``S`` + ``AME`` split ``SAME`` over two tokens). Each alternative of that token is read in the same frame
+(``[[B`` → ``B``) and looked up like the verdict itself; the probabilities of alternatives that name a
+position are summed per position and renormalized. When the token cannot be located, or has no
+alternatives, the sample gets no probability and a reason (``VerdictProbability.reason``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+__all__ = ["VerdictProbability", "json_choice_span", "verdict_probability"]
+
+Label = Callable[[str], "str | None"]
+"""Maps verdict text (a match, or an alternative token read in the same frame) to ``A``/``B``/``TIE`` or None."""
+
+_CHOICE_VALUE = re.compile(r'"choice"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
+_DECORATION = r"[\s*_`'\"\[\]().:]*"
+_CORE = re.compile(rf"^{_DECORATION}(?:(?:response|output|model)[\s_]*)?{_DECORATION}(.*?){_DECORATION}$", re.I | re.S)
+
+
+class VerdictProbability(NamedTuple):
+    """Probability of each POSITION at the verdict token, or why there is none."""
+
+    distribution: dict[str, float] | None
+    """``{position: probability}`` (``A`` = shown first, ``B``, ``TIE``) summing to 1, or None."""
+    reason: str | None
+    """Why ``distribution`` is None although log-probabilities were returned (None otherwise)."""
+
+
+def json_choice_span(text: str, label: Label, position: str) -> tuple[int, int] | None:
+    """Where, in ``text``, the verdict of a JSON answer is written: the last ``"choice"`` value naming ``position``.
+
+    The span covers the label itself (``B`` in ``"choice": "Response B"``), without quotes, emphasis or
+    a ``Response``/``Model`` prefix. None when no such value is written plainly (escapes in it, or none found).
+    """
+    for match in reversed(list(_CHOICE_VALUE.finditer(text))):
+        raw = match.group(1)
+        if "\\" in raw:
+            continue
+        try:
+            value = json.loads(f'"{raw}"')
+        except json.JSONDecodeError:
+            continue
+        if label(value) != position:
+            continue
+        core = _CORE.match(raw)
+        if core is None or not core.group(1):
+            return None
+        return match.start(1) + core.start(1), match.start(1) + core.end(1)
+    return None
+
+
+def _shift(tokens: Sequence[str], text: str) -> int | None:
+    """``text index = joined index + shift`` when the tokens spell ``text`` (or one contains the other once)."""
+    joined = "".join(tokens)
+    if joined == text:
+        return 0
+    if joined and text and joined.count(text) == 1:
+        return -joined.index(text)
+    if joined and text.count(joined) == 1:
+        return text.index(joined)
+    return None
+
+
+def _frame(alternative: str, prefix: str, suffix: str) -> str | None:
+    """The part of an alternative token that stands where the verdict stands in the chosen token."""
+    value, prefix, suffix = alternative.strip(), prefix.strip(), suffix.strip()
+    if len(value) < len(prefix) + len(suffix) or not (value.startswith(prefix) and value.endswith(suffix)):
+        return None
+    return value[len(prefix) : len(value) - len(suffix)]
+
+
+def verdict_probability(
+    logprobs: Sequence[Any] | None, text: str, span: tuple[int, int] | None, label: Label
+) -> VerdictProbability:
+    """Probability of each position at the token holding ``text[span[0]:span[1]]`` (module docstring).
+
+    Args:
+        logprobs: ``ModelOutput.logprobs`` (``token``, ``logprob`` in natural log, ``top`` alternatives).
+        text: The raw answer text the verdict was parsed from.
+        span: ``(start, end)`` of the verdict the parser used, or None when it could not say.
+        label: Verdict text → ``A``/``B``/``TIE`` (None for text that names no position).
+
+    Returns:
+        ``VerdictProbability(None, None)`` when no log-probabilities were returned; otherwise a distribution,
+        or None with the reason it could not be read.
+    """
+    if not logprobs:
+        return VerdictProbability(None, None)
+    if span is None:
+        return VerdictProbability(None, "the position of the verdict in the answer is unknown")
+    tokens = [str(t.token) for t in logprobs]
+    shift = _shift(tokens, text)
+    if shift is None:
+        return VerdictProbability(
+            None,
+            f"the {len(tokens)} log-probability tokens do not spell the answer text, so the verdict token is unknown",
+        )
+    start, end = span
+    position = shift
+    covering = []
+    for index, token in enumerate(tokens):
+        low, high = position, position + len(token)
+        position = high
+        if high > start and low < end:
+            covering.append(index)
+    if len(covering) != 1:
+        parts = [tokens[i] for i in covering]
+        return VerdictProbability(
+            None,
+            f"the verdict {text[start:end]!r} is not one token (tokens {parts!r}), so no token carries its probability",
+        )
+    index = covering[0]
+    chosen = logprobs[index]
+    low = shift + sum(len(t) for t in tokens[:index])
+    prefix, suffix = chosen.token[: start - low], chosen.token[end - low :]
+    if not chosen.top:
+        return VerdictProbability(None, f"the verdict token {chosen.token!r} came without alternatives (top logprobs)")
+    mass: dict[str, float] = {}
+    seen: set[str] = set()
+    for alternative, logprob in ((chosen.token, chosen.logprob), *tuple(chosen.top)):
+        if alternative in seen:
+            continue
+        seen.add(alternative)
+        middle = _frame(alternative, prefix, suffix)
+        named = label(middle) if middle else None
+        if named is not None:
+            mass[named] = mass.get(named, 0.0) + math.exp(float(logprob))
+    total = sum(mass.values())
+    if total <= 0:
+        return VerdictProbability(None, f"no alternative of the verdict token {chosen.token!r} names a verdict")
+    return VerdictProbability({k: v / total for k, v in mass.items()}, None)
