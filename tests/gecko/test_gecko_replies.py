@@ -103,7 +103,7 @@ def test_unknown_ids_and_conflicting_blocks_are_reasons_not_answers():
     read = parse_reply(text, QUESTIONS[:2])
     assert read.answers == {}
     assert "'q9', which was not asked" in read.problems["q1"][1]
-    assert read.problems["q2"][0] == "unmatched_answer" and "different verdicts" in read.problems["q2"][1]
+    assert read.problems["q2"][0] == "ambiguous_answer" and "different verdicts" in read.problems["q2"][1]
 
 
 def test_unclosed_tags_and_choices_in_the_echo():

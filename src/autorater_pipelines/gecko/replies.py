@@ -19,6 +19,13 @@ Blocks are matched to questions by id when they carry one, otherwise by order, a
 mismatch or an echo of another question leaves those questions unanswered with the reason. A question never
 receives the verdict of another question, and two questions with the same text never collide (the Vertex
 sample keys verdicts by question text, so its second copy of a question overwrites the first).
+
+A question the reply answers twice with different verdicts gets none (error kind ``ambiguous_answer``, the
+verdicts listed), whether the two are ``Verdict:`` lines of one block (``Verdict: yes`` … ``Verdict: no``), a
+``Verdict:`` line with no question of its own after a block that has one, two blocks, or two JSON answers (in
+one object or in two, e.g. a draft and a corrected code block), as AutoSxS treats JSON verdicts that
+disagree. Verdicts agree when they are equal after :func:`~autorater_pipelines.gecko.verdicts.normalize`
+(``Yes`` and ``**yes.**``).
 """
 
 from __future__ import annotations
@@ -28,7 +35,8 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from autorater_pipelines.evaluation.json_extraction import JSONExtractionError, extract_json
+from autorater_pipelines.evaluation.json_extraction import JSONExtractionError, extract_json_values
+from autorater_pipelines.gecko.verdicts import normalize
 
 __all__ = [
     "Block",
@@ -45,6 +53,8 @@ UNMATCHED = "unmatched_answer"
 """Error kind of a question whose answer block could not be matched to it safely."""
 MISSING = "missing_question"
 """Error kind of a question the reply does not answer."""
+AMBIGUOUS = "ambiguous_answer"
+"""Error kind of a question the reply answers with verdicts that disagree."""
 
 _OPEN_TAG = re.compile(r"<\s*question\b([^>]*)>", re.I)
 _CLOSE_TAG = re.compile(r"<\s*/\s*question\s*>", re.I)
@@ -69,7 +79,9 @@ class Block(NamedTuple):
     echo: str | None
     """The question text the block repeats (None when it repeats none)."""
     verdict: str | None
-    """The text after ``Verdict:`` (None when the block has no verdict)."""
+    """The text after the first ``Verdict:`` (None when the block has no verdict)."""
+    verdicts: tuple[str, ...] = ()
+    """The text after every ``Verdict:`` label of the block, in order (empty when it has none)."""
 
 
 class ReplyAnswers(NamedTuple):
@@ -100,20 +112,23 @@ def has_blocks(text: str | None) -> bool:
     return bool(text) and bool(_OPEN_TAG.search(text or "") or _VERDICT.search(text or ""))
 
 
-def _verdict(content: str) -> tuple[str | None, int]:
-    """The verdict of a block and where its label starts (-1 when there is none)."""
-    match = _VERDICT.search(content)
-    if match is None:
-        return None, -1
-    value = match.group("v").strip().strip("*_").strip()
-    if not value:  # "Verdict:" with the answer on the next non-empty line
-        rest = [line.strip() for line in content[match.end() :].splitlines() if line.strip()]
-        value = rest[0] if rest else ""
-    return (value or None), match.start()
+def _verdicts(content: str) -> tuple[tuple[str, ...], int]:
+    """Every verdict of a block, and where the first label starts (-1 when there is none)."""
+    values, at = [], -1
+    for match in _VERDICT.finditer(content):
+        at = match.start() if at < 0 else at
+        value = match.group("v").strip().strip("*_").strip()
+        if not value:  # "Verdict:" with the answer on the next non-empty line
+            rest = [line.strip() for line in content[match.end() :].splitlines() if line.strip()]
+            value = rest[0] if rest and not _VERDICT.match(rest[0]) else ""
+        if value:
+            values.append(value)
+    return tuple(values), at
 
 
 def _block(content: str, attributes: str, *, tagged: bool) -> Block:
-    verdict, at = _verdict(content)
+    verdicts, at = _verdicts(content)
+    verdict = verdicts[0] if verdicts else None
     head = content if at < 0 else content[:at]
     qid: str | None = None
     if m := _ID_ATTR.search(attributes):
@@ -133,7 +148,7 @@ def _block(content: str, attributes: str, *, tagged: bool) -> Block:
             qid = qid or m.group(1)
             echo = echo[m.end() :]
         echo = echo.strip() or None
-    return Block(qid, echo, verdict)
+    return Block(qid, echo, verdict, verdicts)
 
 
 def parse_blocks(text: str) -> list[Block]:
@@ -223,24 +238,49 @@ class _Matcher:
         for qid, _ in self.questions:
             if qid in self.problems:
                 continue
-            verdicts = {self.blocks[i].verdict for i in self.assigned[qid]}
-            nonempty = {v for v in verdicts if v is not None}
+            given = [v for i in self.assigned[qid] for v in _all_verdicts(self.blocks[i])]
+            distinct = {normalize(v): v for v in given}
             if not self.assigned[qid]:
                 self.problems[qid] = (
                     UNMATCHED if self.notes or len(self.blocks) != len(self.questions) else MISSING,
                     f"no answer block for this question (the reply has {len(self.blocks)} block(s) for "
                     f"{len(self.questions)} question(s)){context}",
                 )
-            elif len({normalize_question(v) for v in nonempty}) > 1:
-                self.problems[qid] = (UNMATCHED, f"several answer blocks with different verdicts {sorted(nonempty)}")
-            elif not nonempty:
+            elif len(distinct) > 1:
+                where = "one answer block" if len(self.assigned[qid]) == 1 else "several answer blocks"
+                self.problems[qid] = (AMBIGUOUS, f"{where} with different verdicts {given!r}: no verdict taken")
+            elif not distinct:
                 self.problems[qid] = (MISSING, "the answer block for this question has no 'Verdict:' line")
             else:
-                answers[qid] = next(iter(nonempty))
+                answers[qid] = given[0]
         return ReplyAnswers(answers, self.problems, "blocks")
 
 
-def _match_blocks(blocks: Sequence[Block], questions: Sequence[tuple[str, str]]) -> ReplyAnswers:
+def _all_verdicts(block: Block) -> tuple[str, ...]:
+    return block.verdicts or (() if block.verdict is None else (block.verdict,))
+
+
+def _attach_stray_verdicts(blocks: Sequence[Block]) -> list[Block]:
+    """Fold a ``Verdict:`` line that names no question into the block before it, when that block names one.
+
+    ``Question: Is there a cat?`` / ``Verdict: yes`` / ``Verdict: no`` is one question answered twice, not two
+    answers (used when the blocks cannot be matched one to one by order).
+    """
+    out: list[Block] = []
+    for block in blocks:
+        previous = out[-1] if out else None
+        stray = block.echo is None and block.question_id is None
+        if stray and previous is not None and (previous.echo is not None or previous.question_id is not None):
+            merged = _all_verdicts(previous) + _all_verdicts(block)
+            out[-1] = previous._replace(verdict=merged[0] if merged else None, verdicts=merged)
+        else:
+            out.append(block)
+    return out
+
+
+def _match_blocks(blocks: Sequence[Block], questions: Sequence[tuple[str, str]], *, tagged: bool) -> ReplyAnswers:
+    if not tagged and len(blocks) != len(questions):
+        blocks = _attach_stray_verdicts(blocks)
     matcher = _Matcher(questions, blocks)
     echoes = [normalize_question(b.echo) if b.echo else None for b in blocks]
     if any(b.question_id is not None for b in blocks):
@@ -254,50 +294,61 @@ def _match_blocks(blocks: Sequence[Block], questions: Sequence[tuple[str, str]])
     return matcher.result()
 
 
+class _JSONAnswers(NamedTuple):
+    found: dict[str, Any]
+    conflicts: dict[str, list[Any]]
+
+
 def parse_json_answers(text: str, question_ids: Sequence[str]) -> dict[str, Any]:
     """Extract ``{question_id: answer}`` from a JSON reply.
 
     Accepts ``{"answers": [{"question_id": …, "answer": …}]}``, a bare list of such items, or a
-    ``{question_id: answer}`` object, wrapped in prose or code fences. Ids are compared after trimming brackets
-    and case; ids not asked for are ignored; an id given twice with different answers is left out (ambiguous).
+    ``{question_id: answer}`` object, wrapped in prose or code fences; every JSON value of the reply counts
+    (a draft and a corrected code block). Ids are compared after trimming brackets and case; ids not asked for
+    are ignored; an id answered twice with different answers is left out (ambiguous).
 
     Raises:
         JSONExtractionError: the reply holds no JSON object or array.
 
     """
-    data: Any = None
-    try:
-        data = extract_json(text, expect=dict)
-    except JSONExtractionError:
-        pass
-    if data is None or ("answers" not in data and "question_id" in data):
-        try:  # a bare list of items (a dict found first would be its first item)
-            data = extract_json(text, expect=list)
-        except JSONExtractionError:
-            if data is None:
-                raise
+    read = _json_answers(text, question_ids)
+    return {q: a for q, a in read.found.items() if q not in read.conflicts}
+
+
+def _json_items(text: str) -> list[Any]:
+    """The answer items of every JSON value in ``text`` (objects first; a bare list when no object holds answers)."""
+    items: list[Any] = []
+    for data in extract_json_values(text, expect=dict):
+        if isinstance(data.get("answers"), list):
+            items.extend(data["answers"])
+        elif "question_id" in data or "id" in data:
+            items.append(data)  # an item of a bare list, found on its own
+        else:
+            items.extend({"question_id": k, "answer": v} for k, v in data.items())
+    if not items:
+        for data in extract_json_values(text, expect=list):
+            items.extend(data)
+    return items
+
+
+def _json_answers(text: str, question_ids: Sequence[str]) -> _JSONAnswers:
+    items = _json_items(text)
+    if not items and not extract_json_values(text, expect=dict):
+        raise JSONExtractionError(f"no JSON answers found in model output starting {text.strip()[:120]!r}")
     wanted = {_id_text(q): q for q in question_ids}
-    if isinstance(data, Mapping) and isinstance(data.get("answers"), list):
-        items = data["answers"]
-    elif isinstance(data, Mapping) and "question_id" in data:
-        items = [data]
-    elif isinstance(data, Mapping):
-        items = [{"question_id": k, "answer": v} for k, v in data.items()]
-    else:
-        items = data
     found: dict[str, Any] = {}
-    ambiguous: set[str] = set()
+    given: dict[str, list[Any]] = {}
     for item in items:
         if not isinstance(item, Mapping):
             continue
         qid = wanted.get(_id_text(item.get("question_id", item.get("id", ""))))
         answer = item.get("answer", item.get("verdict"))
-        if qid is None or isinstance(answer, (dict, list)):
+        if qid is None or isinstance(answer, (dict, list)) or answer is None:
             continue
-        if qid in found and found[qid] != answer:
-            ambiguous.add(qid)
-        found[qid] = answer
-    return {q: a for q, a in found.items() if q not in ambiguous}
+        given.setdefault(qid, []).append(answer)
+        found.setdefault(qid, answer)
+    conflicts = {q: a for q, a in given.items() if len({normalize(v) for v in a}) > 1}
+    return _JSONAnswers(found, conflicts)
 
 
 def parse_reply(text: str | None, questions: Sequence[tuple[str, str]]) -> ReplyAnswers:
@@ -315,29 +366,33 @@ def parse_reply(text: str | None, questions: Sequence[tuple[str, str]]) -> Reply
 
     """
     text = text or ""
-    found: dict[str, Any] | None = None
+    read: _JSONAnswers | None = None
     if not _OPEN_TAG.search(text):
         # JSON answers first: a JSON reply whose justification says "verdict: ..." is not a block reply.
         try:
-            found = parse_json_answers(text, [q for q, _ in questions])
+            read = _json_answers(text, [q for q, _ in questions])
         except JSONExtractionError:
-            found = None
-        if found is not None and all(a is None for a in found.values()):
-            found = None
-    if found is None and has_blocks(text):
+            read = None
+        if read is not None and not read.found:
+            read = None
+    if read is None and has_blocks(text):
         blocks = parse_blocks(text)
         if blocks:
-            return _match_blocks(blocks, questions)
-    if found is None:
+            return _match_blocks(blocks, questions, tagged=bool(_OPEN_TAG.search(text)))
+    if read is None:
         try:
-            found = parse_json_answers(text, [q for q, _ in questions])
+            read = _json_answers(text, [q for q, _ in questions])
         except JSONExtractionError as exc:
             raise ReplyError(
                 f"{exc}; expected JSON answers by question_id or '<question> … Verdict: …' blocks"
             ) from None
-    problems = {
-        q: (MISSING, "the reply has no (unambiguous) answer for this question_id")
-        for q, _ in questions
-        if found.get(q) is None
-    }
-    return ReplyAnswers({q: a for q, a in found.items() if a is not None}, problems, "json")
+    problems: dict[str, tuple[str, str]] = {}
+    for q, _ in questions:
+        if q in read.conflicts:
+            problems[q] = (
+                AMBIGUOUS,
+                f"the reply answers this question_id with {read.conflicts[q]!r}: no verdict taken",
+            )
+        elif q not in read.found:
+            problems[q] = (MISSING, "the reply has no answer for this question_id")
+    return ReplyAnswers({q: a for q, a in read.found.items() if q not in problems}, problems, "json")
