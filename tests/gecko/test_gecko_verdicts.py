@@ -113,3 +113,50 @@ def test_choice_probabilities_from_first_answer_token():
     )
     assert choice_probabilities(None, list(YN)) is None
     assert choice_probabilities((TokenLogprob(token="Maybe", logprob=-0.1),), list(YN)) is None
+
+
+@pytest.mark.parametrize(
+    "answer, choices",
+    [
+        # an answer that offers another choice as an alternative names none (each read as the first before)
+        ("yes/no", YN),
+        ("Yes or no", YN),
+        ("Yes | No", YN),
+        ("Yes/No: yes", YN),
+        ("Yes.\nNo.", YN),
+        ("yes, no", YN),
+        ("red/blue", ["red", "blue", "green"]),
+        ("red or blue", ["red", "blue", "green"]),
+    ],
+)
+def test_an_answer_listing_two_choices_names_none(answer, choices):
+    assert resolve(answer, choices) is None
+
+
+@pytest.mark.parametrize(
+    "answer, expected",
+    [
+        ("Yes (not no)", 0),
+        ("Yes, there is no dog", 0),
+        ("No. No cat is visible.", 1),
+        ("Yes, no doubt", 0),
+        ("`no`", 1),
+        ("**Yes.**", 0),
+        ("```\nno\n```", 1),
+    ],
+)
+def test_a_choice_followed_by_prose_that_mentions_another_is_still_read(answer, expected):
+    assert resolve(answer, list(YN)) == expected
+
+
+def test_the_article_a_is_not_the_probability_of_choice_a():
+    """Answer "a cat" to choices (a) a dog / (b) a cat: the first token "a" is the article, not the letter."""
+    animals = ["a dog", "a cat"]
+    lp = (
+        TokenLogprob(token="a", logprob=math.log(0.9), top=(("a", math.log(0.9)), ("b", math.log(0.1)))),
+        TokenLogprob(token=" cat", logprob=math.log(0.6), top=((" cat", math.log(0.6)), (" dog", math.log(0.4)))),
+    )
+    assert resolve("a cat", animals) == 1
+    assert choice_probabilities(lp, animals, "a cat") is None  # it gave (a) a dog 0.9 before
+    letter = (TokenLogprob(token="b", logprob=math.log(0.8), top=(("b", math.log(0.8)), ("a", math.log(0.2)))),)
+    assert choice_probabilities(letter, animals, "b") == pytest.approx({"a cat": 0.8, "a dog": 0.2})

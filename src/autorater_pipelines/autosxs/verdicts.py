@@ -1,4 +1,4 @@
-"""Free-text verdicts: ``verdict_pattern`` matched in linear time, ``verdict_match`` picks among matches.
+r"""Free-text verdicts: ``verdict_pattern`` matched in linear time, ``verdict_match`` picks among matches.
 
 A judge that quotes ``[[A]]`` while reasoning and concludes ``[[B]]`` means B (FastChat #3921 recorded
 it as A by taking the first match). So every match of the pattern is found, and ``verdict_match``
@@ -7,7 +7,19 @@ same position, else the sample is a parse error). Matches that disagree are alwa
 sample's ``note``.
 
 A match counts only as a whole word: ``GRADE: ([A-C])`` does not read ``GRADE: CI`` as ``C`` (a verdict
-token that starts or ends with a letter or digit may not continue into another one).
+token that starts or ends with a letter or digit may not continue into another one), and not as one of a
+slash list: ``Verdict: A/B`` names no verdict.
+
+What judges write around a verdict is read as they mean it:
+
+- a match in quotes (``"[[A]]"``, ``'Verdict: A'``, curly quotes) is a mention — the judge repeating the
+  answer format — and is left out when the answer has an unquoted match (``[[B]] … the format asks for
+  "[[A]]"`` is B under ``last``);
+- Markdown emphasis does not hide a verdict: the pattern also runs on the text without ``*``
+  (``**Verdict:** **B**`` matches ``Verdict: (A|B)``);
+- a match that differs only in letter case counts when the pattern matched text around the verdict
+  (``[[b]]`` for ``\[\[(A|B|C)\]\]``, looked up case-insensitively in ``verdict_map``); a bare-letter pattern
+  such as ``\b(A|B)\b`` stays case-sensitive, so the article "a" is never verdict A.
 
 Patterns run on RE2 (``google-re2``), whose matching time is linear in the text: no pattern can
 backtrack catastrophically (``(a+)+$`` on a long answer takes microseconds). RE2 has no lookaround or
@@ -16,9 +28,10 @@ backreferences; a pattern that needs them is refused with that reason.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from autorater_pipelines.autosxs.confidence import json_choice_span
@@ -63,7 +76,10 @@ class VerdictPattern:
         options = re2.Options()
         options.log_errors = False  # RE2 would print parse errors on stderr
         self.pattern = pattern
-        self._compiled = re2.compile(_PYTHON_END.sub(r"\1\\z", pattern), options)
+        source = _PYTHON_END.sub(r"\1\\z", pattern)
+        self._compiled = re2.compile(source, options)
+        options.case_sensitive = False
+        self._folded = re2.compile(source, options)
         self.groups = int(self._compiled.groups)
 
     def __repr__(self) -> str:
@@ -75,19 +91,71 @@ class VerdictPattern:
     def __hash__(self) -> int:
         return hash(self.pattern)
 
-    def tokens(self, text: str) -> Iterator[tuple[str, int, int]]:
-        """Every whole-word match: ``(verdict text, start, end)``; the first group, or the whole match."""
-        for match in self._compiled.finditer(text):
-            group = 1 if self.groups else 0
-            token = match.group(group)
-            if token is None:
-                continue
-            start, end = match.span(group)
-            if token and _word(token[-1]) and end < len(text) and _word(text[end]):
-                continue  # "GRADE: CI" is not the grade C
-            if token and _word(token[0]) and start > 0 and _word(text[start - 1]):
-                continue
-            yield token, start, end
+    def tokens(self, text: str) -> list[Match]:
+        """Every whole-word match in reading order, as in the module docstring; the first group, or the whole match."""
+        found: list[Match] = []
+        starts: list[int] = []  # sorted starts of the spans taken, for the overlap test
+        plain, origin = _without_emphasis(text)
+        for source, where in ((text, None), (plain, origin)) if origin else ((text, None),):
+            for compiled, folded in ((self._compiled, False), (self._folded, True)):
+                for match in compiled.finditer(source):
+                    token = match.group(1 if self.groups else 0)
+                    if token is None:
+                        continue
+                    start, end = match.span(1 if self.groups else 0)
+                    if (folded and match.span(0) == (start, end)) or not _whole(source, token, start, end):
+                        continue  # folded: a bare-letter pattern stays case-sensitive
+                    quoted = _quoted(source, *match.span(0))
+                    if where is not None:
+                        start, end = _original(where, start, end, len(text))
+                    at = bisect.bisect_right(starts, start)
+                    if (at and found[at - 1].end > start) or (at < len(starts) and starts[at] < max(end, start + 1)):
+                        continue  # already found (by an earlier pass)
+                    starts.insert(at, start)
+                    found.insert(at, Match(token, start, end, quoted))
+        return found
+
+
+class Match(NamedTuple):
+    """One verdict match: the verdict text and its span in the original text."""
+
+    token: str
+    start: int
+    end: int
+    quoted: bool
+    """In quotes (``"[[A]]"``): a mention of the answer format rather than the judge's verdict."""
+
+
+def _original(where: list[int], start: int, end: int, length: int) -> tuple[int, int]:
+    """A span of the text without emphasis, mapped back to the original text."""
+    first = where[start] if start < len(where) else length
+    return first, (where[end - 1] + 1 if end > start else first)
+
+
+_QUOTES = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb"}
+
+
+def _quoted(text: str, start: int, end: int) -> bool:
+    return 0 < start and end < len(text) and _QUOTES.get(text[start - 1]) == text[end]
+
+
+def _whole(text: str, token: str, start: int, end: int) -> bool:
+    """A whole word, not part of a longer one (``CI``) nor of a slash list (``A/B``)."""
+    if token and _word(token[-1]) and end < len(text):
+        if _word(text[end]) or (text[end] in "/|" and end + 1 < len(text) and _word(text[end + 1])):
+            return False
+    if token and _word(token[0]) and start > 0:
+        if _word(text[start - 1]) or (text[start - 1] in "/|" and start > 1 and _word(text[start - 2])):
+            return False
+    return True
+
+
+def _without_emphasis(text: str) -> tuple[str, list[int] | None]:
+    """``text`` without Markdown ``*``, and the original index of each character kept (None: no ``*``)."""
+    if "*" not in text:
+        return text, None
+    origin = [i for i, char in enumerate(text) if char != "*"]
+    return text.replace("*", ""), origin
 
 
 _PYTHON_END = re.compile(r"((?:^|[^\\])(?:\\\\)*)\\Z")
@@ -171,33 +239,42 @@ def lookup_verdict(found: str, verdict_map: Mapping[str, str]) -> str | None:
 def find_verdict(text: str, pattern: VerdictPattern, verdict_map: Mapping[str, str], match: str = "last") -> Verdict:
     """Find the verdict in ``text``: every whole-word match of ``pattern``, chosen by ``match``.
 
+    Quoted matches (mentions of the answer format) are left out when an unquoted one exists.
+
     Raises:
         ValueError: no match; the chosen match is not a key of ``verdict_map``; or, with ``unique``, matches
             that name different positions or are not in the map (the message lists them).
     """
-    matches = list(pattern.tokens(text))
-    found = [token for token, _, _ in matches]
-    if not found:
+    every = pattern.tokens(text)
+    if not every:
         raise ValueError(f"verdict_pattern {pattern.pattern!r} found no match")
-    positions = [lookup_verdict(token, verdict_map) for token in found]
-    chosen = {"first": 0, "last": len(found) - 1}.get(match)
+    used = [m for m in every if not m.quoted] or every
+    positions = [lookup_verdict(m.token, verdict_map) for m in used]
+    chosen = {"first": 0, "last": len(used) - 1}.get(match)
+    listing = _listing(every, verdict_map, mentions=len(used) < len(every))
     distinct = sorted({p for p in positions if p is not None})
-    shown = [f"{t!r} → {p or 'not in verdict_map'}" for t, p in zip(found[:_LISTED], positions, strict=False)]
-    listing = ", ".join(shown) + (f", … {len(found) - _LISTED} more" if len(found) > _LISTED else "")
     if chosen is None:  # unique
         if len(distinct) != 1 or None in positions:
-            raise ValueError(f"ambiguous verdict (verdict_match=unique): {len(found)} matches disagree: {listing}")
-        return Verdict(distinct[0], span=matches[-1][1:])
+            raise ValueError(f"ambiguous verdict (verdict_match=unique): {len(used)} matches disagree: {listing}")
+        return Verdict(distinct[0], span=(used[-1].start, used[-1].end))
     position = positions[chosen]
     if position is None:
-        raise ValueError(f"verdict {found[chosen]!r} is not a key of verdict_map {sorted(verdict_map)}")
+        raise ValueError(f"verdict {used[chosen].token!r} is not a key of verdict_map {sorted(verdict_map)}")
     note = None
-    if len(distinct) > 1 or None in positions:
+    if len({lookup_verdict(m.token, verdict_map) for m in every}) > 1:
         note = (
-            f"verdict_pattern matched {len(found)} verdicts that disagree ({listing}); "
+            f"verdict_pattern matched {len(every)} verdicts that disagree ({listing}); "
             f"verdict_match={match} took {position}"
         )
-    return Verdict(position, note, matches[chosen][1:])
+    return Verdict(position, note, (used[chosen].start, used[chosen].end))
+
+
+def _listing(matches: list[Match], verdict_map: Mapping[str, str], *, mentions: bool) -> str:
+    shown = []
+    for m in matches[:_LISTED]:
+        position = lookup_verdict(m.token, verdict_map) or "not in verdict_map"
+        shown.append(f"{m.token!r} → {position}" + (" (quoted, left out)" if mentions and m.quoted else ""))
+    return ", ".join(shown) + (f", … {len(matches) - _LISTED} more" if len(matches) > _LISTED else "")
 
 
 def parse_verdict(text: str | None, settings: JudgeSettings) -> tuple[str, str]:

@@ -278,7 +278,7 @@ def _one_sample(s: int, output: ModelOutput, qa: Mapping[str, Any], logprobs: bo
             kind, reason = read.problems[qa["question_id"]]
             return _sample(s, raw=text, error={"kind": kind, "message": reason})
         return _sample(s, verdict=read.answers[qa["question_id"]], raw=text)
-    probs = choice_probabilities(output.logprobs, list(qa.get("choices") or [])) if logprobs else None
+    probs = choice_probabilities(output.logprobs, list(qa.get("choices") or []), text) if logprobs else None
     return _sample(s, verdict=text.strip(), raw=text, probs=probs)
 
 

@@ -9,7 +9,9 @@ whitespace, quotes, Markdown emphasis and trailing punctuation removed), it
 3. starts with the letter followed by ``)``/``.``/``:`` (``b) a boat``) and the rest does not name a
    different choice, or
 4. starts with the whole choice text followed by a non-word character (``Yes, there is …``,
-   ``no bus``); the longest such choice wins. ``not sure`` does not start with the word ``no``.
+   ``no bus``); the longest such choice wins. ``not sure`` does not start with the word ``no``. An answer
+   that lists another choice as an alternative (``yes/no``, ``Yes or no``, ``red | blue``, ``Yes/No: yes``)
+   or is two choices in a row (``Yes. No.``, ``yes, no``) names none.
 
 Anything else is unparseable, which the scorer counts and reports instead of scoring 0.
 """
@@ -47,6 +49,8 @@ _NUMBER_WORDS = {
 _LETTER_ONLY = re.compile(r"^\(?([a-z])\)?[.:)]?$")
 _LETTER_LEAD = re.compile(r"^\(?([a-z])[).:]\s*(.+)$")
 _LETTER_PREFIXED_CHOICE = re.compile(r"^\(?([a-zA-Z])[).:]\s+(.+)$")
+_ALTERNATIVE = re.compile(r"^\s*(?:/|\||\bor\b|\band/or\b|\bvs\b\.?)\s*")
+_SEPARATOR = re.compile(r"^\s*[,.;]?\s*")
 
 
 def normalize(text: Any) -> str:
@@ -145,28 +149,46 @@ def resolve(answer: Any, choices: Sequence[str]) -> int | None:
     for i, choice in enumerate(norm):
         if re.match(re.escape(choice) + r"(?!\w)", value) and (best is None or len(choice) > len(norm[best])):
             best = i
+    if best is not None and _names_another(value[len(norm[best]) :], norm, best):
+        return None
     return best
+
+
+def _names_another(rest: str, norm: Sequence[str], best: int) -> bool:
+    """Whether the text after the choice offers another choice (``/no``, `` or no``) or is one (``. no``)."""
+    alternative = _ALTERNATIVE.match(rest)
+    if alternative:
+        after = rest[alternative.end() :]
+        if any(i != best and re.match(re.escape(c) + r"(?!\w)", after) for i, c in enumerate(norm)):
+            return True
+    listed = rest[_SEPARATOR.match(rest).end() :].strip(_STRIP)  # type: ignore[union-attr]
+    return listed in norm and norm.index(listed) != best
 
 
 def _letter_index(letter: str) -> int:
     return string.ascii_lowercase.index(letter)
 
 
-def choice_probabilities(logprobs: Sequence[Any] | None, choices: Sequence[str]) -> dict[str, float] | None:
+def choice_probabilities(
+    logprobs: Sequence[Any] | None, choices: Sequence[str], answer: Any = None
+) -> dict[str, float] | None:
     """Probability of each choice from the first answer token's log-probabilities.
 
     The first generated token that is not whitespace or punctuation is taken as the answer token;
     its top alternatives (and itself) are matched to choice labels (:func:`choice_label`) or choice
-    texts by normalized equality; matched probability mass is renormalized over the choices.
+    texts by normalized equality; matched probability mass is renormalized over the choices. With
+    ``answer``, the answer token must name the choice the whole answer resolves to (:func:`resolve`): the
+    article in ``a cat`` is not the letter of choice (a), so its probability is not that choice's.
 
     Args:
         logprobs: ``ModelOutput.logprobs``: items with ``token``, ``logprob`` (natural log) and
             ``top`` (``((token, logprob), …)``).
         choices: Choice texts.
+        answer: The answer text the verdict is read from, when known.
 
     Returns:
-        ``{choice text: probability}`` summing to 1, or None when no logprobs were returned or no
-        alternative names a choice.
+        ``{choice text: probability}`` summing to 1, or None when no logprobs were returned, no
+        alternative names a choice, or the answer token is not the answer's choice.
 
     """
     if not logprobs or not choices:
@@ -176,6 +198,8 @@ def choice_probabilities(logprobs: Sequence[Any] | None, choices: Sequence[str])
         return None
     names = {choice_label(choices, i): i for i in range(len(choices))}
     names.update({normalize(c): i for i, c in enumerate(choices)})
+    if answer is not None and names.get(normalize(first.token)) != resolve(answer, choices):
+        return None
     mass = [0.0] * len(choices)
     seen: set[str] = set()
     for token, logprob in ((first.token, first.logprob), *tuple(first.top or ())):
