@@ -111,3 +111,10 @@ def test_validation_and_scoring_count_the_contradicted_question_as_unparseable(t
     assert by_id["q1"]["error"]["kind"] == "ambiguous_answer"
     assert only["final_score"] == 1.0  # q2 alone (unparseable_answer_policy=skip)
     assert scored.metrics["parse_failures"] == 1
+
+
+def test_an_item_whose_answer_and_verdict_fields_disagree_gives_no_verdict():
+    text = '{"answers": [{"question_id": "q1", "answer": "yes", "verdict": "no"}]}'
+    assert parse_reply(text, QUESTIONS[:1]).problems["q1"][0] == "ambiguous_answer"
+    agree = '{"answers": [{"question_id": "q1", "answer": "yes", "verdict": "Yes"}]}'
+    assert parse_reply(agree, QUESTIONS[:1]).answers == {"q1": "yes"}

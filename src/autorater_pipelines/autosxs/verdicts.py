@@ -28,7 +28,6 @@ backreferences; a pattern that needs them is refused with that reason.
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import re
 from collections.abc import Mapping
@@ -93,26 +92,28 @@ class VerdictPattern:
 
     def tokens(self, text: str) -> list[Match]:
         """Every whole-word match in reading order, as in the module docstring; the first group, or the whole match."""
-        found: list[Match] = []
-        starts: list[int] = []  # sorted starts of the spans taken, for the overlap test
+        candidates: list[tuple[int, int, int, str, bool]] = []  # (start, pass, end, token, quoted)
         plain, origin = _without_emphasis(text)
-        for source, where in ((text, None), (plain, origin)) if origin else ((text, None),):
-            for compiled, folded in ((self._compiled, False), (self._folded, True)):
-                for match in compiled.finditer(source):
-                    token = match.group(1 if self.groups else 0)
-                    if token is None:
-                        continue
-                    start, end = match.span(1 if self.groups else 0)
-                    if (folded and match.span(0) == (start, end)) or not _whole(source, token, start, end):
-                        continue  # folded: a bare-letter pattern stays case-sensitive
-                    quoted = _quoted(source, *match.span(0))
-                    if where is not None:
-                        start, end = _original(where, start, end, len(text))
-                    at = bisect.bisect_right(starts, start)
-                    if (at and found[at - 1].end > start) or (at < len(starts) and starts[at] < max(end, start + 1)):
-                        continue  # already found (by an earlier pass)
-                    starts.insert(at, start)
-                    found.insert(at, Match(token, start, end, quoted))
+        passes: list[tuple[str, list[int] | None, bool]] = [(text, None, False), (text, None, True)]
+        if origin is not None:
+            passes += [(plain, origin, False), (plain, origin, True)]
+        for number, (source, where, folded) in enumerate(passes):
+            for match in (self._folded if folded else self._compiled).finditer(source):
+                token = match.group(1 if self.groups else 0)
+                if token is None:
+                    continue
+                start, end = match.span(1 if self.groups else 0)
+                if (folded and match.span(0) == (start, end)) or not _whole(source, token, start, end):
+                    continue  # folded: a bare-letter pattern stays case-sensitive
+                quoted = _quoted(source, *match.span(0))
+                if where is not None:
+                    start, end = _original(where, start, end, len(text))
+                candidates.append((start, number, end, token, quoted))
+        found: list[Match] = []
+        for start, _, end, token, quoted in sorted(candidates):
+            if found and start < max(found[-1].end, found[-1].start + 1):
+                continue  # the same verdict, found by an earlier pass (or overlapping one already taken)
+            found.append(Match(token, start, end, quoted))
         return found
 
 

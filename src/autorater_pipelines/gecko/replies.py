@@ -342,11 +342,11 @@ def _json_answers(text: str, question_ids: Sequence[str]) -> _JSONAnswers:
         if not isinstance(item, Mapping):
             continue
         qid = wanted.get(_id_text(item.get("question_id", item.get("id", ""))))
-        answer = item.get("answer", item.get("verdict"))
-        if qid is None or isinstance(answer, (dict, list)) or answer is None:
+        values = [item.get(k) for k in ("answer", "verdict") if not isinstance(item.get(k), (dict, list, type(None)))]
+        if qid is None or not values:
             continue
-        given.setdefault(qid, []).append(answer)
-        found.setdefault(qid, answer)
+        given.setdefault(qid, []).extend(values)  # an item whose "answer" and "verdict" disagree is ambiguous too
+        found.setdefault(qid, values[0])
     conflicts = {q: a for q, a in given.items() if len({normalize(v) for v in a}) > 1}
     return _JSONAnswers(found, conflicts)
 
