@@ -286,7 +286,11 @@ def test_split_vote_explanation_says_so():
 
 
 def test_logprob_confidence_is_used_when_every_sample_has_it():
-    logprobs = (TokenLogprob("A", -0.1, top=(("A", -0.1), ("B", -2.4))),)
+    logprobs = (
+        TokenLogprob('{"choice": "', -0.01),
+        TokenLogprob("A", -0.1, top=(("A", -0.1), ("B", -2.4))),
+        TokenLogprob('"}', -0.001),
+    )
     out = ModelOutput(text='{"choice": "A"}', logprobs=logprobs)
     original = pairwise.to_sample(_request(False), out, JudgeSettings())
     swapped = pairwise.to_sample(_request(True, 1), out, JudgeSettings())

@@ -202,7 +202,7 @@ def test_swapped_sample_probabilities_are_mapped_back_to_models():
         (
             "I pick [[A]] over B",
             [("[[", 0.0, ()), ("B", -0.1, (("B", -0.1), ("A", -2.0))), ("]]", 0.0, ())],
-            r"the 3 log-probability tokens do not spell the answer text",
+            r"the 3 log-probability tokens do not spell the answer text around the verdict",
         ),
         # chosen-token logprobs only (top_logprobs 0): no alternatives to weigh against
         (
@@ -232,3 +232,15 @@ def test_without_logprobs_the_confidence_is_the_vote_share():
     assert sample.choice == bare.choice == "A"
     assert bare.distribution is None and bare.confidence_reason is None
     assert combine_samples([bare, bare]) == ("A", 1.0, "[[A]]")
+
+
+def test_a_character_split_over_two_tokens_elsewhere_does_not_hide_the_verdict_token():
+    # OpenAI-style tokens of an emoji split over two byte tokens show as U+FFFD and do not spell the text
+    after = [("[[", 0.0, ()), ("B", -0.3, (("B", -0.3), ("A", -1.6))), ("]]", 0.0, ()), (" \ufffd", -0.1, ())]
+    after += [("\ufffd", -0.1, ())]
+    before = [("Great", -0.1, ()), (" \ufffd", -0.1, ()), ("\ufffd", -0.1, ()), (" [[", 0.0, ())]
+    before += [("B", -0.3, (("B", -0.3), ("A", -1.6))), ("]]", 0.0, ())]
+    for pieces, text in ((after, "[[B]] \U0001f44d"), (before, "Great \U0001f44d [[B]]")):
+        output = ModelOutput(text=text, logprobs=tuple(TokenLogprob(t, lp, tuple(top)) for t, lp, top in pieces))
+        sample = to_sample(_request(), output, JudgeSettings.from_params(FASTCHAT))
+        assert sample.distribution == pytest.approx({"B": _p(-0.3, -1.6), "A": _p(-1.6, -0.3)}), text

@@ -6,8 +6,8 @@ it used — the ``verdict_pattern`` match chosen by ``verdict_match`` (``unique`
 matches), or the ``choice`` value of the JSON answer — never at some other A/B-like token: a judge that
 writes ``[[A]]`` and then "because B is worse" is confident about A, not about B.
 
-That token is found by character position: the tokens, concatenated, must spell the answer text (or
-contain it once, or be contained in it once). The token must hold the whole verdict (``[[A`` holds ``A``;
+That token is found by character position: the tokens, concatenated, must spell the answer text from its
+start, or from its end, up to and including the verdict. The token must hold the whole verdict (``[[A`` holds ``A``;
 ``S`` + ``AME`` split ``SAME`` over two tokens). Each alternative of that token is read in the same frame
 (``[[B`` → ``B``) and looked up like the verdict itself; the probabilities of alternatives that name a
 position are summed per position and renormalized. When the token cannot be located, or has no
@@ -64,15 +64,25 @@ def json_choice_span(text: str, label: Label, position: str) -> tuple[int, int] 
     return None
 
 
-def _shift(tokens: Sequence[str], text: str) -> int | None:
-    """``text index = joined index + shift`` when the tokens spell ``text`` (or one contains the other once)."""
-    joined = "".join(tokens)
-    if joined == text:
-        return 0
-    if joined and text and joined.count(text) == 1:
-        return -joined.index(text)
-    if joined and text.count(joined) == 1:
-        return text.index(joined)
+def _offsets(tokens: Sequence[str], text: str, start: int, end: int) -> list[int] | None:
+    """Where each token starts in ``text``, counted from the start of the answer or from its end.
+
+    The count is used from the side whose tokens spell the text exactly up to and including the verdict: a
+    token elsewhere that is not the text (a character split over two tokens shows as ``\ufffd``; a provider
+    that strips the answer) does not matter. None when neither side spells the text up to the verdict.
+    """
+    forward, total = [], 0
+    for token in tokens:
+        forward.append(total)
+        total += len(token)
+    backward = [offset + len(text) - total for offset in forward]
+    for offsets, from_start in ((forward, True), (backward, False)):
+        covering = [i for i, (o, t) in enumerate(zip(offsets, tokens, strict=True)) if o < end and o + len(t) > start]
+        if not covering:
+            continue
+        checked = range(covering[-1] + 1) if from_start else range(covering[0], len(tokens))
+        if all(0 <= offsets[i] and text[offsets[i] : offsets[i] + len(tokens[i])] == tokens[i] for i in checked):
+            return offsets
     return None
 
 
@@ -104,20 +114,15 @@ def verdict_probability(
     if span is None:
         return VerdictProbability(None, "the position of the verdict in the answer is unknown")
     tokens = [str(t.token) for t in logprobs]
-    shift = _shift(tokens, text)
-    if shift is None:
+    start, end = span
+    offsets = _offsets(tokens, text, start, end)
+    if offsets is None:
         return VerdictProbability(
             None,
-            f"the {len(tokens)} log-probability tokens do not spell the answer text, so the verdict token is unknown",
+            f"the {len(tokens)} log-probability tokens do not spell the answer text around the verdict, so the "
+            "verdict token is unknown",
         )
-    start, end = span
-    position = shift
-    covering = []
-    for index, token in enumerate(tokens):
-        low, high = position, position + len(token)
-        position = high
-        if high > start and low < end:
-            covering.append(index)
+    covering = [i for i, (o, t) in enumerate(zip(offsets, tokens, strict=True)) if o < end and o + len(t) > start]
     if len(covering) != 1:
         parts = [tokens[i] for i in covering]
         return VerdictProbability(
@@ -126,7 +131,7 @@ def verdict_probability(
         )
     index = covering[0]
     chosen = logprobs[index]
-    low = shift + sum(len(t) for t in tokens[:index])
+    low = offsets[index]
     prefix, suffix = chosen.token[: start - low], chosen.token[end - low :]
     if not chosen.top:
         return VerdictProbability(None, f"the verdict token {chosen.token!r} came without alternatives (top logprobs)")
