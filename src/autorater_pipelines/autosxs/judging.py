@@ -10,12 +10,14 @@ Zheng et al., "Judging LLM-as-a-Judge with MT-Bench and Chatbot Arena" (arXiv 23
 Judgment row (one per example, JSON-compatible dict):
     id columns, every rendered autorater prompt parameter (``inference_instruction``,
     ``inference_context`` …), ``response_a``, ``response_b``, ``choice`` (``A``|``B``|``TIE``|``ERROR``),
-    ``confidence`` (float in [0, 1]; None for ``ERROR``), ``explanation``, ``samples`` (list of
+    ``confidence`` (float in [0, 1]; None for ``ERROR``, and when log-probabilities came back but a
+    verdict token could not be read), ``explanation``, ``samples`` (list of
     ``{sample_index, flipped, choice, explanation, raw_response, error, attempts, cached, note}``;
     ``attempts`` = network attempts of that call, 0 for cache hits and replays; ``note`` says when the
-    verdicts found in one answer disagreed), ``complete`` (False when the judged samples do not cover every
-    presentation order scheduled, see :func:`row_completeness`) and ``incomplete_reason``, the human
-    preference column when given, ``input_token_count`` and ``output_token_count`` (sums over samples).
+    verdicts found in one answer disagreed, or why log-probabilities gave no verdict probability),
+    ``complete`` (False when the judged samples do not cover every presentation order scheduled, see
+    :func:`row_completeness`) and ``incomplete_reason``, the human preference column when given,
+    ``input_token_count`` and ``output_token_count`` (sums over samples).
 """
 
 from __future__ import annotations
