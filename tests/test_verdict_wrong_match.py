@@ -47,7 +47,9 @@ CASES = [
     (JSON, '{"choice": "A or B", "explanation": "x"}', None),
     # letter case
     (FASTCHAT, 'Output "[[A]]" if A is better. My verdict: [[b]]', "B"),
-    (LABELLED, "verdict: b", "B"),
+    (FASTCHAT, "[[c]]", "TIE"),
+    (LABELLED, "verdict: b", None),  # folded only inside tight context: see the next case
+    (LABELLED, "Verdict: B\nMy verdict: a close call, really.", "B"),
     (BARE, "I think a response is needed. B", "B"),  # a bare-letter pattern stays case-sensitive: "a" is no verdict
     (JSON, '{"choice": "b", "explanation": "x"}', "B"),
     # trailing punctuation

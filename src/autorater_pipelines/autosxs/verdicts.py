@@ -17,9 +17,10 @@ What judges write around a verdict is read as they mean it:
   "[[A]]"`` is B under ``last``);
 - Markdown emphasis does not hide a verdict: the pattern also runs on the text without ``*``
   (``**Verdict:** **B**`` matches ``Verdict: (A|B)``);
-- a match that differs only in letter case counts when the pattern matched text around the verdict
-  (``[[b]]`` for ``\[\[(A|B|C)\]\]``, looked up case-insensitively in ``verdict_map``); a bare-letter pattern
-  such as ``\b(A|B)\b`` stays case-sensitive, so the article "a" is never verdict A.
+- a match that differs only in letter case counts when the pattern matched non-space text right before and
+  right after the verdict (``[[b]]`` for ``\[\[(A|B|C)\]\]``, looked up case-insensitively in ``verdict_map``);
+  otherwise the pattern stays case-sensitive, so the article in "my verdict: a close call" or a bare-letter
+  pattern such as ``\b(A|B)\b`` never reads "a" as verdict A.
 
 Patterns run on RE2 (``google-re2``), whose matching time is linear in the text: no pattern can
 backtrack catastrophically (``(a+)+$`` on a long answer takes microseconds). RE2 has no lookaround or
@@ -103,8 +104,10 @@ class VerdictPattern:
                 if token is None:
                     continue
                 start, end = match.span(1 if self.groups else 0)
-                if (folded and match.span(0) == (start, end)) or not _whole(source, token, start, end):
-                    continue  # folded: a bare-letter pattern stays case-sensitive
+                if (folded and not _enclosed(source, match.span(0), start, end)) or not _whole(
+                    source, token, start, end
+                ):
+                    continue
                 quoted = _quoted(source, *match.span(0))
                 if where is not None:
                     start, end = _original(where, start, end, len(text))
@@ -134,6 +137,11 @@ def _original(where: list[int], start: int, end: int, length: int) -> tuple[int,
 
 
 _QUOTES = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb"}
+
+
+def _enclosed(text: str, whole: tuple[int, int], start: int, end: int) -> bool:
+    """Whether the pattern matched non-space text right before and right after the verdict (``[[b]]``, ``(b)``)."""
+    return whole[0] < start and end < whole[1] and not text[start - 1].isspace() and not text[end].isspace()
 
 
 def _quoted(text: str, start: int, end: int) -> bool:
