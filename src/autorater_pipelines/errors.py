@@ -22,6 +22,8 @@ class InputError(AutoraterError, ValueError):
         source: The file, URI or parameter the problem was found in, if any.
         row: 1-based row (line for JSONL) number in ``source``, if any.
         column: The column or field name, if any.
+        unit: The word printed before ``row``: ``"row"`` (default) or ``"line"`` where the number counts
+            physical lines and a record may span several (CSV).
     """
 
     def __init__(
@@ -31,6 +33,7 @@ class InputError(AutoraterError, ValueError):
         source: str | None = None,
         row: int | None = None,
         column: str | None = None,
+        unit: str = "row",
     ) -> None:
         self.source = source
         self.row = row
@@ -39,7 +42,7 @@ class InputError(AutoraterError, ValueError):
         if source:
             where.append(str(source))
         if row is not None:
-            where.append(f"row {row}")
+            where.append(f"{unit} {row}")
         if column:
             where.append(f"column {column!r}")
         prefix = (", ".join(where) + ": ") if where else ""

@@ -97,7 +97,7 @@ def test_csv_stray_quote_in_the_last_column_is_refused_naming_file_and_line(tmp_
     code, out = _run(_params(tmp_path, dataset, replay), tmp_path)
     err = capsys.readouterr().err
     assert code == 2 and not out.exists()
-    assert f"{dataset}, row 3: a quoted value opens" in err and "Traceback" not in err
+    assert f"{dataset}, line 3: a quoted value opens" in err and "Traceback" not in err
 
 
 KEY = "AIzaSyD-run-secret-0123456789abcdefghijk"

@@ -167,3 +167,41 @@ def test_bad_input_fails_before_any_call():
         gecko.evaluate(df, validator_prompt_template="Look: {image}", validator_model=replay)
     with pytest.raises(InputError, match=r"expected a pandas DataFrame, got list"):
         gecko.evaluate([{"prompt": "p"}])
+
+
+def test_ids_1_and_string_1_are_duplicates_before_any_call():
+    """Hostile trial: an id column holding 1 and "1" (or an index [1, "1"]) is two rows to pandas but one id to
+    the joins of results with rows, as in AutoSxS; Gecko refuses them before calling a model."""
+    from autorater_pipelines.testing import ModelEmulator
+
+    rubric = json.dumps({"qas": [{"question_id": "a", "question": "is there coffee?", "answer": "yes"}]})
+    frames = {
+        "id column": (pd.DataFrame({"id": [1, "1"], "image": ["gs://b/x.png"] * 2, "rubric": [rubric] * 2}), ["id"]),
+        "index": (
+            pd.DataFrame(
+                {"image": ["gs://b/x.png"] * 2, "rubric": [rubric] * 2}, index=pd.Index([1, "1"], dtype=object)
+            ),
+            None,
+        ),
+    }
+    messages = {
+        "id column": r"id_columns, row 2: duplicate id \{'id': '1'\} \(first seen in row 1 as \{'id': 1\}; ids are "
+        r"compared as text",
+        "index": r"id_columns: the DataFrame index .* duplicates \[1 and '1'\] \(labels are compared as text",
+    }
+    with ModelEmulator(responder=lambda request: '{"a": "yes"}') as emu:
+        kwargs = {
+            "rubrics_column": "rubric",
+            "validator_model": "gemini-2.5-flash",
+            "validator_parameters": {**QUIET, "base_url": emu.url},
+            "project": "p",
+            "location": "us-central1",
+        }
+        for name, (df, id_columns) in frames.items():
+            with pytest.raises(InputError, match=messages[name]):
+                gecko.evaluate(df, id_columns=id_columns, **kwargs)
+            assert emu.call_count == 0, name
+        # Control: the same frame with distinct ids is evaluated, one call per row.
+        df, _ = frames["id column"]
+        results, _ = gecko.evaluate(df.assign(id=[1, "2"]), id_columns=["id"], **kwargs)
+        assert list(results["final_score"]) == [1.0, 1.0] and emu.call_count == 2

@@ -167,14 +167,55 @@ def test_csv_keeps_strings_and_line_numbers(tmp_path):
     assert ds.location(0) == f"{uri} line 2"
 
 
-def test_csv_short_row_is_padded_long_row_is_refused(tmp_path):
-    assert read_dataset(write(tmp_path / "s.csv", "a,b\n1\n")).rows == [{"a": "1", "b": ""}]
-    with pytest.raises(InputError, match=r"l\.csv, row 3: has 3 fields but the header has 2 columns"):
+def test_csv_record_short_of_fields_is_an_error_naming_file_line_and_counts(tmp_path):
+    # Found in a hostile trial: a record with fewer fields than the header was padded with "" silently.
+    with pytest.raises(
+        InputError,
+        match=r"s\.csv, line 3: has 2 fields but the header has 3 columns \['id', 'a', 'b'\]: \['2', 'x'\]; add the "
+        r"missing values",
+    ):
+        read_dataset(write(tmp_path / "s.csv", "id,a,b\n1,x,y\n2,x\n3,x,y\n"))
+    with pytest.raises(InputError, match=r"one\.csv, line 2: has 1 field but the header has 2 columns"):
+        read_dataset(write(tmp_path / "one.csv", "a,b\n1\n"))
+    # The line is the one the record starts on, after a value that spans lines.
+    with pytest.raises(InputError, match=r"m\.csv, line 4: has 2 fields .* \(the record spans lines 4-5\)"):
+        read_dataset(write(tmp_path / "m.csv", 'id,a,b\n1,"x\ny",z\n2,"p\nq"\n3,x,y\n'))
+
+
+def test_csv_record_with_more_fields_than_the_header_is_an_error(tmp_path):
+    with pytest.raises(InputError, match=r"l\.csv, line 3: has 3 fields but the header has 2 columns .*quote values"):
         read_dataset(write(tmp_path / "l.csv", "a,b\n1,2\n1,2,3\n"))
+    with pytest.raises(InputError, match=r"t\.csv, line 2: has 3 fields but the header has 2 columns"):
+        read_dataset(write(tmp_path / "t.csv", "a,b\n1,2,\n"))  # a trailing comma is one more (empty) field
+
+
+def test_csv_empty_cells_that_are_present_are_empty_strings(tmp_path):
+    ds = read_dataset(write(tmp_path / "e.csv", 'a,b,c\n1,,3\n,,\n"",x,""\n'))
+    assert ds.rows == [{"a": "1", "b": "", "c": "3"}, {"a": "", "b": "", "c": ""}, {"a": "", "b": "x", "c": ""}]
+
+
+def test_csv_text_after_a_closing_quote_is_an_error_naming_the_line(tmp_path):
+    # Found in a hostile trial: "a1"x was read as a1x.
+    with pytest.raises(
+        InputError,
+        match=r"q\.csv, line 3: has text after the closing quote of a quoted value: "
+        r"'2,\"a1\"x,y'",
+    ):
+        read_dataset(write(tmp_path / "q.csv", 'id,a,b\n1,p,q\n2,"a1"x,y\n3,p,q\n'))
+    with pytest.raises(InputError, match=r"s\.csv, line 2: has text after the closing quote"):
+        read_dataset(write(tmp_path / "s.csv", 'id,a\n1,"x" \n'))
+    # After a value that spans lines, the line is the one with the stray text.
+    with pytest.raises(InputError, match=r"m\.csv, line 4: has text after the closing quote"):
+        read_dataset(write(tmp_path / "m.csv", 'id,a\n1,x\n2,"two\nlines"!\n'))
+    # A quote inside an unquoted value is a character, as in every CSV reader; a doubled quote is one quote.
+    assert read_dataset(write(tmp_path / "ok.csv", 'id,a\n1,5" disk\n2,"say ""hi"""\n')).rows == [
+        {"id": "1", "a": '5" disk'},
+        {"id": "2", "a": 'say "hi"'},
+    ]
 
 
 def test_csv_header_problems(tmp_path):
-    with pytest.raises(InputError, match=r"row 1: the header repeats column name\(s\) \['a'\]"):
+    with pytest.raises(InputError, match=r"line 1: the header repeats column name\(s\) \['a'\]"):
         read_dataset(write(tmp_path / "dup.csv", "a,b,a\n1,2,3\n"))
     ds = read_dataset(write(tmp_path / "idx.csv", ",text\n0,x\n"))  # pandas' to_csv index column
     assert ds.columns == ["Unnamed: 0", "text"]
@@ -183,8 +224,22 @@ def test_csv_header_problems(tmp_path):
 def test_csv_unclosed_quote_is_an_error_naming_the_line(tmp_path):
     # A stray quote in the last column used to swallow the rest of the file: 1 row read out of 4.
     text = 'id,question,a,b\nq1,Q1,x,y\n\nq2,"Q2\nstill Q2",x,"y\nq3,Q3,x,y\nq4,Q4,x,y\n'
-    with pytest.raises(InputError, match=r"q\.csv, row 4: a quoted value opens \(\"\) on this line and never closes"):
+    with pytest.raises(
+        InputError,
+        match=r"q\.csv, line 5: a quoted value opens \(\"\) on this line \('still Q2\",x,\"y', in the record "
+        r"that starts on line 4\) and never closes",
+    ):
         read_dataset(write(tmp_path / "q.csv", text))
+    # The line is where the unclosed value starts, not where its record starts nor the end of the file.
+    text = 'id,a,b\n1,"x\nx","y\nz,\n3,p,q\n'
+    with pytest.raises(
+        InputError,
+        match=r"r\.csv, line 3: a quoted value opens \(\"\) on this line \('x\",\"y', in the record that starts "
+        r"on line 2\)",
+    ):
+        read_dataset(write(tmp_path / "r.csv", text))
+    with pytest.raises(InputError, match=r"e\.csv, line 3: a quoted value opens"):
+        read_dataset(write(tmp_path / "e.csv", 'id,a\n1,x\n2,"no final newline'))
 
 
 def test_csv_line_numbers_after_multiline_values_and_blank_lines(tmp_path):
@@ -192,7 +247,7 @@ def test_csv_line_numbers_after_multiline_values_and_blank_lines(tmp_path):
     ds = read_dataset(uri)
     assert ds.rows == [{"id": "1", "t": "a\r\nb"}, {"id": "2", "t": "c"}, {"id": "", "t": ""}]
     assert [n for _, n in ds.locations] == [2, 5, 6]
-    with pytest.raises(InputError, match=r"x\.csv, row 5: has 3 fields but the header has 2 columns \['id', 't'\]"):
+    with pytest.raises(InputError, match=r"x\.csv, line 5: has 3 fields but the header has 2 columns \['id', 't'\]"):
         read_dataset(write(tmp_path / "x.csv", 'id,t\n1,"a\nb"\n\n2,c,d\n'))
 
 

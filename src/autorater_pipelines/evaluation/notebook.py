@@ -71,21 +71,38 @@ def frame_rows(df: pd.DataFrame, *, id_columns: Sequence[str] | None, source: st
                 "pass id_columns=[...] or rename the index (df.rename_axis('row'))",
                 source="id_columns",
             )
-        if not df.index.is_unique:
-            duplicated = df.index[df.index.duplicated()][:3].tolist()
-            raise InputError(
-                f"the DataFrame index identifies the rows when id_columns is not given, but it has duplicates "
-                f"{duplicated!r}; pass id_columns or df.reset_index(drop=True)",
-                source="id_columns",
-            )
     rows = []
     for label, record in zip(df.index, df.to_dict(orient="records"), strict=True):
         row = io.to_jsonable(record)
         if index_column is not None:
             row[index_column] = io.to_jsonable(label)
         rows.append(row)
+    if index_column is not None:
+        _check_unique_index(df, rows, index_column)
     ids = [index_column] if index_column is not None else list(id_columns or [])
     return FrameRows(rows, ids, index_column)
+
+
+def _check_unique_index(df: pd.DataFrame, rows: list[dict[str, Any]], index_column: str) -> None:
+    """Refuse an index with duplicate labels, compared as ids are everywhere (``io.id_key``: 1 and "1" are one)."""
+    seen: dict[tuple[str | None, ...], Any] = {}
+    duplicated: list[str] = []
+    as_text = False  # two labels that differ but are one id once compared as text
+    for label, row in zip(df.index, rows, strict=True):
+        key = io.id_key(row, [index_column])
+        if key in seen:
+            differ = repr(seen[key]) != repr(label)
+            as_text = as_text or differ
+            duplicated.append(f"{seen[key]!r} and {label!r}" if differ else repr(label))
+        seen.setdefault(key, label)
+    if duplicated:
+        shown = "[" + ", ".join(duplicated[:3]) + "]"
+        note = " (labels are compared as text: 1, 1.0 and '1' are the same id)" if as_text else ""
+        raise InputError(
+            f"the DataFrame index identifies the rows when id_columns is not given, but it has duplicates "
+            f"{shown}{note}; pass id_columns or df.reset_index(drop=True)",
+            source="id_columns",
+        )
 
 
 def outside_event_loop(function: Callable[..., _T]) -> Callable[..., _T]:

@@ -79,7 +79,8 @@ def check_rows(
 
     Raises:
         InputError: no id columns, a required parameter not set, a column absent from every row, or
-            duplicate id values (the message shows the first duplicate).
+            duplicate id values (the message shows the first duplicate). Ids are compared by
+            :func:`autorater_pipelines.io.id_key`, so ``1`` and ``"1"`` are the same id, as everywhere.
 
     """
     id_columns = check_id_columns(id_columns)
@@ -102,9 +103,12 @@ def check_rows(
     for i, row in enumerate(rows, start=1):
         key = id_key(row, id_columns)
         if key in seen:
+            first, this = id_values(rows[seen[key] - 1], id_columns), id_values(row, id_columns)
+            where = f"first seen in row {seen[key]}"
+            if repr(first) != repr(this):  # e.g. 1 and "1": one id once compared as text, as io.check_unique_ids
+                where += f' as {first!r}; ids are compared as text: 1, 1.0 and "1" are the same id'
             raise InputError(
-                f"duplicate id {id_values(row, id_columns)!r} (first seen in row {seen[key]}); "
-                "id_columns must identify each row",
+                f"duplicate id {this!r} ({where}); id_columns must identify each row",
                 source="id_columns",
                 row=i,
             )

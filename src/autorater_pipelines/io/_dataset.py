@@ -21,7 +21,7 @@ class Dataset:
 
     Attributes:
         rows: One plain dict per example; values are JSON-compatible (str, int, float, bool, None,
-            lists, dicts). CSV values are strings or ``None`` (empty cell).
+            lists, dicts). CSV values are strings (an empty cell is ``""``).
         locations: Parallel to ``rows``: ``(file or URI, 1-based line/row number)``.
         columns: Union of the rows' keys, in first-seen order (computed when not given).
         source_name: The parameter the data came from (e.g. ``"evaluation_dataset"``), for messages.

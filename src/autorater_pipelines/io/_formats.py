@@ -7,22 +7,22 @@ Formats are chosen by file extension:
   is JSONL whatever the file is called (e.g. BigQuery exports named ``*.json``).
 - ``.json``: a list of objects, or an object holding that list under ``"instances"`` or ``"data"``;
   numbers are 1-based item positions. A ``.json`` file holding one object per line is read as JSONL.
-- ``.csv``: header row + records, parsed strictly by pandas' C parser; every value stays a string (ids
-  such as ``007`` survive) and an empty cell is ``""``, as in JSONL; a quote that never closes or a record
-  with more fields than the header is an error naming the line; numbers are the line the record starts on.
+- ``.csv``: header row + records, parsed strictly by the ``csv`` module (see ``_csv.py`` for why); every
+  value stays a string (ids such as ``007`` survive) and an empty cell is ``""``, as in JSONL; a record with
+  fewer or more fields than the header, text after a closing quote (``"a1"x``) or a quote that never closes is
+  an error naming the line; numbers are the line the record starts on.
 - ``.parquet``: read with pyarrow; values converted to JSON-compatible Python; numbers are 1-based rows.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
-import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.io._csv import read_csv_records
 from autorater_pipelines.io._jsonsafe import to_jsonable
 
 __all__ = [
@@ -218,98 +218,49 @@ def _parse_jsonl(data: bytes, name: str) -> ParsedFile:
     return ParsedFile(parse_jsonl_text(decode_utf8(data, name), name), "line")
 
 
-_CSV_RECORD = re.compile(r"(?:EOF inside string starting at row|in line) (\d+)")
-
-
-def _read_csv_records(text: str, nrows: int | None = None) -> list[list[str]]:
-    """Every CSV record (header included) as a list of strings, parsed by pandas' C tokenizer."""
-    import pandas as pd
-
-    frame = pd.read_csv(
-        io.StringIO(text),
-        header=None,
-        dtype=str,
-        keep_default_na=False,
-        na_filter=False,
-        skip_blank_lines=False,
-        engine="c",
-        nrows=nrows,
+def _field_count_error(name: str, header: list[str], first: int, last: int, fields: list[str]) -> InputError:
+    spans = f" (the record spans lines {first}-{last})" if last > first else ""
+    if len(fields) > len(header):
+        fix = "quote values that contain commas"
+    else:
+        fix = "add the missing values: an empty value is nothing between two commas (a,,c)"
+    shown = repr(fields) if len(repr(fields)) <= 120 else repr(fields)[:117] + "..."
+    return InputError(
+        f"has {len(fields)} field{'s' if len(fields) != 1 else ''} but the header has {len(header)} columns "
+        f"{header}{spans}: {shown}; {fix}",
+        source=name,
+        row=first,
+        unit="line",
     )
-    return frame.to_numpy().tolist()
-
-
-def _record_lines(records: list[list[str]]) -> list[int]:
-    """The 1-based line each record starts on (quoted values may span lines)."""
-    lines, line = [], 1
-    for record in records:
-        lines.append(line)
-        line += 1 + sum(value.count("\n") for value in record)
-    return lines
-
-
-def _csv_error(exc: Exception, text: str, name: str) -> InputError:
-    message = str(exc).replace("Error tokenizing data. C error: ", "").strip()
-    found = _CSV_RECORD.search(message)
-    line = None
-    if found:
-        index = int(found.group(1)) - (0 if "EOF inside string" in message else 1)  # 0-based record index
-        try:
-            before = _read_csv_records(text, nrows=index) if index > 0 else []
-        except Exception:  # noqa: BLE001 - only the line number is lost
-            before = []
-        line = _record_lines([*before, []])[-1] if len(before) == index else None
-    if "EOF inside string" in message:
-        return InputError(
-            'a quoted value opens (") on this line and never closes before the end of the file, so every '
-            "line after it would be read as one value; close the quote, or double a quote inside a quoted value "
-            '("")',
-            source=name,
-            row=line,
-        )
-    counts = re.search(r"Expected (\d+) fields in line \d+, saw (\d+)", message)
-    if counts:
-        header = _read_csv_records(text, nrows=1)[0]
-        return InputError(
-            f"has {counts.group(2)} fields but the header has {counts.group(1)} columns {header}; quote values "
-            "that contain commas",
-            source=name,
-            row=line,
-        )
-    return InputError(f"is not valid CSV: {message}", source=name, row=line)
 
 
 def _parse_csv(data: bytes, name: str) -> ParsedFile:
-    """Parse CSV strictly with pandas' C parser (see the module docstring).
+    """Parse CSV strictly (see :mod:`autorater_pipelines.io._csv`): every record has the header's fields.
 
-    Every value is a string (ids such as ``007`` survive) and an empty cell is ``""`` as in JSONL; an
-    unclosed quote or an extra field is an error naming the line.
+    Every value is a string (ids such as ``007`` survive) and an empty cell is ``""`` as in JSONL; a record
+    with fewer or more fields than the header, text after a closing quote or a quote that never closes is
+    an error naming the line. Blank lines are skipped.
     """
-    import pandas as pd
-
-    text = decode_utf8(data, name)
-    try:
-        records = _read_csv_records(text)
-    except pd.errors.EmptyDataError:
-        return ParsedFile([], "line")
-    except (pd.errors.ParserError, ValueError) as exc:
-        raise _csv_error(exc, text, name) from None
+    records = [r for r in read_csv_records(decode_utf8(data, name), name) if r[2]]  # [] is a blank line
     if not records:
         return ParsedFile([], "line")
-    lines = _record_lines(records)
-    columns = [str(c).strip() or f"Unnamed: {i}" for i, c in enumerate(records[0])]
+    header_line, _, header = records[0]
+    columns = [c.strip() or f"Unnamed: {i}" for i, c in enumerate(header)]
     dupes = sorted({c for c in columns if columns.count(c) > 1})
     if dupes:
         raise InputError(
-            f"the header repeats column name(s) {dupes}; rename them so each is unique", source=name, row=1
+            f"the header repeats column name(s) {dupes}; rename them so each is unique",
+            source=name,
+            row=header_line,
+            unit="line",
         )
-    physical: list[str] | None = None
     rows: NumberedRows = []
-    for line, record in zip(lines[1:], records[1:], strict=True):
-        if not any(record):
-            physical = physical if physical is not None else text.split("\n")
-            if not physical[line - 1].strip():
-                continue  # a blank line, not a row of empty cells
-        rows.append((line, dict(zip(columns, record, strict=True))))
+    for first, last, fields in records[1:]:
+        if len(fields) != len(columns):
+            if len(fields) == 1 and first == last and not fields[0].strip():
+                continue  # a line of spaces: blank, not a record short of fields
+            raise _field_count_error(name, columns, first, last, fields)
+        rows.append((first, dict(zip(columns, fields, strict=True))))
     return ParsedFile(rows, "line")
 
 
