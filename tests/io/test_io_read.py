@@ -251,6 +251,18 @@ def test_csv_line_numbers_after_multiline_values_and_blank_lines(tmp_path):
         read_dataset(write(tmp_path / "x.csv", 'id,t\n1,"a\nb"\n\n2,c,d\n'))
 
 
+def test_csv_bom_cr_line_ends_blank_lines_and_no_final_newline(tmp_path):
+    # A byte-order mark, old Mac \r line ends, lines of spaces before the header and between records (skipped
+    # like JSONL's blank lines; a quoted "  " is a value), no newline after the last record.
+    uri = write(tmp_path / "b.csv", b'\xef\xbb\xbf  \rid,t\r1,"a\rb"\r   \r2,"  "\r3,')
+    ds = read_dataset(uri)
+    assert ds.columns == ["id", "t"]
+    assert ds.rows == [{"id": "1", "t": "a\rb"}, {"id": "2", "t": "  "}, {"id": "3", "t": ""}]
+    assert [n for _, n in ds.locations] == [3, 6, 7]
+    with pytest.raises(InputError, match=r"c\.csv, line 4: has 1 field but the header has 2 columns"):
+        read_dataset(write(tmp_path / "c.csv", b"id,t\r1,a\r\r3\r"))
+
+
 def test_csv_long_field(tmp_path):
     long = "x" * 300_000  # beyond the csv module's default 128 KiB field limit
     assert read_dataset(write(tmp_path / "big.csv", f"id,doc\n1,{long}\n")).rows[0]["doc"] == long

@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Iterator
 
 from autorater_pipelines.errors import InputError
 
@@ -93,7 +94,7 @@ def _reader_error(exc: csv.Error, text: str, name: str, start: int, line: int) -
 
 
 def read_csv_records(text: str, name: str) -> list[CsvRecord]:
-    """Every record of decoded CSV ``text`` (header included), blank lines included as empty lists.
+    """Every record of decoded CSV ``text`` (header included); a blank line (empty or spaces) has no fields.
 
     Args:
         text: The decoded file content (byte-order mark already dropped).
@@ -109,12 +110,20 @@ def read_csv_records(text: str, name: str) -> list[CsvRecord]:
     """
     if len(text) >= csv.field_size_limit():  # a value may be as long as the file (the default is 128 KiB)
         csv.field_size_limit(len(text) + 1)
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    last = [""]  # the physical line the reader took last
+
+    def lines() -> Iterator[str]:
+        for line in io.StringIO(text, newline=""):
+            last[0] = line
+            yield line
+
+    reader = csv.reader(lines(), strict=True)
     records: list[CsvRecord] = []
     end = 0
     try:
         for fields in reader:
-            records.append((end + 1, reader.line_num, fields))
+            blank = reader.line_num == end + 1 and not last[0].strip()  # only spaces, unquoted: as JSONL skips it
+            records.append((end + 1, reader.line_num, [] if blank else fields))
             end = reader.line_num
     except csv.Error as exc:
         raise _reader_error(exc, text, name, end + 1, reader.line_num) from None

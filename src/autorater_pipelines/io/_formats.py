@@ -239,7 +239,7 @@ def _parse_csv(data: bytes, name: str) -> ParsedFile:
 
     Every value is a string (ids such as ``007`` survive) and an empty cell is ``""`` as in JSONL; a record
     with fewer or more fields than the header, text after a closing quote or a quote that never closes is
-    an error naming the line. Blank lines are skipped.
+    an error naming the line. Blank lines (empty or only spaces) are skipped, before the header too.
     """
     records = [r for r in read_csv_records(decode_utf8(data, name), name) if r[2]]  # [] is a blank line
     if not records:
@@ -257,8 +257,6 @@ def _parse_csv(data: bytes, name: str) -> ParsedFile:
     rows: NumberedRows = []
     for first, last, fields in records[1:]:
         if len(fields) != len(columns):
-            if len(fields) == 1 and first == last and not fields[0].strip():
-                continue  # a line of spaces: blank, not a record short of fields
             raise _field_count_error(name, columns, first, last, fields)
         rows.append((first, dict(zip(columns, fields, strict=True))))
     return ParsedFile(rows, "line")
