@@ -206,6 +206,22 @@ def test_the_checked_in_templates_are_refused_with_the_build_and_push_commands(p
         assert f"autorater submit {pipeline} --template build/compiled/{pipeline}.yaml" in err
 
 
+@pytest.mark.parametrize("pipeline", PIPELINE_NAMES)
+def test_a_dry_run_with_the_checked_in_template_reports_a_bad_parameter_first(pipeline, tmp_path, capsys, monkeypatch):
+    """A bad parameter is what the dry run reports first, not the placeholder image that hides it."""
+    source = {"autosxs": DOCS / "compare_models.json", "gecko": REPO / "examples/gecko_quickstart/params.json"}
+    params = json.loads(source[pipeline].read_text())
+    monkeypatch.chdir(REPO)  # the Gecko quickstart's files are relative to the repository
+    options = {"autosxs": "autorater_parameters", "gecko": "validator_parameters"}[pipeline]
+    params[options] = {**params.get(options, {}), "sampling_count": 1000}
+    path = tmp_path / "params.json"
+    path.write_text(json.dumps(params))
+    code = main(["submit", *VERTEX, pipeline, "--params", str(path), "--dry-run"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.strip() == f"error: {options}: sampling_count must be an integer from 1 to 64, got 1000", err
+
+
 def test_a_template_compiled_with_a_real_image_passes(tmp_path, capsys):
     assert main(["compile", "--image", REAL_IMAGE, "--output-dir", str(tmp_path)]) == 0
     capsys.readouterr()

@@ -304,25 +304,28 @@ def _check_run(args: argparse.Namespace, params: dict[str, Any], template: _Temp
     ``validate_run`` is the check the pipeline's first step makes; it reads the local dataset and replay files
     (before they are uploaded) and leaves ``gs://``/``bq://`` data to the first step, returning notes that say so.
 
+    The parameters are checked before the image, so a dry run with the checked-in (placeholder-image) template
+    still reports every parameter and dataset problem first.
+
     Raises:
-        InputError: the placeholder image, a missing local file, or the first problem ``validate_run`` finds.
+        InputError: a missing local file, the first problem ``validate_run`` finds, or the placeholder image.
     """
+    notes: list[str] = []
+    if template.checked:  # else a remote template we know nothing about: Vertex AI checks its parameters
+        # validate_run first: a set is refused with the message ``autorater run`` and the first step give (a
+        # missing local dataset included); then every other local file must exist (nothing uploaded yet).
+        # The job's project stands in for a `project` left out (the template's default resolves to it on Vertex
+        # AI); an explicit "" reaches the first step as "", so it is checked as "".
+        project = args.project if "project" not in params else ""
+        notes = _common.validate_run(args.pipeline, params, readable=_readable_here, project=project)
+        _submit_checks.stage_local_inputs(
+            params, pipeline_root=args.pipeline_root, project=args.project, upload=args.upload, dry_run=True, say=_quiet
+        )
     if template.runs:
         package = _registry.read_template(template.runs).name
         _submit_checks.check_image(
             template.runs, pipeline=args.pipeline, package=package, project=args.project, location=args.location
         )
-    if not template.checked:  # a remote template we know nothing about: Vertex AI checks its parameters
-        return []
-    # validate_run first: a set is refused with the message ``autorater run`` and the first step give (a
-    # missing local dataset included); then every other local file must exist (nothing uploaded yet).
-    # The job's project stands in for a `project` left out (the template's default resolves to it on Vertex AI);
-    # an explicit "" reaches the first step as "", so it is checked as "".
-    project = args.project if "project" not in params else ""
-    notes = _common.validate_run(args.pipeline, params, readable=_readable_here, project=project)
-    _submit_checks.stage_local_inputs(
-        params, pipeline_root=args.pipeline_root, project=args.project, upload=args.upload, dry_run=True, say=_quiet
-    )
     return notes
 
 
