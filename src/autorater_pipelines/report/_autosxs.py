@@ -266,15 +266,7 @@ def _select_rows(views: list[dict[str, Any]], max_rows: int) -> list[dict[str, A
     return [views[i] for i in flagged_first([bool(v["flags"]) for v in views], max_rows)]
 
 
-def autosxs_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, Any]:
-    """Template context of the AutoSxS report (see ``templates/autosxs.html.j2``)."""
-    rows, m = outputs.rows, outputs.metrics
-    human = human_preference_column(rows, m)
-    ids = judgment_id_columns(rows[0]) if rows else []
-    lb = length_bias(rows, human)
-    first_rate, first_n = _first_shown_rate(rows)
-    views = [_judgment_view(r, ids, human) for r in rows]
-    shown = _select_rows(views, max_rows)
+def _headline_stats(m: Mapping[str, Any], human: str | None) -> list[Stat]:
     headline = [
         metric(m, "evaluation_count", "Rows", "count"),
         metric(m, "judged_count", "Judged", "count"),
@@ -286,18 +278,29 @@ def autosxs_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, A
     ]
     if human and m.get("alignment_count") is not None:
         headline += [metric(m, "accuracy", "Accuracy vs. humans"), metric(m, "cohens_kappa", "Cohen's kappa", "float")]
-    rates = [
+    return headline
+
+
+def _rate_stats(m: Mapping[str, Any]) -> list[Stat]:
+    return [
         metric(m, "autorater_model_a_win_rate", "Model A win rate"),
         metric(m, "autorater_model_b_win_rate", "Model B win rate"),
         metric(m, "autorater_tie_rate", "Tie rate"),
         metric(m, "autorater_model_a_win_rate_ties_as_half", "Model A win rate, ties as ½"),
     ]
+
+
+def _confidence_stats(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any]) -> list[Stat]:
     confidences = [float(r["confidence"]) for r in rows if r.get("confidence") is not None]
-    confidence = [
+    return [
         metric(m, "mean_confidence", "Mean confidence", "float"),
         Stat("Rows with confidence 1", fmt(sum(c >= 1 for c in confidences), "count"), note=f"of {len(confidences)}"),
         Stat("Rows with confidence < 0.75", fmt(sum(c < 0.75 for c in confidences), "count")),
     ]
+
+
+def _position_stats(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any], human: str | None) -> list[Stat]:
+    first_rate, first_n = _first_shown_rate(rows)
     position = [
         metric(
             m,
@@ -310,22 +313,7 @@ def autosxs_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, A
             "First-shown response chosen", fmt(first_rate), note=f"of {first_n} A-or-B samples (50% = no position bias)"
         ),
     ]
-    length = [
-        Stat(
-            "Longer response chosen (autorater)",
-            fmt(lb["longer_chosen"]),
-            note=f"of {lb['longer_chosen_n']} A-or-B choices",
-        ),
-    ]
-    alignment: list[Stat] = []
     if human:
-        length.append(
-            Stat(
-                "Longer response chosen (humans)",
-                fmt(lb["human_longer_chosen"]),
-                note=f"of {lb['human_longer_chosen_n']} A-or-B labels",
-            )
-        )
         position += [
             metric(
                 m,
@@ -341,37 +329,71 @@ def autosxs_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, A
             ),
             metric(m, "both_orders_correct_count", "Correct in both orders", "count"),
         ]
-        alignment = [
-            metric(m, "alignment_count", "Rows scored (human and autorater chose A or B)", "count"),
-            metric(m, "accuracy", "Accuracy"),
-            metric(m, "precision", "Precision (model A positive)"),
-            metric(m, "recall", "Recall"),
-            metric(m, "f1_score", "F1 score", "float"),
-            metric(m, "cohens_kappa", "Cohen's kappa", "float"),
-            metric(m, "true_positive_count", "True positives (both A)", "count"),
-            metric(m, "false_positive_count", "False positives (autorater A, human B)", "count"),
-            metric(m, "true_negative_count", "True negatives (both B)", "count"),
-            metric(m, "false_negative_count", "False negatives (autorater B, human A)", "count"),
-            metric(m, "human_preference_model_a_win_rate", "Human preference: model A"),
-            metric(m, "human_preference_model_b_win_rate", "Human preference: model B"),
-            metric(m, "human_preference_tie_rate", "Human preference: tie"),
-            metric(m, "autorater_tie_on_human_labeled_count", "Autorater ties on human-labelled rows", "count"),
-            metric(m, "autorater_error_on_human_labeled_count", "Autorater errors on human-labelled rows", "count"),
-        ]
+    return position
+
+
+def _length_stats(lb: Mapping[str, Any], human: str | None) -> list[Stat]:
+    length = [
+        Stat(
+            "Longer response chosen (autorater)",
+            fmt(lb["longer_chosen"]),
+            note=f"of {lb['longer_chosen_n']} A-or-B choices",
+        ),
+    ]
+    if human:
+        length.append(
+            Stat(
+                "Longer response chosen (humans)",
+                fmt(lb["human_longer_chosen"]),
+                note=f"of {lb['human_longer_chosen_n']} A-or-B labels",
+            )
+        )
+    return length
+
+
+def _alignment_stats(m: Mapping[str, Any], human: str | None) -> list[Stat]:
+    if not human:
+        return []
+    return [
+        metric(m, "alignment_count", "Rows scored (human and autorater chose A or B)", "count"),
+        metric(m, "accuracy", "Accuracy"),
+        metric(m, "precision", "Precision (model A positive)"),
+        metric(m, "recall", "Recall"),
+        metric(m, "f1_score", "F1 score", "float"),
+        metric(m, "cohens_kappa", "Cohen's kappa", "float"),
+        metric(m, "true_positive_count", "True positives (both A)", "count"),
+        metric(m, "false_positive_count", "False positives (autorater A, human B)", "count"),
+        metric(m, "true_negative_count", "True negatives (both B)", "count"),
+        metric(m, "false_negative_count", "False negatives (autorater B, human A)", "count"),
+        metric(m, "human_preference_model_a_win_rate", "Human preference: model A"),
+        metric(m, "human_preference_model_b_win_rate", "Human preference: model B"),
+        metric(m, "human_preference_tie_rate", "Human preference: tie"),
+        metric(m, "autorater_tie_on_human_labeled_count", "Autorater ties on human-labelled rows", "count"),
+        metric(m, "autorater_error_on_human_labeled_count", "Autorater errors on human-labelled rows", "count"),
+    ]
+
+
+def autosxs_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, Any]:
+    """Template context of the AutoSxS report (see ``templates/autosxs.html.j2``)."""
+    rows, m = outputs.rows, outputs.metrics
+    human = human_preference_column(rows, m)
+    ids = judgment_id_columns(rows[0]) if rows else []
+    lb = length_bias(rows, human)
+    views = [_judgment_view(r, ids, human) for r in rows]
     counts = Counter(flag for v in views for flag in v["flags"].split())
     return {
         "kind": "autosxs",
         "title": "AutoSxS report",
-        "headline": headline,
-        "rates": rates,
-        "confidence": confidence,
-        "position": position,
-        "length": length,
+        "headline": _headline_stats(m, human),
+        "rates": _rate_stats(m),
+        "confidence": _confidence_stats(rows, m),
+        "position": _position_stats(rows, m, human),
+        "length": _length_stats(lb, human),
         "length_bins": lb["bins"],
-        "alignment": alignment,
+        "alignment": _alignment_stats(m, human),
         "figures": {f.id: f for f in _figures(rows, m, human, lb)},
         "human_column": human,
-        "judgments": shown,
+        "judgments": _select_rows(views, max_rows),
         "judgment_count": len(views),
         "flag_counts": {"all": len(views), **{k: counts.get(k, 0) for k in ("disagree", "error", "tie")}},
         "errors": outputs.errors,

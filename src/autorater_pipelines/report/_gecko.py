@@ -183,6 +183,54 @@ def _figures(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any]) -> list[Fi
     return figures
 
 
+def _failures(rows: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> list[dict[str, Any]]:
+    """One entry per unparseable or missing answer, for the failures table."""
+    return [
+        {
+            "ids": ", ".join(str(r.get(c)) for c in ids),
+            "question_id": qa.get("question_id"),
+            "question": qa.get("question"),
+            "status": qa.get("status"),
+            "raw": qa.get("raw"),
+            "message": (qa.get("error") or {}).get("message") or "",
+        }
+        for r in rows
+        for qa in r.get("qa_results") or []
+        if qa.get("status") in ("unparseable", "missing")
+    ]
+
+
+def _headline_stats(m: Mapping[str, Any]) -> list[Stat]:
+    headline = [
+        metric(m, "mean_final_score", "Mean final_score", "score"),
+        metric(m, "stdev_final_score", "Std. dev. of final_score", "score"),
+        metric(m, "rows_scored", "Rows scored", "count"),
+        metric(m, "rows_unscored", "Rows not scored", "count"),
+        metric(m, "questions_scored", "Questions scored", "count", note=f"of {fmt(m.get('questions_total'), 'count')}"),
+        metric(m, "parse_failures", "Parse failures", "count"),
+        metric(m, "missing_answers", "Missing answers", "count"),
+        metric(m, "masked_questions", "Masked questions", "count"),
+    ]
+    if m.get("keyword_coverage") is not None:
+        headline.append(metric(m, "keyword_coverage", "Keyword coverage"))
+    return headline
+
+
+def _type_stats(m: Mapping[str, Any]) -> list[Stat]:
+    by_type = m.get("accuracy_by_question_type") or {}
+    counts = m.get("questions_by_question_type") or {}
+    return [
+        Stat(
+            t,
+            fmt(by_type[t]),
+            key=f"accuracy_by_question_type.{t}",
+            value=by_type[t],
+            note=f"{counts.get(t)} question{'' if counts.get(t) == 1 else 's'}",
+        )
+        for t in sorted(by_type)
+    ]
+
+
 def gecko_context(
     outputs: RunOutputs,
     *,
@@ -209,49 +257,12 @@ def gecko_context(
     shown = flagged_first([bool(f) for f in flags], max_rows)  # past max_rows: every flagged row first
     views = [_row_view(rows[i], ids, prompt, media, base_dirs) for i in shown]
     flagged_total = sum(bool(f) for f in flags)
-    failures = [
-        {
-            "ids": ", ".join(str(r.get(c)) for c in ids),
-            "question_id": qa.get("question_id"),
-            "question": qa.get("question"),
-            "status": qa.get("status"),
-            "raw": qa.get("raw"),
-            "message": (qa.get("error") or {}).get("message") or "",
-        }
-        for r in rows
-        for qa in r.get("qa_results") or []
-        if qa.get("status") in ("unparseable", "missing")
-    ]
-    headline = [
-        metric(m, "mean_final_score", "Mean final_score", "score"),
-        metric(m, "stdev_final_score", "Std. dev. of final_score", "score"),
-        metric(m, "rows_scored", "Rows scored", "count"),
-        metric(m, "rows_unscored", "Rows not scored", "count"),
-        metric(m, "questions_scored", "Questions scored", "count", note=f"of {fmt(m.get('questions_total'), 'count')}"),
-        metric(m, "parse_failures", "Parse failures", "count"),
-        metric(m, "missing_answers", "Missing answers", "count"),
-        metric(m, "masked_questions", "Masked questions", "count"),
-    ]
-    if m.get("keyword_coverage") is not None:
-        headline.append(metric(m, "keyword_coverage", "Keyword coverage"))
-    by_type = m.get("accuracy_by_question_type") or {}
-    counts = m.get("questions_by_question_type") or {}
-    type_stats = [
-        Stat(
-            t,
-            fmt(by_type[t]),
-            key=f"accuracy_by_question_type.{t}",
-            value=by_type[t],
-            note=f"{counts.get(t)} question{'' if counts.get(t) == 1 else 's'}",
-        )
-        for t in sorted(by_type)
-    ]
     flag_counts = Counter(f for v in views for f in v["flags"].split())
     return {
         "kind": "gecko",
         "title": "Gecko report",
-        "headline": headline,
-        "type_stats": type_stats,
+        "headline": _headline_stats(m),
+        "type_stats": _type_stats(m),
         "scoring_options": m.get("scoring_options") or {},
         "figures": {f.id: f for f in _figures(rows, m)},
         "rows": views,
@@ -265,6 +276,6 @@ def gecko_context(
             "failed": flag_counts.get("failed", 0),
         },
         "columns": {"id": ids, "prompt": prompt, "media": media},
-        "failures": failures,
+        "failures": _failures(rows, ids),
         "errors": outputs.errors,
     }
