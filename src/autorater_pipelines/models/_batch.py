@@ -248,30 +248,11 @@ def _run_job(
         f"creating a batch prediction job for {spec!r} (input {input_uri})",
     )
     logger.info("%s: batch job %s submitted with %d requests (%s)", desc, job.name, len(requests), input_uri)
-    state = job.state
-    timed_out = False
-    while job.state not in _ENDED:
-        if time.monotonic() - started >= config.batch_timeout_s:
-            timed_out = True
-            try:
-                backend.cancel_batch_job(job.name)
-            except Exception as exc:  # noqa: BLE001 - the outputs are reported either way
-                logger.warning("could not cancel batch job %s: %s", job.name, backend.classify_error(exc).message)
-            break
-        time.sleep(config.batch_poll_interval_s)
-        job = _retrying(functools.partial(backend.get_batch_job, job.name), backend, config, f"reading {job.name}")
-        if job.state != state:
-            logger.info("%s: batch job %s is %s", desc, job.name, job.state)
-            state = job.state
+    job, timed_out = _wait_for_job(backend, job, started, config, desc)
     elapsed = time.monotonic() - started
     directory = (job.output_directory or output_uri).rstrip("/")
     answers = _read_outputs(backend, storage, directory, set(requests), elapsed)
-    if timed_out:
-        reason = (
-            f"batch job {job.name} did not end within batch_timeout_s={config.batch_timeout_s:g} s and was cancelled"
-        )
-    else:
-        reason = f"batch job {job.name} ended in state {job.state}" + (f": {job.error}" if job.error else "")
+    reason = _end_reason(job, timed_out, config)
     if not answers and job.state != "JOB_STATE_SUCCEEDED":
         raise ModelCallError(
             f"{reason}; it answered none of the {len(requests)} requests to {spec!r}. Input {input_uri}, "
@@ -283,6 +264,33 @@ def _run_job(
         rid: answers.get(rid) or ModelOutput.failure(ErrorKind.TRANSIENT, f"{missing} ({ID_LABEL}={rid})")
         for rid in requests
     }
+
+
+def _wait_for_job(
+    backend: BatchBackend, job: BatchJob, started: float, config: GenerateConfig, desc: str
+) -> tuple[BatchJob, bool]:
+    """Poll ``job`` until it ends, or cancel it past ``batch_timeout_s``: (last state read, timed out)."""
+    state = job.state
+    while job.state not in _ENDED:
+        if time.monotonic() - started >= config.batch_timeout_s:
+            try:
+                backend.cancel_batch_job(job.name)
+            except Exception as exc:  # noqa: BLE001 - the outputs are reported either way
+                logger.warning("could not cancel batch job %s: %s", job.name, backend.classify_error(exc).message)
+            return job, True
+        time.sleep(config.batch_poll_interval_s)
+        job = _retrying(functools.partial(backend.get_batch_job, job.name), backend, config, f"reading {job.name}")
+        if job.state != state:
+            logger.info("%s: batch job %s is %s", desc, job.name, job.state)
+            state = job.state
+    return job, False
+
+
+def _end_reason(job: BatchJob, timed_out: bool, config: GenerateConfig) -> str:
+    """How the job ended, for the error of every request it did not answer."""
+    if timed_out:
+        return f"batch job {job.name} did not end within batch_timeout_s={config.batch_timeout_s:g} s and was cancelled"
+    return f"batch job {job.name} ended in state {job.state}" + (f": {job.error}" if job.error else "")
 
 
 def _read_outputs(

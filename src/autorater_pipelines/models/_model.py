@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import dataclasses
 import logging
 import random
 import signal
@@ -51,8 +50,9 @@ from autorater_pipelines.models._cache_store import open_response_cache
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._endpoint import endpoint_for
 from autorater_pipelines.models._progress import RunProgress
-from autorater_pipelines.models._provider import Provider, ProviderError, is_unreachable
+from autorater_pipelines.models._provider import Provider
 from autorater_pipelines.models._ratelimit import ConcurrencyLimiter
+from autorater_pipelines.models._retry import CALL_FAILURES, RetryLoop
 from autorater_pipelines.models._stats import CallStats
 from autorater_pipelines.models._types import ErrorKind, ModelError, ModelOutput, ModelRequest
 
@@ -61,15 +61,12 @@ __all__ = ["CallStats", "Model"]
 logger = logging.getLogger("autorater_pipelines.models")
 
 _T = TypeVar("_T")
-_RETRYABLE = (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT)
-_CALL_FAILURES = (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT, ErrorKind.FATAL)
-_TIMEOUT = getattr(asyncio, "timeout", None)
 _SPARE_WORKERS = 16  # workers beyond max_concurrency: requests in backoff or reading the cache
 DRAIN_S = 10.0
 """Seconds the calls in flight get to finish after SIGTERM before they are cancelled."""
 
 
-class Model:
+class Model(RetryLoop):
     """A model ready to be called; build it with :func:`autorater_pipelines.models.get_model`.
 
     Attributes:
@@ -336,13 +333,6 @@ class Model:
 
         return restore
 
-    def _trip(self, error: ModelError, why: str) -> None:
-        """Stop the run: no further calls; ``why`` is the first sentence of the ModelCallError."""
-        if self._stop is None:
-            self._stop = (error, why)
-            if self._stopped is not None:
-                self._stopped.set()  # wakes the requests waiting out a backoff
-
     async def _agenerate_network(self, request: ModelRequest) -> ModelOutput:
         key = cache_key(self._identity, request, self.config) if self._cache is not None else None
         if self._cache is not None and key is not None:
@@ -355,9 +345,9 @@ class Model:
         if self._stop is not None:
             return self._stopped_output()  # cache hits are still served; calls are not made
         output = await self._call_with_retries(request)
-        if output.error is None or output.error.kind not in _CALL_FAILURES:
+        if output.error is None or output.error.kind not in CALL_FAILURES:
             self._consecutive_failures = 0
-        elif output.error.kind in _CALL_FAILURES:
+        elif output.error.kind in CALL_FAILURES:
             self._consecutive_failures += 1
             limit = self.config.max_consecutive_failures
             if self._consecutive_failures >= limit:
@@ -373,132 +363,6 @@ class Model:
         if output.ok and self._cache is not None and key is not None:
             self._cache.put(key, output)
         return output
-
-    async def _call_with_retries(self, request: ModelRequest) -> ModelOutput:
-        config, endpoint = self.config, self._endpoint
-        attempt = counted = 0  # attempts made; failures that use up max_retries (not rate limits)
-        while True:
-            if self._stop is not None:
-                return self._stopped_output(attempts=attempt)
-            await self._slots.acquire(priority=attempt > 0)  # retries go first: started work finishes first
-            try:
-                await endpoint.rate.acquire(priority=attempt > 0)
-                if self._stop is not None:  # stopped while this call waited for its turn
-                    return self._stopped_output(attempts=attempt)
-                attempt += 1
-                self.stats.calls += 1
-                started = time.monotonic()
-                output, error, unreachable = await self._attempt(request)
-                latency = time.monotonic() - started
-            finally:
-                self._slots.release()
-            if error is None:
-                endpoint.record_success()
-                self._slots.on_success()
-                if output.error is None:
-                    self.stats.latency.add(latency)
-                return dataclasses.replace(output, attempts=attempt, latency_s=latency)
-            failed = ModelOutput(text=None, error=error, attempts=attempt, latency_s=latency)
-            if endpoint.record_failure(error, started):
-                self._slots.on_overloaded()
-            if error.status_code is not None and (error.status_code == 429 or error.status_code >= 500):
-                endpoint.rate.refund()  # the server rejected it: it used none of the quota
-            if error.kind is ErrorKind.RATE_LIMIT:
-                self.stats.rate_limited += 1
-            wrong = self._endpoint.wrong_endpoint_message(self.spec, error, unreachable=unreachable)
-            if wrong is not None:
-                self._trip(error, wrong)
-                return dataclasses.replace(failed, error=dataclasses.replace(error, message=wrong))
-            if error.kind not in _RETRYABLE:
-                return failed
-            hint = error.retry_after_s
-            if hint is not None and hint > config.max_retry_after_s:
-                message = (
-                    f"{error.message} — the server asked to wait {hint:g} s before retrying, longer than "
-                    f"max_retry_after_s={config.max_retry_after_s:g}; raise max_retry_after_s or run later"
-                )
-                return dataclasses.replace(failed, error=dataclasses.replace(error, message=message))
-            if error.kind is ErrorKind.RATE_LIMIT and hint is not None:
-                endpoint.rate.pause(hint)
-            if error.kind is not ErrorKind.RATE_LIMIT:
-                counted += 1
-                if counted > config.max_retries:
-                    return failed
-            stalled = self._stalled(error)
-            if stalled is not None:
-                self._trip(error, stalled)
-                return dataclasses.replace(failed, error=dataclasses.replace(error, message=stalled))
-            delay = hint if hint is not None else self._backoff(counted or 1)
-            self.stats.retries += 1
-            logger.debug(
-                "%s: attempt %d for %r failed (%s: %s); retrying in %.2f s",
-                self.spec,
-                attempt,
-                request.key,
-                error.kind.value,
-                error.message,
-                delay,
-            )
-            await self._sleep(delay)
-
-    async def _sleep(self, delay: float) -> None:
-        """Wait ``delay`` seconds, or less when the run stops meanwhile (no request waits out a long backoff)."""
-        stopped = self._stopped
-        if stopped is None:
-            await asyncio.sleep(delay)
-            return
-        try:
-            await asyncio.wait_for(stopped.wait(), delay)
-        except asyncio.TimeoutError:
-            pass
-
-    def _backoff(self, attempt: int) -> float:
-        """A retry delay with full jitter: at most ``initial_backoff_s`` while the endpoint is healthy.
-
-        The backoff grows with the endpoint's trouble, not with this request's bad luck: while most recent
-        attempts (any call) succeed, faults are sporadic and a retry waits at most initial_backoff_s (no
-        straggler waits 0.5 + 1 + 2 s after 3 unlucky faults at the end of a run); otherwise it doubles per
-        attempt, as long as the endpoint keeps failing.
-        """
-        config = self.config
-        exponent = 0 if self._endpoint.healthy() else min(attempt, self._endpoint.failed_in_a_row) - 1
-        return self._random.uniform(0.0, min(config.max_backoff_s, config.initial_backoff_s * 2 ** max(0, exponent)))
-
-    def _stalled(self, error: ModelError) -> str | None:
-        """The stop message when no call has succeeded for ``max_stall_s`` (server-requested waits excluded)."""
-        return self._endpoint.stall_message(self.spec, error, self.config.max_stall_s, since=self._run_started)
-
-    async def _attempt(self, request: ModelRequest) -> tuple[ModelOutput, ModelError | None, bool]:
-        """One provider call bounded by ``timeout_s``: (output, retry-classified error or None, unreachable)."""
-        try:
-            if _TIMEOUT is not None:  # Python ≥ 3.11: no extra Task per attempt (wait_for creates one)
-                async with _TIMEOUT(self.config.timeout_s):
-                    output = await self._backend.generate(request)
-            else:
-                output = await asyncio.wait_for(self._backend.generate(request), self.config.timeout_s)
-        except ProviderError as exc:
-            return ModelOutput(text=None, error=exc.error), exc.error, False
-        except asyncio.TimeoutError:
-            error = ModelError(ErrorKind.TRANSIENT, f"no answer within timeout_s={self.config.timeout_s} s")
-            return ModelOutput(text=None, error=error), error, False
-        except Exception as exc:  # noqa: BLE001 - every SDK failure is classified, never raised
-            error = self._backend.classify_error(exc)
-            return ModelOutput(text=None, error=error), error, is_unreachable(exc)
-        if output.error is not None and output.error.kind in _CALL_FAILURES:
-            return output, output.error, False
-        return output, None, False  # success, or an answer without text (BLOCKED): not retried
-
-    async def _attempt_local(self, request: ModelRequest) -> ModelOutput:
-        try:
-            return await self._backend.generate(request)
-        except ProviderError as exc:
-            return ModelOutput(text=None, error=exc.error, attempts=0)
-        except Exception as exc:  # noqa: BLE001
-            return ModelOutput(text=None, error=self._backend.classify_error(exc), attempts=0)
-
-    def _stopped_output(self, attempts: int = 0) -> ModelOutput:
-        why = self._stop[1] if self._stop is not None else "the run stopped"
-        return ModelOutput(text=None, error=ModelError(ErrorKind.BUDGET, f"not called: {why}"), attempts=attempts)
 
 
 def _run_sync(coro: Coroutine[Any, Any, _T]) -> _T:

@@ -27,10 +27,14 @@ import enum
 import json
 import logging
 import threading
-from collections.abc import AsyncIterator, Hashable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
+from typing import Any, TypeVar
 
+from autorater_pipelines.models._classify import Reason
+from autorater_pipelines.models._provider import ProviderError
 from autorater_pipelines.models._types import ErrorKind, ModelError
+
+_T = TypeVar("_T")
 
 __all__ = ["MODES", "OutputMode", "StructuredModes", "is_complete_json", "schema_instruction", "truncation_error"]
 
@@ -182,6 +186,31 @@ class StructuredModes:
             lock = self._locks.setdefault((endpoint, loop), asyncio.Lock())
         async with lock:
             yield
+
+    async def send(self, endpoint: Hashable, setting: str, call: Callable[[OutputMode], Awaitable[_T]]) -> _T:
+        """Send one structured request in the endpoint's mode: ``await call(mode)``, moving down when refused.
+
+        A :class:`~autorater_pipelines.models._provider.ProviderError` whose reason is
+        ``RESPONSE_FORMAT`` moves the endpoint one mode down and calls again at once in the next mode (not
+        a retry); any other error, or a refusal with no mode left, propagates.
+
+        Args:
+            endpoint: The endpoint's key.
+            setting: ``GenerateConfig.structured_output``.
+            call: Sends the request in the given mode.
+        """
+        async with self.probing(endpoint, setting):
+            while True:
+                mode = self.mode(endpoint, setting)
+                try:
+                    output = await call(mode)
+                except ProviderError as exc:
+                    if exc.error.reason == Reason.RESPONSE_FORMAT.value:
+                        if self.refused(endpoint, mode, exc.error.message, setting) is not None:
+                            continue  # not a retry: the same request in the next mode, at once
+                    raise
+                self.accepted(endpoint, mode, setting)
+                return output
 
     def reset(self) -> None:
         """Forget every endpoint (tests)."""

@@ -147,18 +147,7 @@ class OpenAIProvider(Provider):
         setting = self.config.structured_output
         if request.response_schema is None:
             return await self._call(request, None, window)
-        async with MODES.probing(self._endpoint, setting):
-            while True:
-                mode = MODES.mode(self._endpoint, setting)
-                try:
-                    output = await self._call(request, mode, window)
-                except ProviderError as exc:
-                    if exc.error.reason == Reason.RESPONSE_FORMAT.value:
-                        if MODES.refused(self._endpoint, mode, exc.error.message, setting) is not None:
-                            continue  # not a retry: the same request in the next mode, at once
-                    raise
-                MODES.accepted(self._endpoint, mode, setting)
-                return output
+        return await MODES.send(self._endpoint, setting, lambda mode: self._call(request, mode, window))
 
     async def _call(self, request: ModelRequest, mode: OutputMode | None, window: ContextWindow | None) -> ModelOutput:
         """One HTTP call in ``mode``; a refused ``max_tokens`` is dropped for the endpoint and sent again."""

@@ -22,7 +22,8 @@ Usage: ``input_tokens`` = ``promptTokenCount``; ``output_tokens`` = ``candidates
 
 Batch prediction (``GenerateConfig.mode = "batch"``, Vertex AI only): :meth:`GeminiProvider.batch_request`
 builds the input lines, ``client.batches`` submits and polls the job, and output lines are parsed by the
-same :func:`_output` as online answers; orchestration lives in :mod:`autorater_pipelines.models._batch`.
+same :func:`~._gemini_wire.read_response` as online answers; orchestration lives in
+:mod:`autorater_pipelines.models._batch`.
 
 The SDK's own retries are switched off explicitly (``HttpRetryOptions(attempts=1)``), which also
 disables google-genai's hidden one-off retry of aiohttp connection errors; retries live in the model
@@ -46,10 +47,8 @@ whether to use google-auth's async transport is taken once per client (:func:`~.
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import sys
-from collections.abc import Mapping
 from typing import Any
 
 import google.auth.exceptions
@@ -60,7 +59,7 @@ from pydantic.alias_generators import to_camel
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.models._batch import BatchJob
-from autorater_pipelines.models._classify import Reason, classify_http_error
+from autorater_pipelines.models._classify import classify_http_error
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._context import ContextWindow, check_fits, prompt_chars
 from autorater_pipelines.models._gemini_target import gemini_target
@@ -84,9 +83,8 @@ from autorater_pipelines.models._types import (
     ModelError,
     ModelOutput,
     ModelRequest,
-    TokenLogprob,
-    Usage,
 )
+from autorater_pipelines.models.providers._gemini_wire import batch_job, model_path, read_response, wire_part
 from autorater_pipelines.models.providers._genai_transport import (
     log_fallback,
     pin_transport_choice,
@@ -135,7 +133,7 @@ class GeminiProvider(Provider):
             self._client = genai.Client(vertexai=False, api_key=target.api_key or "emulator", http_options=http_options)
             super().__init__("gemini_api", name, config)
 
-        self._path = f"{_model_path(self.name, vertex=mode == 'vertex')}:generateContent"
+        self._path = f"{model_path(self.name, vertex=mode == 'vertex')}:generateContent"
         self._endpoint = (self.provider, target.base_url or "", project or "", location, self.name)
         self._base_url = target.base_url
         self._project: str | None = project if mode == "vertex" else None
@@ -176,23 +174,20 @@ class GeminiProvider(Provider):
                 raise ProviderError(too_long)
         if request.response_schema is None:
             return await self._send(request, None)
-        setting = self.config.structured_output
-        async with MODES.probing(self._endpoint, setting):
-            while True:
-                mode = MODES.mode(self._endpoint, setting)
-                try:
-                    output = await self._send(request, mode)
-                except genai_errors.APIError as exc:
-                    error = self.classify_error(exc)
-                    if error.reason == Reason.RESPONSE_FORMAT.value:
-                        if MODES.refused(self._endpoint, mode, error.message, setting) is not None:
-                            continue  # not a retry: the same request in the next mode, at once
-                    raise ProviderError(error) from None
-                MODES.accepted(self._endpoint, mode, setting)
-                if output.ok and output.finish_reason == "max_tokens" and not is_complete_json(output.text):
-                    error = truncation_error(output.usage.output_tokens, self.config.max_output_tokens)
-                    return ModelOutput(text=None, finish_reason=output.finish_reason, usage=output.usage, error=error)
-                return output
+        output = await MODES.send(
+            self._endpoint, self.config.structured_output, lambda mode: self._send_structured(request, mode)
+        )
+        if output.ok and output.finish_reason == "max_tokens" and not is_complete_json(output.text):
+            error = truncation_error(output.usage.output_tokens, self.config.max_output_tokens)
+            return ModelOutput(text=None, finish_reason=output.finish_reason, usage=output.usage, error=error)
+        return output
+
+    async def _send_structured(self, request: ModelRequest, mode: OutputMode) -> ModelOutput:
+        """:meth:`_send` with the SDK's ``APIError`` classified (a refused ``mode`` is recognised by its reason)."""
+        try:
+            return await self._send(request, mode)
+        except genai_errors.APIError as exc:
+            raise ProviderError(self.classify_error(exc)) from None
 
     async def _send(self, request: ModelRequest, mode: OutputMode | None) -> ModelOutput:
         transport = self._transport
@@ -204,7 +199,7 @@ class GeminiProvider(Provider):
             self._transport = None
             log_fallback(f"BaseApiClient.async_request answered {type(answer).__name__} without a text body")
             return await self._generate_with_sdk_types(request, mode)
-        return _output(json.loads(body) if body else {})
+        return read_response(json.loads(body) if body else {})
 
     def request_body(self, request: ModelRequest, mode: OutputMode | None = OutputMode.JSON_SCHEMA) -> dict[str, Any]:
         """The ``generateContent`` JSON body of ``request`` (wire format, as the SDK would send it).
@@ -216,7 +211,7 @@ class GeminiProvider(Provider):
                 the schema in the prompt; ``prompt`` → the schema in the prompt only.
         """
         config = self.config
-        parts = [_wire_part(p) for p in request.parts]
+        parts = [wire_part(p) for p in request.parts]
         if request.response_schema is not None and mode in (OutputMode.JSON_OBJECT, OutputMode.PROMPT):
             parts.append({"text": "\n" + schema_instruction(request.response_schema)})
         body: dict[str, Any] = {"contents": [{"parts": parts, "role": "user"}]}
@@ -245,7 +240,7 @@ class GeminiProvider(Provider):
             config=self._generation_config(request, mode),
         )
         wire = response.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"sdk_http_response"})
-        return _output(wire)
+        return read_response(wire)
 
     def _generation_config(
         self, request: ModelRequest, mode: OutputMode | None = OutputMode.JSON_SCHEMA
@@ -276,16 +271,16 @@ class GeminiProvider(Provider):
 
     def batch_output(self, response: dict[str, Any]) -> ModelOutput:
         """Parse a batch output line's ``response`` exactly as an online answer."""
-        return _output(response)
+        return read_response(response)
 
     def create_batch_job(self, *, src: str, dest: str, display_name: str) -> BatchJob:
         """Submit a batch prediction job for this model (``POST .../batchPredictionJobs``)."""
         config = types.CreateBatchJobConfig(dest=dest, display_name=display_name)
-        return _batch_job(self._client.batches.create(model=self.name, src=src, config=config))
+        return batch_job(self._client.batches.create(model=self.name, src=src, config=config))
 
     def get_batch_job(self, name: str) -> BatchJob:
         """Read a batch job's state (``GET .../batchPredictionJobs/ID``)."""
-        return _batch_job(self._client.batches.get(name=name))
+        return batch_job(self._client.batches.get(name=name))
 
     def cancel_batch_job(self, name: str) -> None:
         """Ask Vertex AI to cancel a batch job (``POST .../batchPredictionJobs/ID:cancel``)."""
@@ -319,23 +314,6 @@ def _emulator_credentials() -> Any:
     return google.oauth2.credentials.Credentials(token="emulator")
 
 
-def _batch_job(job: types.BatchJob) -> BatchJob:
-    state = job.state.value if isinstance(job.state, types.JobState) else str(job.state or "JOB_STATE_UNSPECIFIED")
-    info = getattr(job, "output_info", None)
-    stats = job.completion_stats
-    error = None
-    if job.error is not None:
-        error = f"{job.error.message or 'no message'} (code {job.error.code})"
-    return BatchJob(
-        name=job.name or "",
-        state=state,
-        output_directory=info.gcs_output_directory if info is not None else None,
-        error=error,
-        successful_count=stats.successful_count if stats is not None else None,
-        failed_count=stats.failed_count if stats is not None else None,
-    )
-
-
 def _part(part: str | MediaPart) -> types.Part:
     if isinstance(part, MediaPart):
         if part.data is not None:
@@ -344,81 +322,6 @@ def _part(part: str | MediaPart) -> types.Part:
             return types.Part.from_uri(file_uri=part.uri, mime_type=part.mime_type)
         raise InputError(f"media part {part!r} has neither data nor uri")
     return types.Part.from_text(text=str(part))
-
-
-def _model_path(name: str, *, vertex: bool) -> str:
-    """Resource path of a model as google-genai builds it (``_transformers.t_model``)."""
-    if not name or ".." in name or "?" in name or "&" in name:
-        raise InputError(f"invalid Gemini model name {name!r}", source="model spec")
-    if vertex:
-        if name.startswith(("projects/", "models/", "publishers/")):
-            return name
-        if "/" in name:
-            publisher, model_id = name.split("/", 1)
-            return f"publishers/{publisher}/models/{model_id}"
-        return f"publishers/google/models/{name}"
-    return name if name.startswith(("models/", "tunedModels/")) else f"models/{name}"
-
-
-def _wire_part(part: str | MediaPart) -> dict[str, Any]:
-    if isinstance(part, MediaPart):
-        if part.data is not None:
-            data = base64.urlsafe_b64encode(part.data).decode("ascii")
-            return {"inlineData": {"data": data, "mime_type": part.mime_type}}
-        if part.uri is not None:
-            return {"fileData": {"file_uri": part.uri, "mime_type": part.mime_type}}
-        raise InputError(f"media part {part!r} has neither data nor uri")
-    return {"text": str(part)}
-
-
-def _output(response: Mapping[str, Any]) -> ModelOutput:
-    """Build the output from a ``GenerateContentResponse`` in its JSON form (camelCase keys)."""
-    candidates = response.get("candidates") or []
-    candidate = candidates[0] if candidates and isinstance(candidates[0], Mapping) else None
-    finish = None
-    feedback = response.get("promptFeedback") or {}
-    if candidate is not None and candidate.get("finishReason") is not None:
-        finish = str(candidate["finishReason"]).lower()
-    elif feedback.get("blockReason") is not None:
-        finish = f"blocked_{str(feedback['blockReason']).lower()}"
-    meta = response.get("usageMetadata") or {}
-    usage = Usage(
-        input_tokens=int(meta.get("promptTokenCount") or 0),
-        output_tokens=int(meta.get("candidatesTokenCount") or 0) + int(meta.get("thoughtsTokenCount") or 0),
-    )
-    raw = dict(response)
-    text = _text(candidate)
-    if text is None:
-        return ModelOutput(
-            text=None,
-            finish_reason=finish,
-            usage=usage,
-            raw=raw,
-            error=ModelError(ErrorKind.BLOCKED, f"the model returned no text (finish reason: {finish or 'none'})"),
-        )
-    logprobs = None
-    result = (candidate or {}).get("logprobsResult") or {}
-    if result.get("chosenCandidates"):
-        tops = result.get("topCandidates") or []
-        logprobs = tuple(
-            TokenLogprob(
-                token=chosen.get("token") or "",
-                logprob=float(chosen.get("logProbability") or 0.0),
-                top=tuple(
-                    (alt.get("token") or "", float(alt.get("logProbability") or 0.0))
-                    for alt in ((tops[i].get("candidates") or []) if i < len(tops) else [])
-                ),
-            )
-            for i, chosen in enumerate(result["chosenCandidates"])
-        )
-    return ModelOutput(text=text, finish_reason=finish, usage=usage, raw=raw, logprobs=logprobs)
-
-
-def _text(candidate: Mapping[str, Any] | None) -> str | None:
-    """Concatenated text parts, skipping thought summaries; None when there are none."""
-    parts = ((candidate or {}).get("content") or {}).get("parts") or []
-    texts = [p["text"] for p in parts if isinstance(p, Mapping) and p.get("text") is not None and not p.get("thought")]
-    return "".join(texts) if texts else None
 
 
 def _is_transport_error(exc: BaseException) -> bool:

@@ -1,0 +1,218 @@
+"""The retry loop of one request: concurrency slot, rate limit, provider attempt, backoff, run stop.
+
+:class:`RetryLoop` is the half of :class:`~autorater_pipelines.models.Model` that makes the calls of one
+request (see the path drawn in :mod:`._model`); the Model class around it keeps the cache, the worker
+pool and the run's lifecycle. It is a mixin because both halves share the run state (``_stop``,
+``_stopped``) and the endpoint's limiters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import random
+import time
+from typing import NamedTuple
+
+from autorater_pipelines.models._config import GenerateConfig
+from autorater_pipelines.models._endpoint import Endpoint
+from autorater_pipelines.models._provider import Provider, ProviderError, is_unreachable
+from autorater_pipelines.models._ratelimit import ConcurrencyLimiter
+from autorater_pipelines.models._stats import CallStats
+from autorater_pipelines.models._types import ErrorKind, ModelError, ModelOutput, ModelRequest
+
+logger = logging.getLogger("autorater_pipelines.models")
+
+_RETRYABLE = (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT)
+CALL_FAILURES = (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT, ErrorKind.FATAL)
+"""Error kinds of a failed call (as opposed to an answer without text, or a call not made)."""
+_TIMEOUT = getattr(asyncio, "timeout", None)
+
+
+class _Attempt(NamedTuple):
+    """One provider call: its output, the retry-classified error (None: success), and its timing."""
+
+    output: ModelOutput
+    error: ModelError | None
+    unreachable: bool
+    started: float
+    latency: float
+
+
+class RetryLoop:
+    """Calls for one request with retries; mixed into :class:`~autorater_pipelines.models.Model`."""
+
+    spec: str
+    config: GenerateConfig
+    stats: CallStats
+    _backend: Provider
+    _endpoint: Endpoint
+    _slots: ConcurrencyLimiter
+    _random: random.Random
+    _run_started: float
+    _stop: tuple[ModelError, str] | None  # (last error, why the run stopped)
+    _stopped: asyncio.Event | None  # set when the run stops (generate_each's event loop)
+
+    async def _call_with_retries(self, request: ModelRequest) -> ModelOutput:
+        """Call the provider until it answers, fails in a way not worth retrying, or the run stops."""
+        attempt = counted = 0  # attempts made; failures that use up max_retries (not rate limits)
+        while True:
+            made = await self._timed_attempt(request, retry=attempt > 0)
+            if made is None:
+                return self._stopped_output(attempts=attempt)
+            attempt += 1
+            error, latency = made.error, made.latency
+            if error is None:
+                self._endpoint.record_success()
+                self._slots.on_success()
+                if made.output.error is None:
+                    self.stats.latency.add(latency)
+                return dataclasses.replace(made.output, attempts=attempt, latency_s=latency)
+            failed = ModelOutput(text=None, error=error, attempts=attempt, latency_s=latency)
+            self._record_failure(error, made.started)
+            if error.kind is ErrorKind.TRANSIENT:
+                counted += 1
+            final = self._give_up(failed, error, made.unreachable, counted)
+            if final is not None:
+                return final
+            hint = error.retry_after_s
+            delay = hint if hint is not None else self._backoff(counted or 1)
+            self.stats.retries += 1
+            logger.debug(
+                "%s: attempt %d for %r failed (%s: %s); retrying in %.2f s",
+                self.spec,
+                attempt,
+                request.key,
+                error.kind.value,
+                error.message,
+                delay,
+            )
+            await self._sleep(delay)
+
+    async def _timed_attempt(self, request: ModelRequest, *, retry: bool) -> _Attempt | None:
+        """One attempt inside a concurrency slot and the rate limit; None when the run stopped meanwhile."""
+        if self._stop is not None:
+            return None
+        await self._slots.acquire(priority=retry)  # retries go first: started work finishes first
+        try:
+            await self._endpoint.rate.acquire(priority=retry)
+            if self._stop is not None:  # stopped while this call waited for its turn
+                return None
+            self.stats.calls += 1
+            started = time.monotonic()
+            output, error, unreachable = await self._attempt(request)
+            return _Attempt(output, error, unreachable, started, time.monotonic() - started)
+        finally:
+            self._slots.release()
+
+    def _record_failure(self, error: ModelError, started: float) -> None:
+        """Tell the limiters about a failed attempt that started at ``started`` (monotonic seconds)."""
+        if self._endpoint.record_failure(error, started):
+            self._slots.on_overloaded()
+        if error.status_code is not None and (error.status_code == 429 or error.status_code >= 500):
+            self._endpoint.rate.refund()  # the server rejected it: it used none of the quota
+        if error.kind is ErrorKind.RATE_LIMIT:
+            self.stats.rate_limited += 1
+
+    def _give_up(self, failed: ModelOutput, error: ModelError, unreachable: bool, counted: int) -> ModelOutput | None:
+        """The final output when ``error`` ends the request (stopping the run where it must), else None.
+
+        ``counted`` is the number of failures so far that use up ``max_retries``. A rate limit with a
+        server hint pauses the endpoint's pace here.
+        """
+        config = self.config
+        wrong = self._endpoint.wrong_endpoint_message(self.spec, error, unreachable=unreachable)
+        if wrong is not None:
+            self._trip(error, wrong)
+            return _with_message(failed, error, wrong)
+        if error.kind not in _RETRYABLE:
+            return failed
+        hint = error.retry_after_s
+        if hint is not None and hint > config.max_retry_after_s:
+            message = (
+                f"{error.message} — the server asked to wait {hint:g} s before retrying, longer than "
+                f"max_retry_after_s={config.max_retry_after_s:g}; raise max_retry_after_s or run later"
+            )
+            return _with_message(failed, error, message)
+        if error.kind is ErrorKind.RATE_LIMIT and hint is not None:
+            self._endpoint.rate.pause(hint)
+        if error.kind is not ErrorKind.RATE_LIMIT and counted > config.max_retries:
+            return failed
+        stalled = self._stalled(error)
+        if stalled is not None:
+            self._trip(error, stalled)
+            return _with_message(failed, error, stalled)
+        return None
+
+    def _trip(self, error: ModelError, why: str) -> None:
+        """Stop the run: no further calls; ``why`` is the first sentence of the ModelCallError."""
+        if self._stop is None:
+            self._stop = (error, why)
+            if self._stopped is not None:
+                self._stopped.set()  # wakes the requests waiting out a backoff
+
+    async def _sleep(self, delay: float) -> None:
+        """Wait ``delay`` seconds, or less when the run stops meanwhile (no request waits out a long backoff)."""
+        stopped = self._stopped
+        if stopped is None:
+            await asyncio.sleep(delay)
+            return
+        try:
+            await asyncio.wait_for(stopped.wait(), delay)
+        except asyncio.TimeoutError:
+            pass
+
+    def _backoff(self, attempt: int) -> float:
+        """A retry delay with full jitter: at most ``initial_backoff_s`` while the endpoint is healthy.
+
+        The backoff grows with the endpoint's trouble, not with this request's bad luck: while most recent
+        attempts (any call) succeed, faults are sporadic and a retry waits at most initial_backoff_s (no
+        straggler waits 0.5 + 1 + 2 s after 3 unlucky faults at the end of a run); otherwise it doubles per
+        attempt, as long as the endpoint keeps failing.
+        """
+        config = self.config
+        exponent = 0 if self._endpoint.healthy() else min(attempt, self._endpoint.failed_in_a_row) - 1
+        return self._random.uniform(0.0, min(config.max_backoff_s, config.initial_backoff_s * 2 ** max(0, exponent)))
+
+    def _stalled(self, error: ModelError) -> str | None:
+        """The stop message when no call has succeeded for ``max_stall_s`` (server-requested waits excluded)."""
+        return self._endpoint.stall_message(self.spec, error, self.config.max_stall_s, since=self._run_started)
+
+    async def _attempt(self, request: ModelRequest) -> tuple[ModelOutput, ModelError | None, bool]:
+        """One provider call bounded by ``timeout_s``: (output, retry-classified error or None, unreachable)."""
+        try:
+            if _TIMEOUT is not None:  # Python ≥ 3.11: no extra Task per attempt (wait_for creates one)
+                async with _TIMEOUT(self.config.timeout_s):
+                    output = await self._backend.generate(request)
+            else:
+                output = await asyncio.wait_for(self._backend.generate(request), self.config.timeout_s)
+        except ProviderError as exc:
+            return ModelOutput(text=None, error=exc.error), exc.error, False
+        except asyncio.TimeoutError:
+            error = ModelError(ErrorKind.TRANSIENT, f"no answer within timeout_s={self.config.timeout_s} s")
+            return ModelOutput(text=None, error=error), error, False
+        except Exception as exc:  # noqa: BLE001 - every SDK failure is classified, never raised
+            error = self._backend.classify_error(exc)
+            return ModelOutput(text=None, error=error), error, is_unreachable(exc)
+        if output.error is not None and output.error.kind in CALL_FAILURES:
+            return output, output.error, False
+        return output, None, False  # success, or an answer without text (BLOCKED): not retried
+
+    async def _attempt_local(self, request: ModelRequest) -> ModelOutput:
+        """One call of a replay-style provider (no network): no limiter, no retry, no timeout."""
+        try:
+            return await self._backend.generate(request)
+        except ProviderError as exc:
+            return ModelOutput(text=None, error=exc.error, attempts=0)
+        except Exception as exc:  # noqa: BLE001
+            return ModelOutput(text=None, error=self._backend.classify_error(exc), attempts=0)
+
+    def _stopped_output(self, attempts: int = 0) -> ModelOutput:
+        """The output of a request not called because the run stopped."""
+        why = self._stop[1] if self._stop is not None else "the run stopped"
+        return ModelOutput(text=None, error=ModelError(ErrorKind.BUDGET, f"not called: {why}"), attempts=attempts)
+
+
+def _with_message(failed: ModelOutput, error: ModelError, message: str) -> ModelOutput:
+    return dataclasses.replace(failed, error=dataclasses.replace(error, message=message))
