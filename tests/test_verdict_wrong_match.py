@@ -45,6 +45,16 @@ CASES = [
     (LABELLED, "Verdict: B/A, hard to say", None),
     (JSON, '{"choice": "A/B", "explanation": "x"}', None),
     (JSON, '{"choice": "A or B", "explanation": "x"}', None),
+    # verdicts offered as alternatives name none
+    (LABELLED, "Verdict: A or B", None),
+    (LABELLED, "Verdict: B vs A", None),
+    (LABELLED, "Verdict: B or tie", None),
+    (FASTCHAT, "[[A]] or [[B]]", None),
+    (FASTCHAT, "[[A]]/[[B]]", None),
+    (FASTCHAT, "Either [[A]] or [[B]] would do. Final: [[B]]", "B"),
+    (FASTCHAT, "[[A]], [[B]], [[C]]: I choose [[C]]", "TIE"),
+    (LABELLED, "Verdict: A, because B is short", "A"),
+    (LABELLED, "Verdict: A orange", "A"),
     # letter case
     (FASTCHAT, 'Output "[[A]]" if A is better. My verdict: [[b]]', "B"),
     (FASTCHAT, "[[c]]", "TIE"),
@@ -92,6 +102,11 @@ def test_the_span_of_a_verdict_behind_emphasis_is_in_the_original_text():
     assert parsed.position == "B" and parsed.span is not None
     assert text[parsed.span[0] : parsed.span[1]] == "B"
     assert parsed.span[0] == text.index("B")
+
+
+def test_alternatives_are_named_in_the_error():
+    with pytest.raises(ValueError, match=r"no verdict: the matches are offered as alternatives \('A' → A \(an alt"):
+        parse_verdict_note("[[A]] or [[B]]", JudgeSettings.from_params(FASTCHAT))
 
 
 def test_unique_ignores_quoted_format_mentions():

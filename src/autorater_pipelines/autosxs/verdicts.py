@@ -8,7 +8,8 @@ sample's ``note``.
 
 A match counts only as a whole word: ``GRADE: ([A-C])`` does not read ``GRADE: CI`` as ``C`` (a verdict
 token that starts or ends with a letter or digit may not continue into another one), and not as one of a
-slash list: ``Verdict: A/B`` names no verdict.
+slash list: ``Verdict: A/B`` names no verdict, nor do ``Verdict: A or B`` and ``[[A]] or [[B]]`` (verdicts
+offered as alternatives, joined by ``or``, ``vs``, ``/``, ``|`` or a comma, are left out).
 
 What judges write around a verdict is read as they mean it:
 
@@ -93,7 +94,9 @@ class VerdictPattern:
 
     def tokens(self, text: str) -> list[Match]:
         """Every whole-word match in reading order, as in the module docstring; the first group, or the whole match."""
-        candidates: list[tuple[int, int, int, str, bool]] = []  # (start, pass, end, token, quoted)
+        candidates: list[
+            tuple[int, int, int, str, bool, tuple[int, int]]
+        ] = []  # start, pass, end, token, quoted, whole
         plain, origin = _without_emphasis(text)
         passes: list[tuple[str, list[int] | None, bool]] = [(text, None, False), (text, None, True)]
         if origin is not None:
@@ -108,15 +111,16 @@ class VerdictPattern:
                     source, token, start, end
                 ):
                     continue
-                quoted = _quoted(source, *match.span(0))
+                quoted, whole = _quoted(source, *match.span(0)), match.span(0)
                 if where is not None:
                     start, end = _original(where, start, end, len(text))
-                candidates.append((start, number, end, token, quoted))
+                    whole = _original(where, whole[0], whole[1], len(text))
+                candidates.append((start, number, end, token, quoted, whole))
         found: list[Match] = []
-        for start, _, end, token, quoted in sorted(candidates):
+        for start, _, end, token, quoted, whole in sorted(candidates):
             if found and start < max(found[-1].end, found[-1].start + 1):
                 continue  # the same verdict, found by an earlier pass (or overlapping one already taken)
-            found.append(Match(token, start, end, quoted))
+            found.append(Match(token, start, end, quoted, *whole))
         return found
 
 
@@ -128,6 +132,29 @@ class Match(NamedTuple):
     end: int
     quoted: bool
     """In quotes (``"[[A]]"``): a mention of the answer format rather than the judge's verdict."""
+    whole_start: int
+    """Where the whole match (``[[A]]``, not only ``A``) starts."""
+    whole_end: int
+
+
+_ALTERNATIVE = re.compile(r"\s*(?:\bor\b|\bvs\b\.?|\bversus\b|/|\||,)\s*", re.I)
+_NEXT_WORD = re.compile(r"[\w-]+")
+
+
+def _alternatives(text: str, matches: list[Match], verdict_map: Mapping[str, str]) -> set[int]:
+    """Indices of matches offered as alternatives: ``[[A]] or [[B]]``, ``[[A]]/[[B]]``, ``Verdict: A or B``."""
+    listed: set[int] = set()
+    positions = [lookup_verdict(m.token, verdict_map) for m in matches]
+    for i, m in enumerate(matches):
+        if i + 1 < len(matches) and positions[i] != positions[i + 1]:
+            gap = (m.whole_end, matches[i + 1].whole_start)
+            if _ALTERNATIVE.fullmatch(text, *gap) and text[gap[0] : gap[1]].strip():  # a separator, not only spaces
+                listed |= {i, i + 1}
+        after = _ALTERNATIVE.match(text, m.end)
+        word = _NEXT_WORD.match(text, after.end()) if after and text[m.end : after.end()].strip(" ,") else None
+        if word and lookup_verdict(word.group(), verdict_map) not in (None, positions[i]):
+            listed.add(i)
+    return listed
 
 
 def _original(where: list[int], start: int, end: int, length: int) -> tuple[int, int]:
@@ -248,7 +275,8 @@ def lookup_verdict(found: str, verdict_map: Mapping[str, str]) -> str | None:
 def find_verdict(text: str, pattern: VerdictPattern, verdict_map: Mapping[str, str], match: str = "last") -> Verdict:
     """Find the verdict in ``text``: every whole-word match of ``pattern``, chosen by ``match``.
 
-    Quoted matches (mentions of the answer format) are left out when an unquoted one exists.
+    Matches offered as alternatives (``[[A]] or [[B]]``, ``Verdict: A or B``) are left out; quoted matches
+    (mentions of the answer format) are left out when an unquoted one exists.
 
     Raises:
         ValueError: no match; the chosen match is not a key of ``verdict_map``; or, with ``unique``, matches
@@ -257,10 +285,17 @@ def find_verdict(text: str, pattern: VerdictPattern, verdict_map: Mapping[str, s
     every = pattern.tokens(text)
     if not every:
         raise ValueError(f"verdict_pattern {pattern.pattern!r} found no match")
-    used = [m for m in every if not m.quoted] or every
+    listed = _alternatives(text, every, verdict_map)
+    kept = [m for i, m in enumerate(every) if i not in listed]
+    used = [m for m in kept if not m.quoted] or kept
+    remarks = {i: " (an alternative, left out)" for i in listed}
+    if len(used) < len(kept):
+        remarks.update({i: " (quoted, left out)" for i, m in enumerate(every) if m.quoted and i not in listed})
+    listing = _listing(every, verdict_map, remarks)
+    if not used:
+        raise ValueError(f"no verdict: the matches are offered as alternatives ({listing})")
     positions = [lookup_verdict(m.token, verdict_map) for m in used]
     chosen = {"first": 0, "last": len(used) - 1}.get(match)
-    listing = _listing(every, verdict_map, mentions=len(used) < len(every))
     distinct = sorted({p for p in positions if p is not None})
     if chosen is None:  # unique
         if len(distinct) != 1 or None in positions:
@@ -278,11 +313,11 @@ def find_verdict(text: str, pattern: VerdictPattern, verdict_map: Mapping[str, s
     return Verdict(position, note, (used[chosen].start, used[chosen].end))
 
 
-def _listing(matches: list[Match], verdict_map: Mapping[str, str], *, mentions: bool) -> str:
+def _listing(matches: list[Match], verdict_map: Mapping[str, str], remarks: Mapping[int, str]) -> str:
     shown = []
-    for m in matches[:_LISTED]:
+    for i, m in enumerate(matches[:_LISTED]):
         position = lookup_verdict(m.token, verdict_map) or "not in verdict_map"
-        shown.append(f"{m.token!r} → {position}" + (" (quoted, left out)" if mentions and m.quoted else ""))
+        shown.append(f"{m.token!r} → {position}{remarks.get(i, '')}")
     return ", ".join(shown) + (f", … {len(matches) - _LISTED} more" if len(matches) > _LISTED else "")
 
 
