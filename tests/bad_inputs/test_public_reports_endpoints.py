@@ -1,0 +1,201 @@
+"""Public bug reports about quotas, faults, waits and re-runs, against a real HTTP endpoint (the protocol
+emulator on 127.0.0.1, reached by the real google-genai client); see ``test_public_reports.py``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from public_report_runs import Run, run_autosxs
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+# --- a real HTTP endpoint: quotas, faults, a key echoed back ---------------------------------------------
+
+KEY = "AIzaSyD-public-reports-0123456789abcdefgh"
+EMULATED_ROWS = [
+    {"id": f"e{i}", "question": f"Question {i}?", "a": "word " * (1 + i % 4), "b": "word " * (4 - i % 4)}
+    for i in range(20)
+]
+BLOCKED_MARK = "[blocked-by-safety-filter]"
+
+
+def _longer(row: dict[str, str]) -> str:
+    """The verdict of ``length_judge`` (the longer response wins), from the data alone."""
+    return "A" if len(row["a"]) > len(row["b"]) else "B" if len(row["b"]) > len(row["a"]) else "TIE"
+
+
+@pytest.fixture(scope="module")
+def emulator_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, dict[str, Any]]:
+    from autorater_pipelines.testing import ModelEmulator
+    from autorater_pipelines.testing.judges import ECHO_MARK, leaky_length_judge
+
+    where = tmp_path_factory.mktemp("emulator-run")
+    rows = [
+        *EMULATED_ROWS,
+        {"id": "leak", "question": f"Echo {ECHO_MARK}?", "a": "x", "b": "yy"},
+        {"id": "blocked", "question": f"Harmful {BLOCKED_MARK}?", "a": "x", "b": "yy"},
+    ]
+
+    def judge(request: Any) -> Any:
+        if BLOCKED_MARK in request.prompt_text:
+            return {"text": None, "finish_reason": "safety"}  # a blocked prompt: no text
+        return leaky_length_judge(request)
+
+    dataset = where / "data.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with ModelEmulator(judge, fault_rate=0.3, fault_status=(429, 503), seed=3) as emu:
+        run = run_autosxs(
+            where,
+            dataset,
+            None,
+            env={"GEMINI_API_KEY": KEY},
+            human_preference_column=None,
+            autorater_model="gemini-2.5-flash",
+            autorater_parameters={"base_url": emu.url, "sampling_count": 2, "flip": True, "initial_backoff_s": 0.01},
+        )
+        stats = emu.stats()
+    return run, stats
+
+
+def _check_no_row_lost_to_rate_limits(run: Run, stats: dict[str, Any]) -> None:
+    # tatsu-lab/alpaca_eval#115: "n_total = 800" of 805 after rate-limit errors. Every row is written; the
+    # only ERRORs are the rows the endpoint refuses for good (2 of 22: under the 10 % failure budget).
+    judgments = run.judgments
+    assert sorted(judgments) == sorted([r["id"] for r in EMULATED_ROWS] + ["leak", "blocked"])
+    assert sorted(k for k, j in judgments.items() if j["choice"] == "ERROR") == ["blocked", "leak"]
+    assert run.metrics["evaluation_count"] == 22 and run.metrics["error_count"] == 2 and run.code == 0
+
+
+def _check_429_retried_not_recorded(run: Run, stats: dict[str, Any]) -> None:
+    # mlflow/mlflow#24404: automatic evaluation had no retry, so 429s became failed assessments.
+    assert stats["by_status"].get("429", 0) > 0 and stats["by_status"].get("503", 0) > 0, stats
+    assert not [e for e in run.jsonl("error_messages.jsonl") if "429" in e["error"] or "503" in e["error"]]
+
+
+def _check_verdicts_stay_with_their_rows(run: Run, stats: dict[str, Any]) -> None:
+    # vibrantlabsai/ragas#956: with exceptions in some jobs the results came back in the wrong order;
+    # vibrantlabsai/ragas#802: two rows blocked by Vertex AI's content filter shifted the scores of the
+    # others. Here every row keeps the verdict its own responses call for, and the blocked row is an error.
+    judgments = run.judgments
+    assert {r["id"]: judgments[r["id"]]["choice"] for r in EMULATED_ROWS} == {
+        r["id"]: _longer(r) for r in EMULATED_ROWS
+    }
+
+
+def _check_key_in_no_output(run: Run, stats: dict[str, Any]) -> None:
+    # UKGovernmentBEIS/inspect_ai#623: the api_key was stored in the eval logs with the model args. Here the
+    # endpoint even echoes it in its error body: it is in no output file and not on the terminal.
+    from autorater_pipelines.redaction import REDACTED
+
+    assert KEY not in run.printed
+    for path in run.out.iterdir():
+        assert KEY not in path.read_text(encoding="utf-8", errors="replace"), path.name
+    assert any(REDACTED in e for e in run.errors["leak"])
+
+
+EMULATOR_RUN_CHECKS = [
+    ("tatsu-lab/alpaca_eval#115", _check_no_row_lost_to_rate_limits),
+    ("mlflow/mlflow#24404", _check_429_retried_not_recorded),
+    ("vibrantlabsai/ragas#956", _check_verdicts_stay_with_their_rows),
+    ("vibrantlabsai/ragas#802", _check_verdicts_stay_with_their_rows),
+    ("UKGovernmentBEIS/inspect_ai#623", _check_key_in_no_output),
+]
+
+
+@pytest.mark.pipeline
+@pytest.mark.parametrize(("report", "check"), EMULATOR_RUN_CHECKS, ids=[r for r, _ in EMULATOR_RUN_CHECKS])
+def test_emulated_endpoint_run_from_a_public_report(report: str, check: Any, emulator_run: tuple[Run, dict]) -> None:
+    check(*emulator_run)
+
+
+# --- the judging step on its own: waits and re-runs -------------------------------------------------------
+
+
+def _judge(where: Path, rows: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The pipeline's judging step (``autosxs.judge_examples``) on ``rows``: judgments by id."""
+    from autorater_pipelines import autosxs
+
+    dataset = where / "data.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    examples = autosxs.prepare_examples(
+        evaluation_dataset=str(dataset),
+        task="question_answering@001",
+        id_columns=["id"],
+        autorater_prompt_parameters={"inference_instruction": {"column": "question"}},
+        response_column_a="a",
+        response_column_b="b",
+    )
+    judgments, _, _ = autosxs.judge_examples(
+        examples=examples,
+        task="question_answering@001",
+        id_columns=["id"],
+        autorater_model="gemini-2.5-flash",
+        autorater_parameters={"progress": False, "sampling_count": 2, "flip": True, **params},
+        judgments_path=str(where / "judgments.jsonl"),
+        error_messages_path=str(where / "errors.jsonl"),
+    )
+    return {j["id"]: j for j in judgments}
+
+
+def test_a_retry_after_of_a_day_is_an_error_row_not_a_hang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """UKGovernmentBEIS/inspect_ai#1753: retries waited 19,288 s (over 5 hours) despite a 30-minute cap.
+    A server asking for a day's wait (``Retry-After: 86400``) gets an error row that says so, and the other
+    rows are judged; nothing waits past ``max_retry_after_s`` (default 300 s)."""
+    import threading
+
+    from autorater_pipelines.testing import ModelEmulator
+    from autorater_pipelines.testing.judges import length_judge
+
+    monkeypatch.setenv("GEMINI_API_KEY", "test-key")
+    rows = [{"id": "r1", "question": "Q?", "a": "x", "b": "yy"}]
+    result: dict[str, Any] = {}
+    with ModelEmulator(length_judge) as emu:
+        emu.inject_failures(2, status=429, retry_after_s=86400)
+        params = {"base_url": emu.url, "cache_dir": "off", "max_concurrency": 1}
+        worker = threading.Thread(target=lambda: result.update(_judge(tmp_path, rows, params)), daemon=True)
+        worker.start()
+        worker.join(timeout=240)  # hang detection only (the product's cap is 300 s; a day is refused at once)
+        assert not worker.is_alive(), "the judging step is waiting on Retry-After: 86400"
+    judgment = result["r1"]
+    assert judgment["choice"] == "ERROR"
+    errors = [s["error"] for s in judgment["samples"] if s["error"]]
+    assert errors and all("max_retry_after_s" in str(e) for e in errors), errors
+
+
+def test_failed_and_unparseable_answers_are_asked_again_on_a_re_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tatsu-lab/alpaca_eval#340: annotations that failed were saved as null and, being cached, never
+    retried ("n_total" stayed below 805). Here a call that failed is not cached, and an unparseable answer
+    is asked again with ``retry_unparseable``: the re-run completes both rows and repeats no other call."""
+    from autorater_pipelines.testing import ModelEmulator, Refusal
+    from autorater_pipelines.testing.judges import length_judge, responses_in_prompt
+
+    monkeypatch.setenv("GEMINI_API_KEY", "test-key")
+    broken = {"down": True}
+
+    def judge(request: Any) -> str:
+        shown = responses_in_prompt(request.prompt_text)
+        if broken["down"] and "flaky" in shown.values():
+            raise Refusal(503, "The model is overloaded.")
+        if broken["down"] and "garbled" in shown.values():
+            return "I'd rather not say."
+        return length_judge(request)
+
+    rows = [
+        {"id": "ok", "question": "Q1?", "a": "long answer", "b": "short"},
+        {"id": "down", "question": "Q2?", "a": "flaky", "b": "the other answer"},
+        {"id": "bad", "question": "Q3?", "a": "garbled", "b": "the other answer"},
+    ]
+    params: dict[str, Any] = {"cache_dir": str(tmp_path / "cache"), "max_retries": 0, "retry_unparseable": True}
+    with ModelEmulator(judge) as emu:
+        first = _judge(tmp_path, rows, {**params, "base_url": emu.url})
+        assert [first[i]["choice"] for i in ("ok", "down", "bad")] == ["A", "ERROR", "ERROR"]
+        calls = emu.call_count
+        broken["down"] = False
+        second = _judge(tmp_path, rows, {**params, "base_url": emu.url})
+        assert [second[i]["choice"] for i in ("ok", "down", "bad")] == ["A", "B", "B"]
+        assert emu.call_count - calls == 4, "only the 2 samples of each failed row are asked again"
