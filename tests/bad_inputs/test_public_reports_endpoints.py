@@ -199,3 +199,28 @@ def test_failed_and_unparseable_answers_are_asked_again_on_a_re_run(
         second = _judge(tmp_path, rows, {**params, "base_url": emu.url})
         assert [second[i]["choice"] for i in ("ok", "down", "bad")] == ["A", "B", "B"]
         assert emu.call_count - calls == 4, "only the 2 samples of each failed row are asked again"
+
+
+def test_an_error_body_is_never_read_as_a_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """modelscope/evalscope#1575 (point 2): a failed judge request came back as an "[ERROR] ..." string that
+    went through the score regex, so digits in the error text could become a score. Here the endpoint's
+    error body holds a verdict-shaped "[[A]]": the row is an ERROR with the HTTP error as its reason."""
+    from autorater_pipelines.testing import ModelEmulator, Refusal
+
+    monkeypatch.setenv("GEMINI_API_KEY", "test-key")
+
+    def judge(request: Any) -> str:
+        raise Refusal(500, "[ERROR] upstream judge crashed after writing [[A]]")
+
+    rows = [{"id": "r1", "question": "Q?", "a": "x", "b": "yy"}]
+    params = {
+        "base_url": "",
+        "cache_dir": "off",
+        "max_retries": 0,
+        "verdict_pattern": r"\[\[(A|B|C)\]\]",
+        "verdict_map": {"A": "A", "B": "B", "C": "TIE"},
+    }
+    with ModelEmulator(judge) as emu:
+        judgment = _judge(tmp_path, rows, {**params, "base_url": emu.url})["r1"]
+    assert judgment["choice"] == "ERROR"
+    assert all(s["choice"] == "ERROR" and "500" in str(s["error"]) for s in judgment["samples"]), judgment
