@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,7 @@ from public_report_cases import (
     Error,
     ParseCase,
 )
-from public_report_runs import Run, replay_lines, run_autosxs
+from public_report_runs import Run, clean_env, replay_lines, run_autosxs
 
 from autorater_pipelines.autosxs.judging import JudgeSettings, parse_verdict_note
 from autorater_pipelines.autosxs.scoring import parse_scores
@@ -336,3 +338,68 @@ def test_nothing_parses_is_a_failed_run_not_a_nan_win_rate(tmp_path: Path) -> No
     assert {j["choice"] for j in run.judgments.values()} == {"ERROR"} and set(run.errors) == set(ids)
     metrics = run.metrics  # parse_constant refuses NaN / Infinity
     assert metrics["judged_count"] == 0 and metrics["error_count"] == 3
+
+
+# --- Gecko end to end ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.pipeline
+def test_gecko_run_split_votes_decorated_answers_and_a_lost_row(tmp_path: Path) -> None:
+    """Three reports through ``autorater run gecko`` (replay rubric generator and validator, 2 samples):
+
+    - UKGovernmentBEIS/inspect_ai#4769: an even split of a grader panel was decided by list order. Row
+      ``circle`` gets "yes" then "no": its question scores 0.5.
+    - NVIDIA-NeMo/Skills#1082: the judge's "**Judgement**: yes" (Markdown bold) was missed and marked wrong.
+      Row ``square`` answers "**Yes**" and "Yes.": both are yes, score 1.
+    - vibrantlabsai/ragas#1086: one document whose generation came back empty raised and lost every result
+      already computed. Row ``lost`` has no validator answer: it is unscored with its reason, and the other
+      rows' results are kept.
+    """
+    repo = Path(__file__).resolve().parents[2]
+    image = str(repo / "examples/gecko_quickstart/images/red_circle.png")
+    ids = ("circle", "square", "lost")
+    rows = [{"id": i, "prompt": f"A red {i}", "image": image} for i in ids]
+    rubric = {
+        "keywords": "A {1}[red] shape",
+        "qas": [{"keyword_id": 1, "question": "Is the shape red?", "question_type": "color", "answer": "yes"}],
+    }
+    answers = {"circle": ("yes", "no"), "square": ("**Yes**", "Yes.")}
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (tmp_path / "rubric.jsonl").write_text(
+        "".join(json.dumps({"id": i, "response": json.dumps(rubric)}) + "\n" for i in ids), encoding="utf-8"
+    )
+    validator = [
+        {"id": i, "sample_index": n, "response": json.dumps({"answers": [{"question_id": "q1", "answer": a}]})}
+        for i, pair in answers.items()
+        for n, a in enumerate(pair)
+    ]
+    (tmp_path / "validator.jsonl").write_text("".join(json.dumps(v) + "\n" for v in validator), encoding="utf-8")
+    params = {
+        "evaluation_dataset": str(tmp_path / "data.jsonl"),
+        "id_columns": ["id"],
+        "prompt_column": "prompt",
+        "media_column": "image",
+        "media_type": "image",
+        "rubric_generation_model": f"replay/{tmp_path / 'rubric.jsonl'}",
+        "validator_model": f"replay/{tmp_path / 'validator.jsonl'}",
+        "validator_parameters": {"questions_per_call": 0, "sampling_count": 2},
+    }
+    (tmp_path / "params.json").write_text(json.dumps(params), encoding="utf-8")
+    out = tmp_path / "out"
+    argv = ["run", "gecko", "--params", str(tmp_path / "params.json"), "--output-dir", str(out), "--quiet"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "autorater_pipelines.cli", *argv, "--max-failed-share", "1"],
+        env=clean_env(AUTORATER_CACHE_DIR=str(tmp_path / "cache")),
+        capture_output=True,
+        timeout=900,
+        check=False,
+    )
+    printed = (proc.stdout + proc.stderr).decode("utf-8", errors="replace")
+    assert proc.returncode == 0 and "Traceback" not in printed, printed[-3000:]
+    results = {r["id"]: r for r in Run(0, printed, out).jsonl("results.jsonl")}
+    assert sorted(results) == ["circle", "square"]
+    assert results["circle"]["qa_results"][0]["score"] == 0.5 and results["circle"]["final_score"] == 0.5
+    assert results["square"]["final_score"] == 1.0
+    errors = Run(0, printed, out).jsonl("error_messages.jsonl")
+    assert [e["id"] for e in errors] == ["lost"] and errors[0]["stage"] == "validation"
+    assert "3 rows, 2 scored, 1 unscored" in printed
