@@ -433,6 +433,15 @@ REFUSALS = [
         {},
         r"(row|line) 2.*'id'",
     ),
+    # LiveBench/LiveBench#488: 984 (model, question_id) pairs appeared twice in the judgments and were
+    # averaged in, double-weighting those questions (64 of them scored both 1.0 and 0.0). A duplicate id is
+    # refused, naming both lines.
+    (
+        "LiveBench/LiveBench#488",
+        [{"id": "t1", "question": "Q?", "a": "x", "b": "y", "human": "A"}] * 2,
+        {},
+        r"(row|line) 2: duplicate id \{'id': 't1'\}",
+    ),
     # confident-ai/deepeval#568: "ValueError: Input, actual output, and retrieval context cannot be None"
     # from deep inside a metric. Here a missing response is refused naming the row and the column.
     (

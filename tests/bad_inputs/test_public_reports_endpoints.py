@@ -224,3 +224,29 @@ def test_an_error_body_is_never_read_as_a_verdict(tmp_path: Path, monkeypatch: p
         judgment = _judge(tmp_path, rows, {**params, "base_url": emu.url})["r1"]
     assert judgment["choice"] == "ERROR"
     assert all(s["choice"] == "ERROR" and "500" in str(s["error"]) for s in judgment["samples"]), judgment
+
+
+def test_an_edited_row_is_judged_again_not_served_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tatsu-lab/alpaca_farm#86: "Annotating 0 examples" — cached annotations were reused, and users could not
+    tell whether their new outputs had been judged at all. Here the response cache is keyed by what the judge
+    sees: a row whose response changed under the same id is asked again and gets the verdict its new text
+    calls for; the unchanged row is served from the cache."""
+    from autorater_pipelines.testing import ModelEmulator
+    from autorater_pipelines.testing.judges import length_judge
+
+    monkeypatch.setenv("GEMINI_API_KEY", "test-key")
+    rows = [
+        {"id": "same", "question": "Q1?", "a": "a long answer", "b": "short"},
+        {"id": "edited", "question": "Q2?", "a": "a long answer", "b": "short"},
+    ]
+    params: dict[str, Any] = {"cache_dir": str(tmp_path / "cache")}
+    with ModelEmulator(length_judge) as emu:
+        first = _judge(tmp_path, rows, {**params, "base_url": emu.url})
+        calls = emu.call_count
+        rows[1]["b"] = "a much longer answer than the other one"
+        second = _judge(tmp_path, rows, {**params, "base_url": emu.url})
+        assert emu.call_count - calls == 2, "only the edited row's 2 samples are asked again"
+    assert (first["same"]["choice"], first["edited"]["choice"]) == ("A", "A")
+    assert (second["same"]["choice"], second["edited"]["choice"]) == ("A", "B")
