@@ -250,3 +250,39 @@ def test_an_edited_row_is_judged_again_not_served_from_the_cache(
         assert emu.call_count - calls == 2, "only the edited row's 2 samples are asked again"
     assert (first["same"]["choice"], first["edited"]["choice"]) == ("A", "A")
     assert (second["same"]["choice"], second["edited"]["choice"]) == ("A", "B")
+
+
+def test_gecko_loses_no_row_to_rate_limits_and_server_errors(tmp_path: Path) -> None:
+    """vibrantlabsai/ragas#1519 (and #554): under rate limits, jobs failed with TimeoutError and were skipped
+    ("skipping over examples due to rate limiting seems to skew the results of the entire evaluation").
+    Here a Gecko run (rubric generation, validation, scoring) against an endpoint that answers 30 % of the
+    requests with 429 or 503 scores every row, and every row scores what its answers call for."""
+    from autorater_pipelines import gecko
+    from autorater_pipelines.testing import ModelEmulator
+    from autorater_pipelines.testing.gecko_script import scripted_gecko_model, tiny_png
+
+    image = tmp_path / "image.png"
+    image.write_bytes(tiny_png())
+    rubric = {
+        "keywords": "A {1}[red] {2}[bicycle]",
+        "qas": [
+            {"keyword_id": 1, "question": "Is the bicycle red?", "question_type": "color", "answer": "yes"},
+            {"keyword_id": 2, "question": "Is there a bicycle?", "question_type": "vehicle", "answer": "yes"},
+        ],
+    }
+    rows = [{"uid": i, "prompt": f"A red bicycle, take {i}", "media": str(image)} for i in range(10)]
+    common = {"model_spec": "gemini-2.5-flash", "project": "p", "location": "us-central1", "id_columns": ["uid"]}
+    with ModelEmulator(scripted_gecko_model(rubric), fault_rate=0.3, fault_status=(429, 503), seed=5) as emu:
+        settings = {"progress": False, "cache_dir": "off", "base_url": emu.url, "initial_backoff_s": 0.01}
+        rubrics = gecko.generate_rubrics(
+            rows, prompt_column="prompt", media_type="image", parameters=settings, **common
+        )
+        validated = gecko.validate(
+            rubrics.rows, media_column="media", media_type="image", parameters=settings, **common
+        )
+        faults = emu.stats()["by_status"]
+    assert faults.get("429", 0) > 0 and faults.get("503", 0) > 0, faults
+    assert rubrics.errors == [] and validated.errors == []
+    result = gecko.score(validated.rows, id_columns=["uid"])
+    assert sorted(r["uid"] for r in result.results) == list(range(10))
+    assert {r["final_score"] for r in result.results} == {1.0}
