@@ -45,6 +45,13 @@ class ParseCase:
     open_in: str = ""  # set while the product still fails the case: who owns the fix (strict xfail)
 
 
+THINK_OPEN = (
+    "verdicts: <think>...</think> reasoning is parsed as part of the answer: a draft verdict inside it makes the "
+    "answer ambiguous (ERROR) or, when the thought never closes, is taken as the verdict (wrong, silently); "
+    "strip everything up to the last </think> and make an unclosed <think> a parse error"
+)
+
+
 def _answer(choice: str, explanation: str = "fine") -> str:
     return json.dumps({"explanation": explanation, "choice": choice})
 
@@ -252,6 +259,41 @@ PARSE_CASES = [
     # verdict was mapped back. A tie in any case is a tie; a null choice is a parse error.
     ParseCase("fw-ai/cookbook#566 (tie)", _answer("tie"), {}, "TIE"),
     ParseCase("fw-ai/cookbook#566 (null)", '{"explanation": "x", "choice": null}', {}, Error(r"'choice'")),
+    # huggingface/lighteval#869: reasoning models (Qwen3, DeepSeek-R1) write their chain of thought in
+    # <think>...</think> before the answer; it "often contains preliminary solutions ... that should not be
+    # graded as they can give false positives/negatives", and a completion without the closing </think> is
+    # incomplete. (1) A draft verdict inside the thought block, the answer after it: the answer counts.
+    ParseCase(
+        "huggingface/lighteval#869 (draft in <think>)",
+        '<think>A first guess: {"choice": "A", "explanation": "A is longer"}. But A gets the date wrong.</think>\n'
+        + _answer("B", "B is right"),
+        {},
+        "B",
+        open_in=THINK_OPEN,
+    ),
+    # (2) Qwen3's template opens <think> in the prompt: the output starts inside the thought block.
+    ParseCase(
+        "huggingface/lighteval#869 (no opening tag)",
+        'Draft: {"choice": "A", "explanation": "x"}, no: A is wrong.</think>\n\n' + _answer("B", "B is right"),
+        {},
+        "B",
+        open_in=THINK_OPEN,
+    ),
+    # (3) The thought never finished (no </think>): its draft verdict is not an answer.
+    ParseCase(
+        "huggingface/lighteval#869 (unfinished JSON)",
+        '<think>Let me compare. First guess: {"choice": "A", "explanation": "A is longer"}. But A has a factual',
+        {},
+        ("ERROR",),
+        open_in=THINK_OPEN,
+    ),
+    ParseCase(
+        "huggingface/lighteval#869 (unfinished [[X]])",
+        "<think>Assistant B seems better, so [[B]]... but let me check the dates in A again and",
+        BRACKETS,
+        ("ERROR",),
+        open_in=THINK_OPEN,
+    ),
     # ku-nlp/ja-vicuna-qa-benchmark#47: the [[C]] (tie) verdict was thrown away.
     ParseCase("ku-nlp/ja-vicuna-qa-benchmark#47", "Both are equally good. [[C]]", BRACKETS, "TIE"),
 ]

@@ -286,3 +286,35 @@ def test_gecko_loses_no_row_to_rate_limits_and_server_errors(tmp_path: Path) -> 
     result = gecko.score(validated.rows, id_columns=["uid"])
     assert sorted(r["uid"] for r in result.results) == list(range(10))
     assert {r["final_score"] for r in result.results} == {1.0}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="verdicts: an answer cut off at max_tokens is parsed like a finished one, so with verdict_match=last "
+    "(the concluding verdict) a verdict quoted in the unfinished reasoning is taken; a truncated answer "
+    "should be an error when the verdict is expected last (FastChat format)",
+)
+def test_a_verdict_from_an_answer_cut_off_mid_reasoning_is_not_the_conclusion(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """eren23/openflipbook#142 and confident-ai/deepeval#929: a judge reply cut at max_tokens (before its
+    verdict) was read as a verdict (0.0 / invalid JSON). Here an MT-Bench-style judge, asked to conclude with
+    [[A]] / [[B]] / [[C]], is cut off mid-reasoning after naming "[[B]]" as a first impression: the concluding
+    verdict never came, so the sample is an error saying it was truncated, not B."""
+    from autorater_pipelines.testing import ModelEmulator
+
+    monkeypatch.setenv("GEMINI_API_KEY", "test-key")
+
+    def judge(request: Any) -> dict[str, Any]:
+        return {"text": "At first sight [[B]] looks right, but checking the dates in A", "finish_reason": "max_tokens"}
+
+    rows = [{"id": "r1", "question": "Q?", "a": "x", "b": "yy"}]
+    params = {
+        "cache_dir": "off",
+        "verdict_pattern": r"\[\[(A|B|C)\]\]",
+        "verdict_map": {"A": "A", "B": "B", "C": "TIE"},
+    }
+    with ModelEmulator(judge) as emu:
+        judgment = _judge(tmp_path, rows, {**params, "base_url": emu.url})["r1"]
+    assert judgment["choice"] == "ERROR", judgment
+    assert all("truncated" in str(s["error"]) for s in judgment["samples"]), judgment["samples"]
