@@ -494,3 +494,33 @@ REFUSALS = [
     ),
 ]
 """Inputs the run must refuse before any model call: exit 2, one ``error:`` line, no traceback, no output."""
+
+
+def _gecko_reply(answer: str) -> str:
+    return json.dumps({"answers": [{"question_id": "q1", "answer": answer}]})
+
+
+GECKO_DRAFT_OPEN = (
+    "verdicts (gecko/replies.py parse_json_answers): the validator reply is read with extract_json, the FIRST "
+    "JSON value, so a draft answer before the corrected one (or inside <think>) is taken silently; read every "
+    "JSON answer (extract_json_values) and leave a question whose answers disagree unanswered, as AutoSxS does"
+)
+GECKO_REPLY_CASES = [
+    # (report, validator reply to "[q1] Is the circle red?", acceptable answers for q1; None = left unanswered)
+    # tatsu-lab/alpaca_eval#472: the verdict was whichever token came first in the completion. A Gecko
+    # validator that corrects itself: the draft must not win.
+    (
+        "tatsu-lab/alpaca_eval#472 (Gecko draft)",
+        "Draft:\n" + _gecko_reply("no") + "\nCorrection, I misread the image. Final:\n" + _gecko_reply("yes"),
+        ("yes", None),
+        GECKO_DRAFT_OPEN,
+    ),
+    # huggingface/lighteval#869: the thought block's draft is not the answer.
+    (
+        "huggingface/lighteval#869 (Gecko <think>)",
+        "<think>Maybe " + _gecko_reply("no") + ", no wait, it is red.</think>\n" + _gecko_reply("yes"),
+        ("yes",),
+        GECKO_DRAFT_OPEN,
+    ),
+]
+"""Validator replies to one yes/no question: which answer counts."""

@@ -22,6 +22,7 @@ from public_report_cases import (
     CSV_IDS,
     CSV_RUN,
     GECKO_ANSWER_CASES,
+    GECKO_REPLY_CASES,
     JSON_RUN_EXPECTED,
     JSON_RUN_ROWS,
     PARSE_CASES,
@@ -81,6 +82,20 @@ def test_pointwise_score_from_a_public_report(report: str, text: str, expect: Er
 )
 def test_gecko_answer_from_a_public_report(report: str, answer: str, choices: list[str], index: int) -> None:
     assert resolve(answer, choices) == index
+
+
+@pytest.mark.parametrize(
+    ("report", "reply", "acceptable"),
+    [
+        pytest.param(r, t, a, id=r, marks=[pytest.mark.xfail(strict=True, reason=o)] if o else [])
+        for r, t, a, o in GECKO_REPLY_CASES
+    ],
+)
+def test_gecko_validator_reply_from_a_public_report(report: str, reply: str, acceptable: tuple[Any, ...]) -> None:
+    from autorater_pipelines.gecko.replies import parse_reply
+
+    parsed = parse_reply(reply, [("q1", "Is the circle red?")])
+    assert parsed.answers.get("q1") in acceptable, f"{report}: read {parsed.answers.get('q1')!r}"
 
 
 def test_gecko_split_vote_is_not_decided_by_sample_order() -> None:
