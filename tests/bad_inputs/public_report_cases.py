@@ -435,6 +435,11 @@ GECKO_ANSWER_CASES = [
 ]
 """Gecko answers ``(report, judge answer, choices, expected choice index)``."""
 
+SSTI_READ = "{{ ''.__class__.__mro__[1].__subclasses__() }} {{ question }}"
+SSTI_WRITE = (
+    "{{ cycler.__init__.__globals__['__builtins__']['open']('ssti-was-here.txt', 'w').write('hit') }}{{ question }}"
+)
+
 REFUSALS = [
     # (report, dataset rows, parameter overrides, regex the one error line must match)
     # promptfoo/promptfoo#3358 and promptfoo/promptfoo#1283: a template the engine cannot parse ended the
@@ -449,6 +454,22 @@ REFUSALS = [
         "promptfoo/promptfoo#1283",
         [{"id": "t1", "question": "Q?", "a": "x", "b": "y", "human": "A"}],
         {"autorater_prompt_parameters": {"inference_instruction": {"template": "Question: {# {{ question }}"}}},
+        r"inference_instruction",
+    ),
+    # confident-ai/deepeval#3009: prompt templates were rendered with a plain jinja2.Template, so a template
+    # could reach Python internals (SSTI). Here templates run in Jinja's sandbox: refused before any call.
+    (
+        "confident-ai/deepeval#3009",
+        [{"id": "t1", "question": "Q?", "a": "x", "b": "y", "human": "A"}],
+        {"autorater_prompt_parameters": {"inference_instruction": {"template": SSTI_READ}}},
+        r"inference_instruction",
+    ),
+    # Azure/azure-sdk-for-python#46182 (azure-ai-evaluation): the same, escalating to code execution; the
+    # test also checks that the payload's file was not written.
+    (
+        "Azure/azure-sdk-for-python#46182",
+        [{"id": "t1", "question": "Q?", "a": "x", "b": "y", "human": "A"}],
+        {"autorater_prompt_parameters": {"inference_instruction": {"template": SSTI_WRITE}}},
         r"inference_instruction",
     ),
     # lm-sys/FastChat#2508: a question without the reference's second turn ended gen_judgment.py with an

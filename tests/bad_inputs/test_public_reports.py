@@ -330,6 +330,7 @@ def test_refused_input_from_a_public_report(
     assert run.code == 2 and not run.out.exists(), run.printed[-2000:]
     lines = [line for line in run.printed.splitlines() if line.startswith("error: ")]
     assert len(lines) == 1 and re.search(message, lines[0]), run.printed[-2000:]
+    assert not list(tmp_path.rglob("ssti-was-here.txt")) and not Path("ssti-was-here.txt").exists()
 
 
 # --- nothing parses ---------------------------------------------------------------------------------------
