@@ -448,13 +448,13 @@ REFUSALS = [
         "promptfoo/promptfoo#3358",
         [{"id": "t1", "question": "Q?", "a": "x", "b": "y", "human": "A"}],
         {"autorater_prompt_parameters": {"inference_instruction": {"template": "Question: {{ question * }}"}}},
-        r"inference_instruction",
+        r"inference_instruction: template syntax error on line 1",
     ),
     (
         "promptfoo/promptfoo#1283",
         [{"id": "t1", "question": "Q?", "a": "x", "b": "y", "human": "A"}],
         {"autorater_prompt_parameters": {"inference_instruction": {"template": "Question: {# {{ question }}"}}},
-        r"inference_instruction",
+        r"inference_instruction: template syntax error on line 1: Missing end of comment tag",
     ),
     # confident-ai/deepeval#3009: prompt templates were rendered with a plain jinja2.Template, so a template
     # could reach Python internals (SSTI). Here templates run in Jinja's sandbox: refused before any call.
@@ -462,7 +462,7 @@ REFUSALS = [
         "confident-ai/deepeval#3009",
         [{"id": "t1", "question": "Q?", "a": "x", "b": "y", "human": "A"}],
         {"autorater_prompt_parameters": {"inference_instruction": {"template": SSTI_READ}}},
-        r"inference_instruction",
+        r"inference_instruction: the template accesses the private attribute",
     ),
     # Azure/azure-sdk-for-python#46182 (azure-ai-evaluation): the same, escalating to code execution; the
     # test also checks that the payload's file was not written.
@@ -470,7 +470,7 @@ REFUSALS = [
         "Azure/azure-sdk-for-python#46182",
         [{"id": "t1", "question": "Q?", "a": "x", "b": "y", "human": "A"}],
         {"autorater_prompt_parameters": {"inference_instruction": {"template": SSTI_WRITE}}},
-        r"inference_instruction",
+        r"inference_instruction: the template accesses the private attribute",
     ),
     # lm-sys/FastChat#2508: a question without the reference's second turn ended gen_judgment.py with an
     # IndexError traceback at 70/80. Here a row lacking a column the template uses is named before any call.
