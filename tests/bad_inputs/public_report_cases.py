@@ -521,10 +521,10 @@ def _gecko_reply(answer: str) -> str:
     return json.dumps({"answers": [{"question_id": "q1", "answer": answer}]})
 
 
-GECKO_DRAFT_OPEN = (
-    "verdicts (gecko/replies.py parse_json_answers): the validator reply is read with extract_json, the FIRST "
-    "JSON value, so a draft answer before the corrected one (or inside <think>) is taken silently; read every "
-    "JSON answer (extract_json_values) and leave a question whose answers disagree unanswered, as AutoSxS does"
+GECKO_THINK_OPEN = (
+    "verdicts (gecko/replies.py): a validator's <think>...</think> block is read as part of its reply, so the "
+    "draft answer inside it makes the question ambiguous (no verdict) instead of the final answer after it; "
+    "strip the reasoning block before reading the answers"
 )
 GECKO_REPLY_CASES = [
     # (report, validator reply to "[q1] Is the circle red?", acceptable answers for q1; None = left unanswered)
@@ -534,14 +534,14 @@ GECKO_REPLY_CASES = [
         "tatsu-lab/alpaca_eval#472 (Gecko draft)",
         "Draft:\n" + _gecko_reply("no") + "\nCorrection, I misread the image. Final:\n" + _gecko_reply("yes"),
         ("yes", None),
-        GECKO_DRAFT_OPEN,
+        "",
     ),
     # huggingface/lighteval#869: the thought block's draft is not the answer.
     (
         "huggingface/lighteval#869 (Gecko <think>)",
         "<think>Maybe " + _gecko_reply("no") + ", no wait, it is red.</think>\n" + _gecko_reply("yes"),
         ("yes",),
-        GECKO_DRAFT_OPEN,
+        GECKO_THINK_OPEN,
     ),
 ]
 """Validator replies to one yes/no question: which answer counts."""
