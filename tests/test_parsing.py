@@ -78,3 +78,9 @@ def test_prose_quotes_and_stray_braces_before_the_json():
 def test_adversarial_texts_hold_no_json(text):
     # Work is linear in the text (timed in benchmarks/parsing_worst_case.py): a regression shows there.
     assert extract_json_values(text) == []
+
+
+def test_values_outside_fences_follow_the_fenced_ones_when_asked():
+    text = 'Example:\n```json\n{"choice": "A"}\n```\nAnswer: {"choice": "B"} and [1]'
+    assert extract_json_values(text) == [{"choice": "A"}]
+    assert extract_json_values(text, outside_fences=True) == [{"choice": "A"}, {"choice": "B"}]

@@ -36,6 +36,17 @@ CASES = [
     (FASTCHAT, "Reasoning...\n```\n[[B]]\n```", "B"),
     (FASTCHAT, "Use this format:\n```\n[[A]]\n```\nActual verdict: [[B]]", "B"),
     (JSON, 'Thinking...\n```json\n{"choice": "B", "explanation": "shorter"}\n```', "B"),
+    # an example answer in a fence and the judge's own answer in prose that disagree: never the example
+    (
+        JSON,
+        'Format:\n```json\n{"choice": "A", "explanation": "..."}\n```\nMine: {"choice": "B", "explanation": "x"}',
+        None,
+    ),
+    (
+        JSON,
+        'Format:\n```json\n{"choice": "B", "explanation": "..."}\n```\nMine: {"choice": "B", "explanation": "x"}',
+        "B",
+    ),
     # a verdict qualified in words
     (LABELLED, "Verdict: A (not B)", "A"),
     (JSON, '{"choice": "A (not B)", "explanation": "x"}', None),

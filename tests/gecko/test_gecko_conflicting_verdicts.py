@@ -59,6 +59,8 @@ def test_bare_verdict_lines_are_still_read_by_order():
         '```json\n{"answers": [{"question_id": "q1", "answer": "no"}]}\n```',
         # two answers for q1 in one object
         '{"answers": [{"question_id": "q1", "answer": "yes"}, {"question_id": "q1", "answer": "No"}]}',
+        # a fenced answer and a different one in the prose after it
+        '```json\n{"q1": "yes"}\n```\nOn reflection: {"q1": "no"}',
         # an answers object in prose, then a {question_id: answer} object
         'My answers: {"answers": [{"question_id": "q1", "answer": "yes"}]} and in short {"q1": "no"}',
     ],

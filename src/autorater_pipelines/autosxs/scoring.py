@@ -37,7 +37,7 @@ def parse_scores(text: str | None, scale: Sequence[int]) -> tuple[int, int, str]
     """
     if text is None or not text.strip():
         raise ValueError("empty judge output")
-    objects = extract_json_values(text, expect=dict)
+    objects = extract_json_values(text, expect=dict, outside_fences=True)
     answers = [o for o in objects if "response_a_score" in o and "response_b_score" in o]
     if not answers:
         raise ValueError(f"no JSON object with response_a_score and response_b_score in {text.strip()[:120]!r}")

@@ -368,7 +368,7 @@ def parse_verdict_at(text: str | None, settings: JudgeSettings) -> ParsedVerdict
     if settings.verdict_pattern is not None:
         verdict = find_verdict(text, settings.verdict_pattern, settings.verdict_map, settings.verdict_match)
         return ParsedVerdict(verdict.position, text.strip(), verdict.note, verdict.span)
-    objects = extract_json_values(text, expect=dict)
+    objects = extract_json_values(text, expect=dict, outside_fences=True)
     if not objects:
         raise ValueError(f"no JSON dict found in model output starting {text.strip()[:120]!r}")
     answers = [o for o in objects if "choice" in o]

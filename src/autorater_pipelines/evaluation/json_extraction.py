@@ -108,12 +108,14 @@ def _decode_at(text: str, start: int) -> tuple[Any, int, int]:
     return value, start + end + removed, read + len(cleaned)  # end: approximate, past the value
 
 
-def extract_json_values(text: str | None, *, expect: type = dict) -> list[Any]:
+def extract_json_values(text: str | None, *, expect: type = dict, outside_fences: bool = False) -> list[Any]:
     """Every JSON value of type ``expect`` found in ``text``, in order of appearance.
 
     Tries the whole text first (if it is one JSON value of that type, only it is returned), then the
     contents of Markdown code fences (every fenced value of that type, in order), then JSON values
     starting at successive ``{``/``[`` positions (non-overlapping; linear work, see the module docstring).
+    With ``outside_fences``, values written outside the fences follow the fenced ones (an example in a
+    fence and the answer in prose are both seen, so a caller can refuse answers that disagree).
 
     Raises:
         AmbiguousJSONError: a JSON object in the text repeats a key with different values.
@@ -138,6 +140,8 @@ def extract_json_values(text: str | None, *, expect: type = dict) -> list[Any]:
     if fenced_values:
         # Every fenced answer, not only the first: a judge that corrects itself in a second block must
         # not be read silently from its draft (callers refuse answers that disagree).
+        if outside_fences:
+            return fenced_values + _scan("\n".join(text.split("```")[0::2]), expect)
         return fenced_values
     return _scan(text, expect)
 

@@ -318,7 +318,7 @@ def parse_json_answers(text: str, question_ids: Sequence[str]) -> dict[str, Any]
 def _json_items(text: str) -> list[Any]:
     """The answer items of every JSON value in ``text`` (objects first; a bare list when no object holds answers)."""
     items: list[Any] = []
-    for data in extract_json_values(text, expect=dict):
+    for data in extract_json_values(text, expect=dict, outside_fences=True):
         if isinstance(data.get("answers"), list):
             items.extend(data["answers"])
         elif "question_id" in data or "id" in data:
