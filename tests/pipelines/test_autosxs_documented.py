@@ -317,7 +317,8 @@ def _literal_mistakes(tmp_path: Path) -> dict[str, tuple[dict, str]]:
         ),
         "response_column_typo": (
             {**typo, "evaluation_dataset": str(DOCS / "qa_dataset.jsonl"), "response_column_a": "contnet"},
-            "'contnet' is neither a column of evaluation_dataset",
+            "response_column_a: 'contnet' is neither a column of evaluation_dataset (columns: ['id', 'question', "
+            "'context', 'model_b_response']) nor a field of model A's output",
         ),
     }
 
