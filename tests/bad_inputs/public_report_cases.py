@@ -116,6 +116,23 @@ PARSE_CASES = [
         {"verdict_pattern": r"(A|B)", "verdict_map": {"A": "A", "B": "B"}},
         "B",
     ),
+    # UKGovernmentBEIS/inspect_ai#721: the choice scorer extracted "A, B, C, D" (the option list the judge
+    # restated) instead of its clear single-letter answer. The list is not a verdict.
+    ParseCase(
+        "UKGovernmentBEIS/inspect_ai#721",
+        "Format: ANSWER: A, B, C, D\nB is correct.\nANSWER: B",
+        {"verdict_pattern": r"ANSWER: ([A-D])", "verdict_map": {"A": "A", "B": "B"}},
+        "B",
+    ),
+    ParseCase(
+        "UKGovernmentBEIS/inspect_ai#721 (unique)",
+        "Format: ANSWER: A, B, C, D\nB is correct.\nANSWER: B",
+        {"verdict_pattern": r"ANSWER: ([A-D])", "verdict_map": {"A": "A", "B": "B"}, "verdict_match": "unique"},
+        "B",
+        open_in="verdicts: in the restated option list 'ANSWER: A, B, C, D' the first letter counts as a verdict, "
+        "so verdict_match=unique refuses the answer as ambiguous; a letter followed by ', B, C, D' is a list of "
+        "alternatives (left out like 'A/B' and '[[A]], [[B]]')",
+    ),
     # open-compass/opencompass#2598: the first A/B letter anywhere in the reply was the grade ("As a judge,
     # I considered the evidence carefully. The final grade is B." parsed as A).
     ParseCase(

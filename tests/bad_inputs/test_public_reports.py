@@ -359,6 +359,51 @@ def test_nothing_parses_is_a_failed_run_not_a_nan_win_rate(tmp_path: Path) -> No
 # --- Gecko end to end ---------------------------------------------------------------------------------------
 
 
+GECKO_RUBRIC = {
+    "keywords": "A {1}[red] shape",
+    "qas": [{"keyword_id": 1, "question": "Is the shape red?", "question_type": "color", "answer": "yes"}],
+}
+
+
+def _run_gecko(where: Path, ids: tuple[str, ...], answers: dict[str, tuple[str, str]]) -> Run:
+    """``autorater run gecko --max-failed-share 1`` on image rows ``ids`` (replay rubric generator: one yes/no
+    question each; replay validator, 2 samples: ``answers`` by row, none recorded for the other rows)."""
+    image = str(Path(__file__).resolve().parents[2] / "examples/gecko_quickstart/images/red_circle.png")
+    rows = [{"id": i, "prompt": f"A red {i}", "image": image} for i in ids]
+    (where / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    rubrics = [{"id": i, "response": json.dumps(GECKO_RUBRIC)} for i in ids]
+    (where / "rubric.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rubrics), encoding="utf-8")
+    validator = [
+        {"id": i, "sample_index": n, "response": json.dumps({"answers": [{"question_id": "q1", "answer": a}]})}
+        for i, pair in answers.items()
+        for n, a in enumerate(pair)
+    ]
+    (where / "validator.jsonl").write_text("".join(json.dumps(v) + "\n" for v in validator), encoding="utf-8")
+    params = {
+        "evaluation_dataset": str(where / "data.jsonl"),
+        "id_columns": ["id"],
+        "prompt_column": "prompt",
+        "media_column": "image",
+        "media_type": "image",
+        "rubric_generation_model": f"replay/{where / 'rubric.jsonl'}",
+        "validator_model": f"replay/{where / 'validator.jsonl'}",
+        "validator_parameters": {"questions_per_call": 0, "sampling_count": 2},
+    }
+    (where / "params.json").write_text(json.dumps(params), encoding="utf-8")
+    out = where / "out"
+    argv = ["run", "gecko", "--params", str(where / "params.json"), "--output-dir", str(out), "--quiet"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "autorater_pipelines.cli", *argv, "--max-failed-share", "1"],
+        env=clean_env(AUTORATER_CACHE_DIR=str(where / "cache")),
+        capture_output=True,
+        timeout=900,
+        check=False,
+    )
+    printed = (proc.stdout + proc.stderr).decode("utf-8", errors="replace")
+    assert "Traceback" not in printed, printed[-3000:]
+    return Run(proc.returncode, printed, out)
+
+
 @pytest.mark.pipeline
 def test_gecko_run_split_votes_decorated_answers_and_a_lost_row(tmp_path: Path) -> None:
     """Three reports through ``autorater run gecko`` (replay rubric generator and validator, 2 samples):
@@ -371,51 +416,25 @@ def test_gecko_run_split_votes_decorated_answers_and_a_lost_row(tmp_path: Path) 
       already computed. Row ``lost`` has no validator answer: it is unscored with its reason, and the other
       rows' results are kept.
     """
-    repo = Path(__file__).resolve().parents[2]
-    image = str(repo / "examples/gecko_quickstart/images/red_circle.png")
-    ids = ("circle", "square", "lost")
-    rows = [{"id": i, "prompt": f"A red {i}", "image": image} for i in ids]
-    rubric = {
-        "keywords": "A {1}[red] shape",
-        "qas": [{"keyword_id": 1, "question": "Is the shape red?", "question_type": "color", "answer": "yes"}],
-    }
-    answers = {"circle": ("yes", "no"), "square": ("**Yes**", "Yes.")}
-    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    (tmp_path / "rubric.jsonl").write_text(
-        "".join(json.dumps({"id": i, "response": json.dumps(rubric)}) + "\n" for i in ids), encoding="utf-8"
-    )
-    validator = [
-        {"id": i, "sample_index": n, "response": json.dumps({"answers": [{"question_id": "q1", "answer": a}]})}
-        for i, pair in answers.items()
-        for n, a in enumerate(pair)
-    ]
-    (tmp_path / "validator.jsonl").write_text("".join(json.dumps(v) + "\n" for v in validator), encoding="utf-8")
-    params = {
-        "evaluation_dataset": str(tmp_path / "data.jsonl"),
-        "id_columns": ["id"],
-        "prompt_column": "prompt",
-        "media_column": "image",
-        "media_type": "image",
-        "rubric_generation_model": f"replay/{tmp_path / 'rubric.jsonl'}",
-        "validator_model": f"replay/{tmp_path / 'validator.jsonl'}",
-        "validator_parameters": {"questions_per_call": 0, "sampling_count": 2},
-    }
-    (tmp_path / "params.json").write_text(json.dumps(params), encoding="utf-8")
-    out = tmp_path / "out"
-    argv = ["run", "gecko", "--params", str(tmp_path / "params.json"), "--output-dir", str(out), "--quiet"]
-    proc = subprocess.run(
-        [sys.executable, "-m", "autorater_pipelines.cli", *argv, "--max-failed-share", "1"],
-        env=clean_env(AUTORATER_CACHE_DIR=str(tmp_path / "cache")),
-        capture_output=True,
-        timeout=900,
-        check=False,
-    )
-    printed = (proc.stdout + proc.stderr).decode("utf-8", errors="replace")
-    assert proc.returncode == 0 and "Traceback" not in printed, printed[-3000:]
-    results = {r["id"]: r for r in Run(0, printed, out).jsonl("results.jsonl")}
+    run = _run_gecko(tmp_path, ("circle", "square", "lost"), {"circle": ("yes", "no"), "square": ("**Yes**", "Yes.")})
+    assert run.code == 0, run.printed[-3000:]
+    results = {r["id"]: r for r in run.jsonl("results.jsonl")}
     assert sorted(results) == ["circle", "square"]
     assert results["circle"]["qa_results"][0]["score"] == 0.5 and results["circle"]["final_score"] == 0.5
     assert results["square"]["final_score"] == 1.0
-    errors = Run(0, printed, out).jsonl("error_messages.jsonl")
+    errors = run.jsonl("error_messages.jsonl")
     assert [e["id"] for e in errors] == ["lost"] and errors[0]["stage"] == "validation"
-    assert "3 rows, 2 scored, 1 unscored" in printed
+    assert "3 rows, 2 scored, 1 unscored" in run.printed
+
+
+@pytest.mark.pipeline
+def test_gecko_run_where_nothing_is_scored_fails_without_a_nan(tmp_path: Path) -> None:
+    """vibrantlabsai/ragas#1630: every answer failed to parse ("Failed to parse output ... Returning None"),
+    numpy warned "Mean of empty slice" and the report said {'context_utilization': nan}. Here a Gecko run
+    whose validator answers nothing: every row is listed with its reason, metrics.json has a null mean (no
+    NaN), and the command exits 1 saying no row could be evaluated."""
+    run = _run_gecko(tmp_path, ("r1", "r2"), {})
+    assert run.code == 1 and "error: no row could be evaluated" in run.printed, run.printed[-3000:]
+    assert sorted(e["id"] for e in run.jsonl("error_messages.jsonl")) == ["r1", "r2"]
+    metrics = run.metrics  # parse_constant refuses NaN / Infinity
+    assert metrics["mean_final_score"] is None and metrics["rows_scored"] == 0 and metrics["rows_unscored"] == 2
