@@ -276,47 +276,43 @@ def evaluate(
             f"column {media_column!r} (media_column) is not in the DataFrame; columns: {list(df.columns)}",
             source="media_column",
         )
+    # arguments that several stages take, passed on by name
+    shared: dict[str, Any] = dict(
+        id_columns=frame.id_columns, media_type=media_type, project=project, location=location
+    )
+    generation: dict[str, Any] = dict(
+        rubric_generation_model=rubric_generation_model,
+        rubric_generation_prompt_template=rubric_generation_prompt_template,
+    )
+    validation: dict[str, Any] = dict(
+        media_column=media_column, validator_model=validator_model, validator_prompt_template=validator_prompt_template
+    )
     steps.check_run_parameters(
-        id_columns=frame.id_columns,
-        media_column=media_column,
-        media_type=media_type,
+        **shared,
+        **generation,
+        **validation,
         prompt_column=prompt_column if has_prompt or generate else "",
         rubrics_column=rubrics_column or ("" if generate else _RUBRIC),  # rubrics given: no prompt needed
-        rubric_generation_model=rubric_generation_model,
-        validator_model=validator_model,
         rubric_generation_parameters=rubric_generation_parameters,
         validator_parameters=validator_parameters,
-        rubric_generation_prompt_template=rubric_generation_prompt_template,
-        validator_prompt_template=validator_prompt_template,
         scoring=scoring,
-        project=project,
-        location=location,
     )
     if rubrics_column or generate:
         rubrics = steps.make_rubrics(
             frame.rows,
-            id_columns=frame.id_columns,
-            media_type=media_type,
+            **shared,
+            **generation,
             prompt_column=prompt_column,
             rubrics_column=rubrics_column,
-            rubric_generation_model=rubric_generation_model,
             rubric_generation_parameters=_with_progress(rubric_generation_parameters, progress),
-            rubric_generation_prompt_template=rubric_generation_prompt_template,
-            project=project,
-            location=location,
         )
     else:
         rubrics = _rubrics_from_frame(frame, rubrics_column)
     validated = steps.validate_rows(
         rubrics.rows,
-        id_columns=frame.id_columns,
-        media_column=media_column,
-        media_type=media_type,
-        validator_model=validator_model,
+        **shared,
+        **validation,
         validator_parameters=_with_progress(validator_parameters, progress),
-        validator_prompt_template=validator_prompt_template,
-        project=project,
-        location=location,
         prompt_column=prompt_column if has_prompt else "",
     )
     scored = steps.score_rows(
@@ -325,14 +321,20 @@ def evaluate(
         scoring=scoring,
         earlier_errors=rubrics.errors + validated.errors,
     )
-    qas = {io.id_key(r, frame.id_columns): r["qas"] for r in validated.rows}
+    return _frame(df, frame, _result_rows(frame, validated.rows, scored.results), scored.errors), scored.metrics
+
+
+def _result_rows(
+    frame: FrameRows, validated: Sequence[Mapping[str, Any]], scored: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """One results row per input row, in input order: its score and rubric columns, else ``final_score`` None."""
+    qas = {io.id_key(r, frame.id_columns): r["qas"] for r in validated}
     results = {}
-    for result in scored.results:
+    for result in scored:
         key = io.id_key(result, frame.id_columns)
         row = _add_rubric_columns({**result, "qas": qas[key]})
         row["rubric_results"] = {qa["question_id"]: qa.get("raw") for qa in result["qa_results"]}
         row.pop(_RUBRIC, None)
         results[key] = row
     unscored = ({k: v for k, v in r.items() if k != _RUBRIC} | {"final_score": None} for r in frame.rows)
-    out = [results.get(io.id_key(r, frame.id_columns)) or u for r, u in zip(frame.rows, unscored, strict=True)]
-    return _frame(df, frame, out, scored.errors), scored.metrics
+    return [results.get(io.id_key(r, frame.id_columns)) or u for r, u in zip(frame.rows, unscored, strict=True)]

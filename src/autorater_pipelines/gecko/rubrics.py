@@ -264,6 +264,23 @@ def normalize_supplied_rubric(value: Any) -> dict[str, Any]:
             not one of its choices, duplicate question ids, or no questions.
 
     """
+    value = _rubric_object(value)
+    warnings: list[str] = []
+    markup = value.get("keywords")
+    keywords = parse_keywords(markup)
+    qas = [_supplied_question(i, item, keywords, warnings) for i, item in enumerate(value["qas"], start=1)]
+    if not qas:
+        raise RubricError("empty_rubric", "the supplied rubric has no questions")
+    ids = [qa["question_id"] for qa in qas]
+    duplicates = sorted({q for q in ids if ids.count(q) > 1})
+    if duplicates:
+        raise RubricError("invalid_rubric", f"duplicate question_id(s) {duplicates}")
+    _check_dependencies(qas, warnings)
+    return {"keywords": markup if isinstance(markup, str) else None, "qas": qas, "rubric_warnings": warnings}
+
+
+def _rubric_object(value: Any) -> Mapping[str, Any]:
+    """A supplied rubric as a ``{"keywords"?, "qas": [...]}`` mapping (parsed from JSON, a bare list wrapped)."""
     if isinstance(value, str):
         try:
             value = json.loads(value)
@@ -278,55 +295,45 @@ def normalize_supplied_rubric(value: Any) -> dict[str, Any]:
             "invalid_rubric",
             f"rubric must be an object with a 'qas' list or a list of questions, got {str(value)[:200]!r}",
         )
-    warnings: list[str] = []
-    markup = value.get("keywords")
-    keywords = parse_keywords(markup)
-    qas: list[dict[str, Any]] = []
-    for i, item in enumerate(value["qas"], start=1):
-        if not isinstance(item, Mapping):
-            raise RubricError("invalid_rubric", f"question #{i} is not an object: {item!r}")
-        qid = _question_id(item.get("question_id")) or f"q{i}"
-        question = item.get("question")
-        if not isinstance(question, str) or not question.strip():
-            raise RubricError("invalid_rubric", f"question {qid}: no question text, got {question!r}")
-        answer = item.get("answer")
-        if is_blank(answer):
-            raise RubricError("invalid_rubric", f"question {qid}: no expected answer")
-        try:
-            choices = parse_choices(item.get("choices"))
-        except ValueError as exc:
-            raise RubricError("invalid_rubric", f"question {qid}: {exc}") from None
-        if not choices and normalize(answer) in YES_NO:
-            choices = YES_NO
-        if choices:
-            idx = resolve(answer, choices)
-            if idx is None:
-                msg = f"question {qid}: answer {answer!r} is not one of the choices {list(choices)}"
-                raise RubricError("invalid_rubric", msg)
-            answer = choices[idx]
-        parents, dep_warnings = parse_dependencies(item.get("dependencies"))
-        warnings += [f"question {qid}: {w}" for w in dep_warnings]
-        justification = item.get("justification")
-        qas.append(
-            {
-                "question_id": qid,
-                "question": question.strip(),
-                "question_type": _question_type(item.get("question_type"), restrict=False, qid=qid, warnings=warnings),
-                "choices": list(choices),
-                "answer": str(answer).strip(),
-                "justification": justification if isinstance(justification, str) else None,
-                "dependencies": parents,
-                "keyword_id": _keyword_of(item, keywords, qid, warnings),
-            }
-        )
-    if not qas:
-        raise RubricError("empty_rubric", "the supplied rubric has no questions")
-    ids = [qa["question_id"] for qa in qas]
-    duplicates = sorted({q for q in ids if ids.count(q) > 1})
-    if duplicates:
-        raise RubricError("invalid_rubric", f"duplicate question_id(s) {duplicates}")
-    _check_dependencies(qas, warnings)
-    return {"keywords": markup if isinstance(markup, str) else None, "qas": qas, "rubric_warnings": warnings}
+    return value
+
+
+def _supplied_question(i: int, item: Any, keywords: Mapping[int, str], warnings: list[str]) -> dict[str, Any]:
+    """Question #``i`` of a supplied rubric, normalized (any problem fails the row); appends to ``warnings``."""
+    if not isinstance(item, Mapping):
+        raise RubricError("invalid_rubric", f"question #{i} is not an object: {item!r}")
+    qid = _question_id(item.get("question_id")) or f"q{i}"
+    question = item.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise RubricError("invalid_rubric", f"question {qid}: no question text, got {question!r}")
+    answer = item.get("answer")
+    if is_blank(answer):
+        raise RubricError("invalid_rubric", f"question {qid}: no expected answer")
+    try:
+        choices = parse_choices(item.get("choices"))
+    except ValueError as exc:
+        raise RubricError("invalid_rubric", f"question {qid}: {exc}") from None
+    if not choices and normalize(answer) in YES_NO:
+        choices = YES_NO
+    if choices:
+        idx = resolve(answer, choices)
+        if idx is None:
+            msg = f"question {qid}: answer {answer!r} is not one of the choices {list(choices)}"
+            raise RubricError("invalid_rubric", msg)
+        answer = choices[idx]
+    parents, dep_warnings = parse_dependencies(item.get("dependencies"))
+    warnings += [f"question {qid}: {w}" for w in dep_warnings]
+    justification = item.get("justification")
+    return {
+        "question_id": qid,
+        "question": question.strip(),
+        "question_type": _question_type(item.get("question_type"), restrict=False, qid=qid, warnings=warnings),
+        "choices": list(choices),
+        "answer": str(answer).strip(),
+        "justification": justification if isinstance(justification, str) else None,
+        "dependencies": parents,
+        "keyword_id": _keyword_of(item, keywords, qid, warnings),
+    }
 
 
 def parse_supplied_rubrics(

@@ -123,25 +123,7 @@ def load_few_shot_examples(
     from autorater_pipelines.autosxs import prompt_parameters as prompts
 
     where_params = f"{source}.autorater_prompt_parameters"
-    given = list(config.autorater_prompt_parameters)
-    if sorted(given) != sorted(prompt_keys):
-        raise InputError(
-            f"must map exactly the task's autorater_prompt_parameter_keys {list(prompt_keys)}, got {given}",
-            source=where_params,
-        )
-    score_columns = [c for c in (config.response_a_score_column, config.response_b_score_column) if c]
-    if scale and len(score_columns) != 2:
-        raise InputError(
-            "a pointwise score_rubric needs response_a_score_column and response_b_score_column: the worked "
-            "examples show the scores the judge must give",
-            source=source,
-        )
-    if not scale and score_columns:
-        raise InputError(
-            f"score columns {score_columns} need a pointwise score_rubric (consecutive integer labels); this "
-            "task's rubric is A/B/SAME",
-            source=source,
-        )
+    _check_config(config, prompt_keys=prompt_keys, scale=scale, source=source)
     dataset = io.read_dataset(config.dataset, source_name=f"{source}.dataset")
     columns = {
         "response_a_column": config.response_a_column,
@@ -163,34 +145,66 @@ def load_few_shot_examples(
     for index, row in enumerate(dataset.rows):
         where = dataset.location(index)
         rendered = compiled.render(row, location=where)
-        example: dict[str, Any] = {
-            "task_values": [(key, rendered[key]) for key in prompt_keys],
-            "response_a": _text(
-                row.get(config.response_a_column), what="response A", where=where, column=config.response_a_column
-            ),
-            "response_b": _text(
-                row.get(config.response_b_column), what="response B", where=where, column=config.response_b_column
-            ),
-            "choice": _choice(row.get(config.choice_column), where=where, column=config.choice_column),
-            "explanation": _text(
-                row.get(config.explanation_column), what="explanation", where=where, column=config.explanation_column
-            ),
-        }
-        if scale:
-            a = _score(
-                row.get(config.response_a_score_column), scale, where=where, column=config.response_a_score_column
-            )
-            b = _score(
-                row.get(config.response_b_score_column), scale, where=where, column=config.response_b_score_column
-            )
-            implied = "A" if a > b else "B" if b > a else "SAME"
-            if implied != example["choice"]:
-                raise InputError(
-                    f"few-shot choice {example['choice']!r} contradicts the scores (response A {a}, response B {b}: "
-                    f"{implied}); fix the choice or the scores",
-                    source=where,
-                    column=config.choice_column,
-                )
-            example.update(response_a_score=a, response_b_score=b)
-        examples.append(FewShotExample(**example))
+        task_values = [(key, rendered[key]) for key in prompt_keys]
+        examples.append(_example(row, task_values, config, scale, where=where))
     return examples
+
+
+def _check_config(config: FewShotConfig, *, prompt_keys: Sequence[str], scale: Sequence[int], source: str) -> None:
+    """Refuse prompt parameters that do not map the task's keys, and score columns that do not fit the rubric."""
+    given = list(config.autorater_prompt_parameters)
+    if sorted(given) != sorted(prompt_keys):
+        raise InputError(
+            f"must map exactly the task's autorater_prompt_parameter_keys {list(prompt_keys)}, got {given}",
+            source=f"{source}.autorater_prompt_parameters",
+        )
+    score_columns = [c for c in (config.response_a_score_column, config.response_b_score_column) if c]
+    if scale and len(score_columns) != 2:
+        raise InputError(
+            "a pointwise score_rubric needs response_a_score_column and response_b_score_column: the worked "
+            "examples show the scores the judge must give",
+            source=source,
+        )
+    if not scale and score_columns:
+        raise InputError(
+            f"score columns {score_columns} need a pointwise score_rubric (consecutive integer labels); this "
+            "task's rubric is A/B/SAME",
+            source=source,
+        )
+
+
+def _example(
+    row: Mapping[str, Any],
+    task_values: list[tuple[str, str]],
+    config: FewShotConfig,
+    scale: Sequence[int],
+    *,
+    where: str,
+) -> FewShotExample:
+    """One dataset row as a worked example; its scores (pointwise rubric) must agree with its choice."""
+    example: dict[str, Any] = {
+        "task_values": task_values,
+        "response_a": _text(
+            row.get(config.response_a_column), what="response A", where=where, column=config.response_a_column
+        ),
+        "response_b": _text(
+            row.get(config.response_b_column), what="response B", where=where, column=config.response_b_column
+        ),
+        "choice": _choice(row.get(config.choice_column), where=where, column=config.choice_column),
+        "explanation": _text(
+            row.get(config.explanation_column), what="explanation", where=where, column=config.explanation_column
+        ),
+    }
+    if scale:
+        a = _score(row.get(config.response_a_score_column), scale, where=where, column=config.response_a_score_column)
+        b = _score(row.get(config.response_b_score_column), scale, where=where, column=config.response_b_score_column)
+        implied = "A" if a > b else "B" if b > a else "SAME"
+        if implied != example["choice"]:
+            raise InputError(
+                f"few-shot choice {example['choice']!r} contradicts the scores (response A {a}, response B {b}: "
+                f"{implied}); fix the choice or the scores",
+                source=where,
+                column=config.choice_column,
+            )
+        example.update(response_a_score=a, response_b_score=b)
+    return FewShotExample(**example)
