@@ -29,7 +29,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from autorater_pipelines.testing._protocols import EmulatedRequest, error_body, parse_request
+from autorater_pipelines.testing._bodies import error_body
+from autorater_pipelines.testing._protocols import EmulatedRequest, parse_request
 
 if TYPE_CHECKING:
     from autorater_pipelines.testing._server import ModelEmulator

@@ -47,14 +47,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from autorater_pipelines.testing._batch import BatchJobs, is_batch_path
+from autorater_pipelines.testing._bodies import error_body, success_body
 from autorater_pipelines.testing._protocols import (
     EmulatedRequest,
     Refusal,
     Responder,
     default_responder,
-    error_body,
     parse_request,
-    success_body,
     to_answer,
 )
 

@@ -26,15 +26,8 @@ def _statuses(text: str) -> tuple[int, ...]:
     return statuses
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the emulator until interrupted (Ctrl-C or SIGTERM); prints its URL first.
-
-    Args:
-        argv: Command-line arguments (default ``sys.argv[1:]``).
-
-    Returns:
-        Process exit status (0).
-    """
+def _parser() -> argparse.ArgumentParser:
+    """The command line: one option per :class:`ModelEmulator` setting, each with its default and unit."""
     parser = argparse.ArgumentParser(
         prog="python -m autorater_pipelines.testing.emulator",
         description="Emulated Vertex AI / Gemini API generateContent and OpenAI chat completions.",
@@ -89,6 +82,19 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="keep only counters, not every request (long benchmarks; counters on GET /stats)",
     )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the emulator until interrupted (Ctrl-C or SIGTERM); prints its URL first.
+
+    Args:
+        argv: Command-line arguments (default ``sys.argv[1:]``).
+
+    Returns:
+        Process exit status (0).
+    """
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.text is not None and args.judge is not None:
         parser.error("--text and --judge are mutually exclusive")

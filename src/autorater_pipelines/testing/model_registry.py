@@ -32,9 +32,11 @@ import json
 import re
 import threading
 from collections.abc import Iterable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from autorater_pipelines.testing._local_http import LocalFake, LocalServer
 
 __all__ = ["FakeModelRegistry", "ImportedEvaluation"]
 
@@ -75,10 +77,7 @@ class ImportedEvaluation:
         return dict(self.evaluation.get("metrics") or {})
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    disable_nagle_algorithm = True  # else ~96 ms per keep-alive request (NOTES.md)
+class _Server(LocalServer):
     registry: FakeModelRegistry
 
 
@@ -132,7 +131,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(200, evaluation)
 
 
-class FakeModelRegistry:
+class FakeModelRegistry(LocalFake):
     """Model Registry models that accept evaluations, on 127.0.0.1 (routes in the module docstring).
 
     Args:
@@ -144,19 +143,19 @@ class FakeModelRegistry:
         imports: Every accepted import, in order.
     """
 
+    _thread_name = "fake-model-registry"
+
     def __init__(self, models: Iterable[str] | None = None, port: int = 0) -> None:
         self.models = None if models is None else {m.split("@", 1)[0] for m in models}
         self.imports: list[ImportedEvaluation] = []
         self._failures: list[tuple[int, str]] = []
         self._lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", port), _Handler)
-        self._server.registry = self
-        self._thread: threading.Thread | None = None
+        self._listen(_Handler, port, _Server)
 
     @property
     def url(self) -> str:
         """``http://127.0.0.1:PORT``: the ``api_endpoint`` for the client."""
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{self.port}"
 
     @property
     def env(self) -> dict[str, str]:
@@ -164,29 +163,6 @@ class FakeModelRegistry:
         from autorater_pipelines.autosxs.model_registry import EMULATOR_ENV
 
         return {EMULATOR_ENV: self.url}
-
-    def start(self) -> FakeModelRegistry:
-        """Serve in a background thread; return self."""
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._server.serve_forever, args=(0.05,), name="fake-model-registry", daemon=True
-            )
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        if self._thread is not None:
-            self._server.shutdown()
-            self._thread.join()
-            self._thread = None
-        self._server.server_close()
-
-    def __enter__(self) -> FakeModelRegistry:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def fail_next(self, count: int, status: int = 403, message: str = "Permission denied on the model") -> None:
         """Answer the next ``count`` imports with HTTP ``status`` and ``message``."""
@@ -234,12 +210,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     registry = FakeModelRegistry(port=args.port)
     print(f"fake Model Registry at {registry.url} (set AIPLATFORM_EMULATOR_HOST={registry.url})", flush=True)
-    try:
-        registry._server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        registry._server.server_close()
+    registry.serve_until_interrupted()
 
 
 if __name__ == "__main__":

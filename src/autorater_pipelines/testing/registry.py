@@ -27,11 +27,13 @@ import email.parser
 import email.policy
 import hashlib
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import yaml
+
+from autorater_pipelines.testing._local_http import LocalFake, LocalServer
 
 __all__ = ["FakeKfpRegistry", "Upload"]
 
@@ -57,10 +59,7 @@ class Upload:
     authorization: str | None
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    disable_nagle_algorithm = True  # else ~96 ms per keep-alive request (NOTES.md)
+class _Server(LocalServer):
     registry: FakeKfpRegistry
 
 
@@ -127,7 +126,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(200, content, "application/x-yaml")
 
 
-class FakeKfpRegistry:
+class FakeKfpRegistry(LocalFake):
     """An in-memory KFP template repository on 127.0.0.1 (see the module docstring for its routes).
 
     Args:
@@ -139,43 +138,20 @@ class FakeKfpRegistry:
         uploads: Every accepted upload, in order.
     """
 
+    _thread_name = "fake-kfp-registry"
+
     def __init__(self, project: str = "test-project", repository: str = "test-repo", port: int = 0) -> None:
         self.base_path = f"/{project}/{repository}"
         self.uploads: list[Upload] = []
         self._versions: dict[str, dict[str, bytes]] = {}
         self._tags: dict[str, dict[str, str]] = {}
         self._lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", port), _Handler)
-        self._server.registry = self
-        self._thread: threading.Thread | None = None
+        self._listen(_Handler, port, _Server)
 
     @property
     def host(self) -> str:
         """The repository URL to give ``RegistryClient(host=...)`` and ``autorater publish --host``."""
-        return f"http://127.0.0.1:{self._server.server_address[1]}{self.base_path}"
-
-    def start(self) -> FakeKfpRegistry:
-        """Serve in a background thread; return self."""
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._server.serve_forever, args=(0.05,), name="fake-kfp-registry", daemon=True
-            )
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        if self._thread is not None:
-            self._server.shutdown()
-            self._thread.join()
-            self._thread = None
-        self._server.server_close()
-
-    def __enter__(self) -> FakeKfpRegistry:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return f"http://127.0.0.1:{self.port}{self.base_path}"
 
     def tags(self, package: str) -> dict[str, str]:
         """``{tag: version}`` of ``package``."""
@@ -227,12 +203,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     registry = FakeKfpRegistry(args.project, args.repository, args.port)
     print(f"fake KFP registry at {registry.host}", flush=True)
-    try:
-        registry._server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        registry._server.server_close()
+    registry.serve_until_interrupted()
 
 
 if __name__ == "__main__":
