@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from autorater_pipelines import io
 from autorater_pipelines.autosxs.metrics import pairwise_metrics
 from autorater_pipelines.autosxs.params import check_judgments_format
+from autorater_pipelines.evaluation.export import ExportResult, export_rows
 
 __all__ = ["JUDGMENTS_BIGQUERY_FIELDS", "ExportResult", "aggregate_judgments", "export_judgments"]
-
-logger = logging.getLogger(__name__)
 
 _STRING, _INTEGER, _FLOAT, _BOOLEAN = (
     {"type": t, "mode": "NULLABLE"} for t in ("STRING", "INTEGER", "FLOAT", "BOOLEAN")
@@ -64,15 +62,6 @@ def aggregate_judgments(
     return result
 
 
-class ExportResult(NamedTuple):
-    """Where :func:`export_judgments` put the judgments."""
-
-    path: str
-    """The file written (JSONL for ``jsonl`` and ``bigquery``, a JSON array for ``json``)."""
-    bigquery_table: str
-    """``bq://project.dataset.table`` of the new table for ``bigquery``; empty otherwise."""
-
-
 def export_judgments(
     *,
     judgments: Sequence[Mapping[str, Any]],
@@ -108,22 +97,14 @@ def export_judgments(
             column name, a missing dataset, or a rejected load.
     """
     fmt = check_judgments_format(judgments_format)
-    rows = [io.to_jsonable(dict(j)) for j in judgments]
     table = io.judgments_table(bigquery_destination_prefix) if fmt == "bigquery" else None
-    if fmt == "json":
-        io.write_json(destination, rows)
-    else:
-        io.write_jsonl(destination, rows)
-    if table is None:
-        return ExportResult(destination, "")
-    schema = io.infer_schema(rows, JUDGMENTS_BIGQUERY_FIELDS)
-    count = io.load_rows_to_new_table(
-        rows,
-        table,
-        schema,
+    return export_rows(
+        judgments,
+        fmt=fmt,
+        destination=destination,
+        table=table,
+        fields=JUDGMENTS_BIGQUERY_FIELDS,
         project=project,
-        api_endpoint=bigquery_api_endpoint,
-        description=f"AutoSxS judgments ({len(rows)} rows) written by autorater-pipelines",
+        bigquery_api_endpoint=bigquery_api_endpoint,
+        what="AutoSxS judgments",
     )
-    logger.info("loaded %d judgments into %s", count, table.uri)
-    return ExportResult(destination, table.uri)

@@ -9,7 +9,8 @@ layer; nothing here imports either of them, or kfp. Modules:
 - :mod:`~autorater_pipelines.evaluation.ids` — the ``id_columns`` check and a row's id values;
 - :mod:`~autorater_pipelines.evaluation.error_rows` — the one ``error_messages`` row layout;
 - :mod:`~autorater_pipelines.evaluation.templates` — the bounded Jinja2 sandbox for user templates;
-- :mod:`~autorater_pipelines.evaluation.json_extraction` — JSON values out of model text.
+- :mod:`~autorater_pipelines.evaluation.json_extraction` — JSON values out of model text;
+- :mod:`~autorater_pipelines.evaluation.export` — result rows to a JSONL/JSON file and a new BigQuery table.
 """
 
 __all__ = ["DEFAULT_MODEL"]

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from autorater_pipelines import io
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.evaluation.export import ExportResult, export_rows
 
 __all__ = ["OUTPUT_FORMATS", "RESULTS_BIGQUERY_FIELDS", "ExportResult", "check_output_format", "export_results"]
-
-logger = logging.getLogger(__name__)
 
 OUTPUT_FORMATS = ("jsonl", "json", "bigquery")
 """Values of ``output_format``."""
@@ -44,15 +42,6 @@ RESULTS_BIGQUERY_FIELDS: dict[str, dict[str, Any]] = {
 """BigQuery types of the result columns Gecko computes (REST form). Other columns (the dataset's, and
 ``qa_results`` keys not listed: ``choices``, ``votes``, ``dependencies``, ``error`` …) take their type from their
 values (:func:`autorater_pipelines.io.infer_schema`: lists and objects become JSON)."""
-
-
-class ExportResult(NamedTuple):
-    """Where :func:`export_results` put the results."""
-
-    path: str
-    """The file written (JSONL for ``jsonl`` and ``bigquery``, a JSON array for ``json``)."""
-    bigquery_table: str
-    """``bq://project.dataset.table`` of the new table for ``bigquery``; empty otherwise."""
 
 
 def check_output_format(output_format: str, bigquery_destination_prefix: str = "") -> str:
@@ -105,25 +94,16 @@ def export_results(
 
     """
     fmt = check_output_format(output_format, bigquery_destination_prefix)
-    data = [io.to_jsonable(dict(r)) for r in rows]
     table = None
     if fmt == "bigquery":
         table = io.judgments_table(bigquery_destination_prefix, kind="results", format_parameter="output_format")
-        schema = io.infer_schema(data, RESULTS_BIGQUERY_FIELDS)
-        io.check_column_names([f["name"] for f in schema], source="bigquery_destination_prefix")
-    if fmt == "json":
-        io.write_json(destination, data)
-    else:
-        io.write_jsonl(destination, data)
-    if table is None:
-        return ExportResult(destination, "")
-    count = io.load_rows_to_new_table(
-        data,
-        table,
-        schema,
+    return export_rows(
+        rows,
+        fmt=fmt,
+        destination=destination,
+        table=table,
+        fields=RESULTS_BIGQUERY_FIELDS,
         project=project,
-        api_endpoint=bigquery_api_endpoint,
-        description=f"Gecko results ({len(data)} rows) written by autorater-pipelines",
+        bigquery_api_endpoint=bigquery_api_endpoint,
+        what="Gecko results",
     )
-    logger.info("loaded %d Gecko result rows into %s", count, table.uri)
-    return ExportResult(destination, table.uri)
