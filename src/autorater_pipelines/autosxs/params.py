@@ -26,6 +26,7 @@ from autorater_pipelines.evaluation.parameters import (
     Integer,
     ModelCallOptions,
     ParameterModel,
+    RunParameters,
     ValidatedRun,
     check_model_spec,
     nested,
@@ -158,7 +159,7 @@ def _options(model: type[ParameterModel], source: str) -> Any:
     return nested(model, source)
 
 
-class AutosxsParams(ParameterModel):
+class AutosxsParams(RunParameters):
     """Every parameter of the ``autosxs`` pipeline (README "AutoSxS parameters")."""
 
     evaluation_dataset: str
@@ -188,14 +189,6 @@ class AutosxsParams(ParameterModel):
     autorater_parameters: Annotated[AutoraterParameters, _options(AutoraterParameters, _SRC)] = pydantic.Field(
         default_factory=AutoraterParameters
     )
-
-    @pydantic.model_validator(mode="before")
-    @classmethod
-    def _defaults_for_null(cls, data: Any) -> Any:
-        """A ``null`` optional parameter takes its default (KFP and Python callers pass None for "not set")."""
-        if isinstance(data, Mapping):
-            return {k: v for k, v in data.items() if v is not None}
-        return data
 
     @pydantic.field_validator("autorater_prompt_parameters", mode="before")
     @classmethod

@@ -35,6 +35,7 @@ __all__ = [
     "ModelCallOptions",
     "Number",
     "ParameterModel",
+    "RunParameters",
     "ValidatedRun",
     "check_model_spec",
     "from_struct",
@@ -251,6 +252,18 @@ class ParameterModel(pydantic.BaseModel):
     @classmethod
     def _is_known(cls, key: Any) -> bool:
         return key in cls.model_fields or any(f.alias == key for f in cls.model_fields.values())
+
+
+class RunParameters(ParameterModel):
+    """Base of a pipeline's whole parameter model: a ``null`` optional parameter takes its default."""
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _defaults_for_null(cls, data: Any) -> Any:
+        """A ``null`` optional parameter takes its default (KFP and Python callers pass None for "not set")."""
+        if isinstance(data, Mapping):
+            return {k: v for k, v in data.items() if v is not None}
+        return data
 
 
 def _input_error(exc: pydantic.ValidationError, source: str) -> InputError:

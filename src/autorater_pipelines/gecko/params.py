@@ -25,7 +25,7 @@ from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.evaluation.parameters import (
     Integer,
     ModelCallOptions,
-    ParameterModel,
+    RunParameters,
     ValidatedRun,
     check_model_spec,
     nested,
@@ -64,7 +64,7 @@ class ValidatorParameters(ModelCallOptions):
         return 0 if value is None else value
 
 
-class GeckoParams(ParameterModel):
+class GeckoParams(RunParameters):
     """Every parameter of the ``gecko`` pipeline (README "Gecko parameters")."""
 
     evaluation_dataset: str
@@ -90,14 +90,6 @@ class GeckoParams(ParameterModel):
     location: str = ""
     output_format: str = "jsonl"
     bigquery_destination_prefix: str = ""
-
-    @pydantic.model_validator(mode="before")
-    @classmethod
-    def _defaults_for_null(cls, data: Any) -> Any:
-        """A ``null`` optional parameter takes its default (KFP and Python callers pass None for "not set")."""
-        if isinstance(data, Mapping):
-            return {k: v for k, v in data.items() if v is not None}
-        return data
 
     @pydantic.field_validator("media_column", mode="before")
     @classmethod
