@@ -114,7 +114,9 @@ def test_emulated_endpoint_run_from_a_public_report(report: str, check: Any, emu
 # --- the judging step on its own: waits and re-runs -------------------------------------------------------
 
 
-def _judge(where: Path, rows: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _judge(
+    where: Path, rows: list[dict[str, Any]], params: dict[str, Any], model: str = "gemini-2.5-flash"
+) -> dict[str, dict[str, Any]]:
     """The pipeline's judging step (``autosxs.judge_examples``) on ``rows``: judgments by id."""
     from autorater_pipelines import autosxs
 
@@ -132,7 +134,7 @@ def _judge(where: Path, rows: list[dict[str, Any]], params: dict[str, Any]) -> d
         examples=examples,
         task="question_answering@001",
         id_columns=["id"],
-        autorater_model="gemini-2.5-flash",
+        autorater_model=model,
         autorater_parameters={"progress": False, "sampling_count": 2, "flip": True, **params},
         judgments_path=str(where / "judgments.jsonl"),
         error_messages_path=str(where / "errors.jsonl"),
@@ -318,3 +320,93 @@ def test_a_verdict_from_an_answer_cut_off_mid_reasoning_is_not_the_conclusion(
         judgment = _judge(tmp_path, rows, {**params, "base_url": emu.url})["r1"]
     assert judgment["choice"] == "ERROR", judgment
     assert all("truncated" in str(s["error"]) for s in judgment["samples"]), judgment["samples"]
+
+
+ODD_ANSWERS = {
+    # An OpenAI-compatible proxy that answers HTTP 200 with an error object and no choices.
+    "error-object": {"error": {"message": "upstream overloaded", "type": "server_error"}},
+    # A reasoning model (vLLM with a reasoning parser) that spent its whole budget thinking: no content.
+    "all-thinking": {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "length",
+                "message": {"role": "assistant", "content": None, "reasoning_content": "Let me compare [[A]] and"},
+            }
+        ],
+    },
+}
+
+
+def _odd_server_judgment(tmp_path: Path, answer: dict[str, Any]) -> dict[str, Any]:
+    """Judge one row with ``openai/m`` against a stdlib HTTP server on 127.0.0.1 that always sends ``answer``."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def _send(self, body: bytes) -> None:
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            self._send(json.dumps(answer).encode())
+
+        def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+            self._send(b'{"object": "list", "data": [{"id": "m", "object": "model"}]}')
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        return _judge(
+            tmp_path,
+            [{"id": "r1", "question": "Q?", "a": "x", "b": "yy"}],
+            {
+                "base_url": f"http://127.0.0.1:{server.server_address[1]}/v1",
+                "cache_dir": "off",
+                "max_retries": 0,
+                "max_consecutive_failures": 100,
+            },
+            model="openai/m",
+        )["r1"]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_an_error_object_in_a_200_answer_is_reported_with_its_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """lm-sys/FastChat#3160 (and chatchat-space/Langchain-Chatchat#1904): an answer without 'choices' ended in
+    "KeyError: 'choices'". Here it is an ERROR row (no traceback) whose reason carries the server's message (it
+    used to say "blocked: the model returned no text (finish reason: none)")."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    judgment = _odd_server_judgment(tmp_path, ODD_ANSWERS["error-object"])
+    assert judgment["choice"] == "ERROR"
+    assert all("upstream overloaded" in str(s["error"]) for s in judgment["samples"]), judgment["samples"]
+
+
+def test_a_judge_that_spent_its_tokens_thinking_is_told_to_raise_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """etalab-ia/evalap#139: a thinking model as judge "is always in failure": its observation was cut off in
+    the middle of its reasoning. Here the ERROR row says the token limit was reached, not that the answer was
+    blocked, and the reasoning's "[[A]]" is never read as a verdict (it used to say "blocked: the model returned
+    no text (finish reason: max_tokens)")."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    judgment = _odd_server_judgment(tmp_path, ODD_ANSWERS["all-thinking"])
+    assert judgment["choice"] == "ERROR"
+    errors = [str(s["error"]) for s in judgment["samples"]]
+    assert all("output-token limit was reached" in e and "raise max_output_tokens" in e for e in errors), errors

@@ -16,7 +16,9 @@
 - Checks (:mod:`autorater_pipelines.models._context`): the prompt against the context window (from
   ``max_input_tokens`` or ``GET /v1/models``, read once per endpoint) before sending; the server's
   ``prompt_tokens`` against the prompt sent; ``finish_reason: length`` on a structured request is the
-  error "truncated at N tokens".
+  error "truncated at N tokens". An answer without text says why: the token limit (a reasoning model
+  can spend it all thinking), or the ``error`` object of an HTTP 200 answer without choices (some proxies
+  answer so; a ``transient`` error, retried like a 5xx).
 - Errors: by status, then by what the body says (:mod:`autorater_pipelines.models._classify`).
 - Not supported (the call fails with error kind ``FATAL``, no network call): video or audio parts and
   ``gs://`` URIs — chat completions have no standard way to carry them.
@@ -285,6 +287,29 @@ def _content(part: str | MediaPart) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": url}}
 
 
+def _no_text(
+    raw: dict[str, Any], message: Any, finish: str | None, output_tokens: int, limit: int | None
+) -> ModelError:
+    """Why an answer has no text.
+
+    The server's error object (some proxies answer HTTP 200 with ``{"error": …}`` and no choices), the
+    output-token limit (a reasoning model can spend it all thinking), or a refusal.
+    """
+    error = raw.get("error") if not raw.get("choices") else None
+    if error:
+        detail = error.get("message", error) if isinstance(error, dict) else error
+        return ModelError(ErrorKind.TRANSIENT, f"the server answered with an error and no choices: {detail}")
+    if finish == "max_tokens":
+        return ModelError(
+            ErrorKind.BLOCKED,
+            f"no text: the output-token limit was reached ({output_tokens or limit} tokens, finish reason: length, "
+            f"max_output_tokens={limit}; a reasoning model may have spent it thinking); raise max_output_tokens",
+        )
+    refusal = getattr(message, "refusal", None)
+    detail = f"; refusal: {refusal}" if refusal else ""
+    return ModelError(ErrorKind.BLOCKED, f"the model returned no text (finish reason: {finish or 'none'}{detail})")
+
+
 def _output(response: Any, *, chars: int, structured: bool, limit: int | None) -> ModelOutput:
     """The output of one answer, with the checks of the module docstring."""
     choice = response.choices[0] if response.choices else None
@@ -300,11 +325,7 @@ def _output(response: Any, *, chars: int, structured: bool, limit: int | None) -
     text = message.content if message is not None else None
     failure = check_seen(chars, usage.input_tokens)
     if failure is None and text is None:
-        refusal = getattr(message, "refusal", None)
-        detail = f"; refusal: {refusal}" if refusal else ""
-        failure = ModelError(
-            ErrorKind.BLOCKED, f"the model returned no text (finish reason: {finish or 'none'}{detail})"
-        )
+        failure = _no_text(raw, message, finish, usage.output_tokens, limit)
     if failure is None and structured and finish == "max_tokens" and not is_complete_json(text):
         failure = truncation_error(usage.output_tokens, limit)
     if failure is not None:
