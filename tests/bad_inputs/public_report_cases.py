@@ -45,13 +45,6 @@ class ParseCase:
     open_in: str = ""  # set while the product still fails the case: who owns the fix (strict xfail)
 
 
-THINK_OPEN = (
-    "verdicts: <think>...</think> reasoning is parsed as part of the answer: a draft verdict inside it makes the "
-    "answer ambiguous (ERROR) or, when the thought never closes, is taken as the verdict (wrong, silently); "
-    "strip everything up to the last </think> and make an unclosed <think> a parse error"
-)
-
-
 def _answer(choice: str, explanation: str = "fine") -> str:
     return json.dumps({"explanation": explanation, "choice": choice})
 
@@ -129,9 +122,6 @@ PARSE_CASES = [
         "Format: ANSWER: A, B, C, D\nB is correct.\nANSWER: B",
         {"verdict_pattern": r"ANSWER: ([A-D])", "verdict_map": {"A": "A", "B": "B"}, "verdict_match": "unique"},
         "B",
-        open_in="verdicts: in the restated option list 'ANSWER: A, B, C, D' the first letter counts as a verdict, "
-        "so verdict_match=unique refuses the answer as ambiguous; a letter followed by ', B, C, D' is a list of "
-        "alternatives (left out like 'A/B' and '[[A]], [[B]]')",
     ),
     # open-compass/opencompass#2598: the first A/B letter anywhere in the reply was the grade ("As a judge,
     # I considered the evidence carefully. The final grade is B." parsed as A).
@@ -167,8 +157,6 @@ PARSE_CASES = [
         "Draft: GRADE: I\nOn a second reading the submission is correct.\nGRADE:\u200bC",
         GRADE,
         ("A", "ERROR"),
-        open_in="verdicts: a zero-width character (U+200B) between 'GRADE:' and 'C' hides the final verdict and "
-        "the draft's 'I' is taken (B); Unicode format characters (category Cf) should be removed before matching",
     ),
     # promptfoo/promptfoo#1866: a fenced ```json answer whose string holds a raw line break and escaped
     # quotes failed with "Could not extract JSON from llm-rubric response".
@@ -286,7 +274,6 @@ PARSE_CASES = [
         + _answer("B", "B is right"),
         {},
         "B",
-        open_in=THINK_OPEN,
     ),
     # (2) Qwen3's template opens <think> in the prompt: the output starts inside the thought block.
     ParseCase(
@@ -294,7 +281,6 @@ PARSE_CASES = [
         'Draft: {"choice": "A", "explanation": "x"}, no: A is wrong.</think>\n\n' + _answer("B", "B is right"),
         {},
         "B",
-        open_in=THINK_OPEN,
     ),
     # (3) The thought never finished (no </think>): its draft verdict is not an answer.
     ParseCase(
@@ -302,14 +288,12 @@ PARSE_CASES = [
         '<think>Let me compare. First guess: {"choice": "A", "explanation": "A is longer"}. But A has a factual',
         {},
         ("ERROR",),
-        open_in=THINK_OPEN,
     ),
     ParseCase(
         "huggingface/lighteval#869 (unfinished [[X]])",
         "<think>Assistant B seems better, so [[B]]... but let me check the dates in A again and",
         BRACKETS,
         ("ERROR",),
-        open_in=THINK_OPEN,
     ),
     # ku-nlp/ja-vicuna-qa-benchmark#47: the [[C]] (tie) verdict was thrown away.
     ParseCase("ku-nlp/ja-vicuna-qa-benchmark#47", "Both are equally good. [[C]]", BRACKETS, "TIE"),
@@ -538,11 +522,6 @@ def _gecko_reply(answer: str) -> str:
     return json.dumps({"answers": [{"question_id": "q1", "answer": answer}]})
 
 
-GECKO_THINK_OPEN = (
-    "verdicts (gecko/replies.py): a validator's <think>...</think> block is read as part of its reply, so the "
-    "draft answer inside it makes the question ambiguous (no verdict) instead of the final answer after it; "
-    "strip the reasoning block before reading the answers"
-)
 GECKO_REPLY_CASES = [
     # (report, validator reply to "[q1] Is the circle red?", acceptable answers for q1; None = left unanswered)
     # tatsu-lab/alpaca_eval#472: the verdict was whichever token came first in the completion. A Gecko
@@ -558,7 +537,7 @@ GECKO_REPLY_CASES = [
         "huggingface/lighteval#869 (Gecko <think>)",
         "<think>Maybe " + _gecko_reply("no") + ", no wait, it is red.</think>\n" + _gecko_reply("yes"),
         ("yes",),
-        GECKO_THINK_OPEN,
+        "",
     ),
 ]
 """Validator replies to one yes/no question: which answer counts."""

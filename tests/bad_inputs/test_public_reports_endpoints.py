@@ -290,12 +290,6 @@ def test_gecko_loses_no_row_to_rate_limits_and_server_errors(tmp_path: Path) -> 
     assert {r["final_score"] for r in result.results} == {1.0}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="verdicts: an answer cut off at max_tokens is parsed like a finished one, so with verdict_match=last "
-    "(the concluding verdict) a verdict quoted in the unfinished reasoning is taken; a truncated answer "
-    "should be an error when the verdict is expected last (FastChat format)",
-)
 def test_a_verdict_from_an_answer_cut_off_mid_reasoning_is_not_the_conclusion(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -230,13 +230,22 @@ def to_sample(
             scores=scores,
             **calls,
         )
+    cut = f"truncated at {output.usage.output_tokens or 'the limit of'} tokens (finish reason: length)"
     try:
         parsed = parse_verdict_at(output.text, settings)
     except ValueError as exc:
         if output.finish_reason == "max_tokens":  # the answer was cut off: say so rather than "no verdict"
-            cut = f"truncated at {output.usage.output_tokens or 'the limit of'} tokens (finish reason: length)"
             return Sample(request.sample_index, flipped, "ERROR", "", output.text, f"{cut}: {exc}", **calls)
         return Sample(request.sample_index, flipped, "ERROR", "", output.text, f"parse_error: {exc}", **calls)
+    if (
+        output.finish_reason == "max_tokens"
+        and settings.verdict_pattern is not None
+        and settings.verdict_match != "first"
+    ):
+        # The concluding verdict comes last: in a cut-off answer a match is a draft from the reasoning.
+        why = f"{cut}: the concluding verdict is missing (verdict_match={settings.verdict_match}); a verdict_pattern"
+        error = f"{why} match in the unfinished reasoning is not taken"
+        return Sample(request.sample_index, flipped, "ERROR", "", output.text, error, **calls)
     label = json_label if settings.verdict_pattern is None else _map_label(settings.verdict_map)
     probability = verdict_probability(output.logprobs, output.text or "", parsed.span, label)
     distribution = None

@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from autorater_pipelines.autosxs.confidence import json_choice_span
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.json_extraction import extract_json_values
+from autorater_pipelines.evaluation.reasoning import answer_after_reasoning
 
 if TYPE_CHECKING:
     from autorater_pipelines.autosxs.judging import JudgeSettings
@@ -139,6 +141,7 @@ class Match(NamedTuple):
 
 _ALTERNATIVE = re.compile(r"\s*(?:\bor\b|\bvs\b\.?|\bversus\b|/|\||,)\s*", re.I)
 _NEXT_WORD = re.compile(r"[\w-]+")
+_LIST_ITEMS = re.compile(r"(?:\s*(?:,|\bor\b|/|\|)\s*\w+\b){2,}(?=\s*(?:[,.;)\n]|$))")
 
 
 def _alternatives(text: str, matches: list[Match], verdict_map: Mapping[str, str]) -> set[int]:
@@ -153,6 +156,9 @@ def _alternatives(text: str, matches: list[Match], verdict_map: Mapping[str, str
         after = _ALTERNATIVE.match(text, m.end)
         word = _NEXT_WORD.match(text, after.end()) if after and text[m.end : after.end()].strip(" ,") else None
         if word and lookup_verdict(word.group(), verdict_map) not in (None, positions[i]):
+            listed.add(i)
+        items = _LIST_ITEMS.match(text, m.end)  # "ANSWER: A, B, C, D": the options restated
+        if items and all(len(w) == len(m.token) for w in re.findall(r"\w+", items.group())):
             listed.add(i)
     return listed
 
@@ -187,11 +193,16 @@ def _whole(text: str, token: str, start: int, end: int) -> bool:
 
 
 def _without_emphasis(text: str) -> tuple[str, list[int] | None]:
-    """``text`` without Markdown ``*``, and the original index of each character kept (None: no ``*``)."""
-    if "*" not in text:
+    """``text`` without Markdown ``*`` and format characters (U+200B …); the original index of each kept character.
+
+    The index list is None when nothing was removed.
+    """
+    if "*" not in text and text.isascii():
         return text, None
-    origin = [i for i, char in enumerate(text) if char != "*"]
-    return text.replace("*", ""), origin
+    origin = [i for i, char in enumerate(text) if char != "*" and unicodedata.category(char) != "Cf"]
+    if len(origin) == len(text):
+        return text, None
+    return "".join(text[i] for i in origin), origin
 
 
 _PYTHON_END = re.compile(r"((?:^|[^\\])(?:\\\\)*)\\Z")
@@ -365,9 +376,12 @@ def parse_verdict_at(text: str | None, settings: JudgeSettings) -> ParsedVerdict
     """
     if text is None or not text.strip():
         raise ValueError("empty judge output")
+    offset, text = answer_after_reasoning(text)  # <think> drafts are not the answer
+    if not text.strip():
+        raise ValueError("empty answer after the </think> reasoning block")
     if settings.verdict_pattern is not None:
         verdict = find_verdict(text, settings.verdict_pattern, settings.verdict_map, settings.verdict_match)
-        return ParsedVerdict(verdict.position, text.strip(), verdict.note, verdict.span)
+        return ParsedVerdict(verdict.position, text.strip(), verdict.note, _shifted(verdict.span, offset))
     objects = extract_json_values(text, expect=dict, outside_fences=True)
     if not objects:
         raise ValueError(f"no JSON dict found in model output starting {text.strip()[:120]!r}")
@@ -380,8 +394,12 @@ def parse_verdict_at(text: str | None, settings: JudgeSettings) -> ParsedVerdict
         raise ValueError(f"ambiguous answer: {len(answers)} JSON objects with different choices {sorted(positions)}")
     position = positions.pop()
     explanation = answers[-1].get("explanation")
-    span = json_choice_span(text, json_label, position)
+    span = _shifted(json_choice_span(text, json_label, position), offset)
     return ParsedVerdict(position, explanation if isinstance(explanation, str) else "", None, span)
+
+
+def _shifted(span: tuple[int, int] | None, offset: int) -> tuple[int, int] | None:
+    return None if span is None else (span[0] + offset, span[1] + offset)
 
 
 def json_label(value: str) -> str | None:

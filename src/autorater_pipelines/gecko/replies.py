@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from autorater_pipelines.evaluation.json_extraction import JSONExtractionError, extract_json_values
+from autorater_pipelines.evaluation.reasoning import UnfinishedReasoning, answer_after_reasoning
 from autorater_pipelines.gecko.verdicts import normalize
 
 __all__ = [
@@ -365,7 +366,10 @@ def parse_reply(text: str | None, questions: Sequence[tuple[str, str]]) -> Reply
         ReplyError: the reply holds neither JSON answers nor ``Verdict:`` blocks.
 
     """
-    text = text or ""
+    try:  # <think> drafts are not answers
+        text = answer_after_reasoning(text or "")[1]
+    except UnfinishedReasoning as exc:
+        raise ReplyError(str(exc)) from None
     read: _JSONAnswers | None = None
     if not _OPEN_TAG.search(text):
         # JSON answers first: a JSON reply whose justification says "verdict: ..." is not a block reply.

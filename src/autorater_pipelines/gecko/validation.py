@@ -28,6 +28,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from autorater_pipelines.evaluation.reasoning import UnfinishedReasoning, answer_after_reasoning
 from autorater_pipelines.gecko import prompts, replies, templates
 from autorater_pipelines.gecko._common import (
     StageResult,
@@ -271,15 +272,18 @@ def _plan_row(
 def _one_sample(s: int, output: ModelOutput, qa: Mapping[str, Any], logprobs: bool) -> dict[str, Any]:
     if not output.ok:
         return _sample(s, error=_error(output))
-    text = output.text or ""
+    try:  # <think> drafts are not answers
+        text = answer_after_reasoning(output.text or "")[1]
+    except UnfinishedReasoning as exc:
+        return _sample(s, raw=output.text, error={"kind": UNPARSEABLE, "message": str(exc)})
     if replies.has_blocks(text):  # "<question> Question: … Verdict: yes </question>" for a single question
         read = replies.parse_reply(text, [(qa["question_id"], qa["question"])])
         if read.problems:
             kind, reason = read.problems[qa["question_id"]]
-            return _sample(s, raw=text, error={"kind": kind, "message": reason})
-        return _sample(s, verdict=read.answers[qa["question_id"]], raw=text)
+            return _sample(s, raw=output.text, error={"kind": kind, "message": reason})
+        return _sample(s, verdict=read.answers[qa["question_id"]], raw=output.text)
     probs = choice_probabilities(output.logprobs, list(qa.get("choices") or []), text) if logprobs else None
-    return _sample(s, verdict=text.strip(), raw=text, probs=probs)
+    return _sample(s, verdict=text.strip(), raw=output.text, probs=probs)
 
 
 def _all_samples(s: int, output: ModelOutput, qas: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
