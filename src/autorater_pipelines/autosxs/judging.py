@@ -31,17 +31,16 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from autorater_pipelines.autosxs.confidence import verdict_probability
-from autorater_pipelines.autosxs.scoring import parse_scores
-from autorater_pipelines.autosxs.verdicts import (
+from autorater_pipelines.autosxs.answers import (
     ParsedVerdict,
-    VerdictPattern,
     json_label,
-    lookup_verdict,
     parse_verdict,
     parse_verdict_at,
     parse_verdict_note,
 )
+from autorater_pipelines.autosxs.confidence import verdict_probability
+from autorater_pipelines.autosxs.scoring import parse_scores
+from autorater_pipelines.autosxs.verdicts import VerdictPattern, lookup_verdict
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.models import ModelOutput, ModelRequest, Usage
 

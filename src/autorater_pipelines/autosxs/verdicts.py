@@ -34,30 +34,19 @@ import dataclasses
 import re
 import unicodedata
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-from autorater_pipelines.autosxs.confidence import json_choice_span
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.evaluation.json_extraction import extract_json_values
-from autorater_pipelines.evaluation.reasoning import answer_after_reasoning
-
-if TYPE_CHECKING:
-    from autorater_pipelines.autosxs.judging import JudgeSettings
 
 __all__ = [
     "MAX_PATTERN_LENGTH",
-    "ParsedVerdict",
     "VERDICT_MATCHES",
     "Verdict",
     "VerdictPattern",
     "check_verdict_match",
     "compile_verdict_pattern",
     "find_verdict",
-    "json_label",
     "lookup_verdict",
-    "parse_verdict",
-    "parse_verdict_at",
-    "parse_verdict_note",
 ]
 
 VERDICT_MATCHES = ("last", "first", "unique")
@@ -67,7 +56,6 @@ MAX_PATTERN_LENGTH = 1000
 """Longest ``verdict_pattern`` accepted, in characters."""
 
 _LISTED = 8  # matches quoted in a note or an error message
-_TIE_WORDS = {"TIE", "SAME", "EQUAL", "BOTH", "NEITHER", "DRAW"}
 
 
 class VerdictPattern:
@@ -330,95 +318,3 @@ def _listing(matches: list[Match], verdict_map: Mapping[str, str], remarks: Mapp
         position = lookup_verdict(m.token, verdict_map) or "not in verdict_map"
         shown.append(f"{m.token!r} → {position}{remarks.get(i, '')}")
     return ", ".join(shown) + (f", … {len(matches) - _LISTED} more" if len(matches) > _LISTED else "")
-
-
-def parse_verdict(text: str | None, settings: JudgeSettings) -> tuple[str, str]:
-    """Parse one raw judge output into a POSITION verdict and an explanation.
-
-    Returns:
-        ``(position, explanation)`` with position ``A`` (shown first), ``B`` (shown second) or ``TIE``.
-
-    Raises:
-        ValueError: the output holds no recognizable verdict (the message says why).
-    """
-    position, explanation, _ = parse_verdict_note(text, settings)
-    return position, explanation
-
-
-class ParsedVerdict(NamedTuple):
-    """A parsed judge output: the verdict, where it is written, and a note when verdicts disagreed."""
-
-    position: str
-    """``A`` (shown first), ``B`` (shown second) or ``TIE``."""
-    explanation: str
-    note: str | None
-    """Set when several verdicts in the output disagreed (which one was taken)."""
-    span: tuple[int, int] | None
-    """``(start, end)`` in the text of the verdict that decided, or None when it cannot be located."""
-
-
-def parse_verdict_note(text: str | None, settings: JudgeSettings) -> tuple[str, str, str | None]:
-    """As :func:`parse_verdict`, plus a note when several verdicts in the output disagreed.
-
-    Raises:
-        ValueError: the output holds no recognizable verdict, or (``verdict_match=unique``, or JSON answers /
-            duplicate ``choice`` keys that disagree) an ambiguous one.
-    """
-    parsed = parse_verdict_at(text, settings)
-    return parsed.position, parsed.explanation, parsed.note
-
-
-def parse_verdict_at(text: str | None, settings: JudgeSettings) -> ParsedVerdict:
-    """As :func:`parse_verdict_note`, plus where the deciding verdict is written (for its token's logprobs).
-
-    Raises:
-        ValueError: as :func:`parse_verdict_note`.
-    """
-    if text is None or not text.strip():
-        raise ValueError("empty judge output")
-    offset, text = answer_after_reasoning(text)  # <think> drafts are not the answer
-    if not text.strip():
-        raise ValueError("empty answer after the </think> reasoning block")
-    if settings.verdict_pattern is not None:
-        verdict = find_verdict(text, settings.verdict_pattern, settings.verdict_map, settings.verdict_match)
-        return ParsedVerdict(verdict.position, text.strip(), verdict.note, _shifted(verdict.span, offset))
-    objects = extract_json_values(text, expect=dict, outside_fences=True)
-    if not objects:
-        raise ValueError(f"no JSON dict found in model output starting {text.strip()[:120]!r}")
-    answers = [o for o in objects if "choice" in o]
-    if not answers:
-        raise ValueError(f"JSON answer has no string 'choice' field (got {objects[0].get('choice')!r})")
-    positions = {_position(o.get("choice")) for o in answers}
-    if len(positions) > 1:
-        # e.g. a quoted response containing {"choice": "A"} before the judge's own answer: never guess.
-        raise ValueError(f"ambiguous answer: {len(answers)} JSON objects with different choices {sorted(positions)}")
-    position = positions.pop()
-    explanation = answers[-1].get("explanation")
-    span = _shifted(json_choice_span(text, json_label, position), offset)
-    return ParsedVerdict(position, explanation if isinstance(explanation, str) else "", None, span)
-
-
-def _shifted(span: tuple[int, int] | None, offset: int) -> tuple[int, int] | None:
-    return None if span is None else (span[0] + offset, span[1] + offset)
-
-
-def json_label(value: str) -> str | None:
-    """A JSON ``choice`` value (or an alternative token in its place) as ``A``/``B``/``TIE``, or None."""
-    try:
-        return _position(value)
-    except ValueError:
-        return None
-
-
-def _position(raw_choice: Any) -> str:
-    """Normalize a JSON ``choice`` value to ``A``/``B``/``TIE``; raise ValueError otherwise."""
-    if not isinstance(raw_choice, str):
-        raise ValueError(f"JSON answer has no string 'choice' field (got {raw_choice!r})")
-    # Markdown emphasis, brackets and quotes around the label ("**B**", "[[A]]", "'A'") are not part of it.
-    bare = raw_choice.strip().upper().strip(" *_`'\"[]().:")
-    label = re.sub(r"^(RESPONSE|OUTPUT|MODEL)[\s_]*", "", bare).strip(" *_`'\"[]().:")
-    if label in ("A", "B"):
-        return label
-    if label in _TIE_WORDS:
-        return "TIE"
-    raise ValueError(f"'choice' must be A, B or SAME, got {raw_choice!r}")
