@@ -14,6 +14,7 @@ __all__ = [
     "DEFAULT_COMPILED_DIR",
     "absolutize_local_paths",
     "check_param_names",
+    "local_inputs",
     "load_params",
     "template_path",
     "validate_run",
@@ -137,3 +138,33 @@ def validate_run(pipeline: str, params: dict[str, Any], *, readable: Any = None,
     else:
         from autorater_pipelines.gecko import params as model  # type: ignore[no-redef]
     return list(model.validate_run(params, readable=readable, project=project).notes)
+
+
+def local_inputs(params: Any, params_path: str) -> list[str]:
+    """Absolute local paths of the existing files and folders a run reads.
+
+    They are the params file and every absolute path or ``file://`` URI among the parameter values, at
+    any depth and split at commas. Call it after :func:`absolutize_local_paths`, which makes
+    ``evaluation_dataset``, ``replay/<path>`` model specs and few-shot datasets absolute; relative values
+    of other parameters (column names...) are not paths.
+
+    Media files named inside dataset rows are not listed (they are read from the rows during the run).
+    """
+    found = [os.path.abspath(params_path)] if params_path and os.path.exists(params_path) else []
+
+    def visit(value: Any) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                visit(item)
+        elif isinstance(value, list):
+            for item in value:
+                visit(item)
+        elif isinstance(value, str) and 0 < len(value) < 4096:
+            text = value[len("replay/") :] if value.startswith("replay/") else value
+            for part in text.split(","):
+                part = part.strip().removeprefix("file://")
+                if os.path.isabs(part) and "://" not in part and "\n" not in part and os.path.exists(part):
+                    found.append(os.path.abspath(part))
+
+    visit(params)
+    return sorted(set(found))

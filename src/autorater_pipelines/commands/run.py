@@ -5,7 +5,8 @@ successful run moves its files into ``--output-dir`` (each with an atomic rename
 interrupted run leaves no partial outputs, and the staging folders of killed runs are removed by the next
 run. Outputs of an earlier run that this run does not replace (``judgments.json`` of a ``json`` run,
 re-scored versions ``metrics.<n>.json``, a kept ``pipeline_root``) are removed, so OUT only ever holds one
-run. The pipeline runs in its own process group that dies with the command, even with SIGKILL
+run. A run that reads a file inside OUT (dataset, replay, few-shot or params file) is refused before
+it starts. The pipeline runs in its own process group that dies with the command, even with SIGKILL
 (:mod:`autorater_pipelines.commands._isolated`). Parameters and the dataset are validated in-process
 first, so bad input fails in about a second with one clear line.
 """
@@ -227,6 +228,7 @@ def run(args: argparse.Namespace) -> int:
     template = _common.template_path(args.pipeline, args.template)
     params, rows_read = check_run(args.pipeline, args.params, template)
     _check_output_dir(out_dir, [*spec.outputs, *spec.extra_outputs(params)])
+    _check_inputs_outside(out_dir, _common.local_inputs(params, args.params))
     print(f"read {rows_read} data row(s) from evaluation_dataset", flush=True)
 
     parent = os.path.dirname(out_dir)
@@ -318,6 +320,27 @@ def _check_output_dir(out_dir: str, names: list[str]) -> None:
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing) or not os.access(existing, os.W_OK | os.X_OK):
         raise InputError(f"cannot create or write {out_dir!r}: {existing!r} is not a writable directory", source=source)
+
+
+def _check_inputs_outside(out_dir: str, inputs: list[str]) -> None:
+    """Refuse a run that reads a file inside ``out_dir``, before anything runs.
+
+    The run replaces its output files in ``out_dir`` and removes the outputs of earlier runs there, so an
+    input kept inside it (e.g. ``OUT/judgments.json`` as ``evaluation_dataset``) could be deleted or
+    overwritten by the run that reads it.
+
+    Raises:
+        InputError: naming the first such input and ``out_dir``.
+    """
+    real_out = os.path.realpath(out_dir)
+    for path in inputs:
+        real = os.path.realpath(path)
+        if real == real_out or real.startswith(real_out.rstrip(os.sep) + os.sep):
+            raise InputError(
+                f"the run reads {path!r}, which is inside the output directory {out_dir!r}; the run replaces and "
+                "removes files there, so move the input out of it or pick another --output-dir",
+                source="--output-dir",
+            )
 
 
 def _print_error_reasons(path: str, limit: int = 3) -> None:
