@@ -14,6 +14,7 @@ from autorater_pipelines.components.model_evaluation_text_generation_pairwise im
 )
 from autorater_pipelines.components.online_evaluation_pairwise import online_evaluation_pairwise
 from autorater_pipelines.components.prepare_pairwise import prepare_pairwise_examples
+from autorater_pipelines.pipelines._retry import retry_model_step
 
 # Resolved by Vertex AI Pipelines to the job's project and region (same strings as GCPC's placeholders).
 PROJECT_ID_PLACEHOLDER = "{{$.pipeline_google_cloud_project_id}}"
@@ -86,7 +87,7 @@ def judge_in_shards(
             shard_count=shard_count,
             pipeline_root=dsl.PIPELINE_ROOT_PLACEHOLDER,
         ).set_display_name("Judge shard")
-        judge.set_retry(num_retries=2, backoff_duration="60s", backoff_factor=2.0)  # resumes from the cache
+        retry_model_step(judge)  # resumes from the cache
     return ShardOutputs(
         judgments=dsl.Collected(judge.outputs["judgments"]),
         error_messages=dsl.Collected(judge.outputs["error_messages"]),
@@ -187,7 +188,7 @@ def autosxs_pipeline(  # noqa: B006
         location=location,
         pipeline_root=dsl.PIPELINE_ROOT_PLACEHOLDER,
     ).set_display_name("Generate responses")
-    responses.set_retry(num_retries=2, backoff_duration="60s", backoff_factor=2.0)  # resumes from the cache
+    retry_model_step(responses)  # resumes from the cache
     shards = judge_in_shards(
         examples=responses.outputs["examples_with_responses"],
         shard_indices=prepare.outputs["shard_indices"],

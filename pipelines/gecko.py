@@ -5,11 +5,13 @@ from typing import Any, NamedTuple
 from kfp import dsl
 from kfp.dsl import Dataset, Metrics
 
+from autorater_pipelines.components.gecko_check import check_gecko_run
 from autorater_pipelines.components.gecko_export import export_gecko_results
 from autorater_pipelines.components.gecko_report import build_gecko_report
 from autorater_pipelines.components.gecko_rubrics import prepare_gecko_rubrics
 from autorater_pipelines.components.gecko_score import score_gecko_validations
 from autorater_pipelines.components.gecko_validate import validate_gecko_media
+from autorater_pipelines.pipelines._retry import retry_model_step
 
 # Resolved by Vertex AI Pipelines to the job's project and region (same strings as GCPC's placeholders).
 PROJECT_ID_PLACEHOLDER = "{{$.pipeline_google_cloud_project_id}}"
@@ -81,7 +83,7 @@ def gecko_pipeline(  # noqa: B006
         error_messages: JSONL of rows that failed at any stage, with the stage and the reason.
         gecko_metrics: Mean final score, accuracy per question type, parse failures and row counts.
     """
-    rubrics = prepare_gecko_rubrics(
+    check = check_gecko_run(
         evaluation_dataset=evaluation_dataset,
         id_columns=id_columns,
         prompt_column=prompt_column,
@@ -99,7 +101,20 @@ def gecko_pipeline(  # noqa: B006
         bigquery_destination_prefix=bigquery_destination_prefix,
         project=project,
         location=location,
+    ).set_display_name("Check parameters and dataset")
+    rubrics = prepare_gecko_rubrics(
+        rows=check.outputs["rows"],
+        id_columns=id_columns,
+        prompt_column=prompt_column,
+        media_type=media_type,
+        rubrics_column=rubrics_column,
+        rubric_generation_model=rubric_generation_model,
+        rubric_generation_parameters=rubric_generation_parameters,
+        rubric_generation_prompt_template=rubric_generation_prompt_template,
+        project=project,
+        location=location,
     ).set_display_name("Rubrics (parse or generate)")
+    retry_model_step(rubrics)  # resumes from the cache
     validate = validate_gecko_media(
         rubrics=rubrics.outputs["rubrics"],
         id_columns=id_columns,
@@ -112,6 +127,7 @@ def gecko_pipeline(  # noqa: B006
         location=location,
         prompt_column=prompt_column,
     ).set_display_name("Validator answers")
+    retry_model_step(validate)  # resumes from the cache
     score = score_gecko_validations(
         validations=validate.outputs["validations"],
         rubric_errors=rubrics.outputs["rubric_errors"],

@@ -154,3 +154,31 @@ def test_readme_migration_table_names_what_the_template_has():
         assert f"`{key}`" in text and key in GOOGLE_METRIC_ALIASES
     for value in ("`Model A`", "`model_b`", "`TIE`", '"summarization"', "`contents`", "`system_instruction`"):
         assert value in text
+
+
+# Tasks that call a model, by pipeline: each must carry the retry policy (a retried step resumes from the response
+# cache); every other task must not (a bad parameter in the check step fails once, not three times).
+MODEL_CALLING_TASKS = {
+    "autosxs": {"generate-pairwise-responses", "judge-pairwise-examples"},
+    "gecko": {"prepare-gecko-rubrics", "validate-gecko-media"},
+}
+MODEL_STEP_RETRY_POLICY = {
+    "maxRetryCount": 2,
+    "backoffDuration": "60s",
+    "backoffFactor": 2.0,
+    "backoffMaxDuration": "3600s",
+}
+
+
+def _tasks(spec: dict) -> dict[str, dict]:
+    """Every task of the compiled pipeline, in the root DAG and in nested DAGs (shards, loops), by task name."""
+    dags = [spec["root"]["dag"], *(c["dag"] for c in spec["components"].values() if "dag" in c)]
+    return {name: task for dag in dags for name, task in dag["tasks"].items()}
+
+
+@pytest.mark.parametrize("name", PIPELINE_NAMES)
+def test_model_calling_steps_and_only_they_have_the_retry_policy(name):
+    tasks = _tasks(_load(REPO / "compiled" / f"{name}.yaml"))
+    assert MODEL_CALLING_TASKS[name] <= set(tasks)
+    retried = {task_name: task["retryPolicy"] for task_name, task in tasks.items() if "retryPolicy" in task}
+    assert retried == {task_name: MODEL_STEP_RETRY_POLICY for task_name in MODEL_CALLING_TASKS[name]}

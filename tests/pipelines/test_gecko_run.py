@@ -362,7 +362,7 @@ def test_the_template_itself_fails_fast_on_bad_parameters(tmp_path):
         location="us-central1",
     )
     root = tmp_path / "root"
-    with pytest.raises(PipelineRunError, match="prepare-gecko-rubrics"):
+    with pytest.raises(PipelineRunError, match="check-gecko-run"):
         run_local(str(REPO / "compiled" / "gecko.yaml"), params, str(root))
     assert not list(root.rglob("validations")), "the validator step must not run after a failed rubric step"
     shutil.rmtree(root, ignore_errors=True)

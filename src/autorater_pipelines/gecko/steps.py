@@ -36,6 +36,7 @@ __all__ = [
     "OUTPUT_FORMATS",
     "ExportResult",
     "RubricSummary",
+    "check_run",
     "check_run_parameters",
     "console_metrics",
     "export_results",
@@ -43,6 +44,7 @@ __all__ = [
     "make_rubrics",
     "prepare_rubrics",
     "prepare_run",
+    "rubrics_for_rows",
     "score_rows",
     "score_validations",
     "validate_media",
@@ -227,6 +229,64 @@ def prepare_run(params: Mapping[str, Any], rubrics_path: str, errors_path: str) 
         rubric_generation_prompt_template=p.rubric_generation_prompt_template,
         project=p.project,
         location=p.location,
+    )
+    io.write_jsonl(rubrics_path, result.rows)
+    io.write_jsonl(errors_path, result.errors)
+    logger.info("%d of %d rubrics, %d error rows", len(result.rows), len(rows), len(result.errors))
+    return RubricSummary(len(rows), len(result.rows), len(result.errors))
+
+
+def check_run(params: Mapping[str, Any], rows_path: str) -> RubricSummary:
+    """The pipeline's first step: validate the run, then write the dataset rows for the rubric step.
+
+    :func:`~autorater_pipelines.gecko.params.validate_run` checks every parameter and the dataset; the rows (local
+    media paths resolved) are written to ``rows_path`` as JSONL. No model is called: the rubric step, which may
+    call one, is a separate step with a retry policy, so that a bad parameter fails once, not once per retry.
+
+    Returns:
+        Row counts (``rubric_count`` and ``error_count`` are 0: no rubric is made here).
+
+    Raises:
+        InputError: the first problem :func:`validate_run` finds (nothing is written then).
+    """
+    run = validate_run(params)
+    rows = run.rows or []
+    io.write_jsonl(rows_path, rows)
+    return RubricSummary(len(rows), 0, 0)
+
+
+def rubrics_for_rows(
+    *,
+    rows_path: str,
+    id_columns: Sequence[str],
+    media_type: str = "image",
+    prompt_column: str = "",
+    rubrics_column: str = "",
+    rubric_generation_model: str = "",
+    rubric_generation_parameters: Mapping[str, Any] | None = None,
+    rubric_generation_prompt_template: str = "",
+    project: str = "",
+    location: str = "",
+    rubrics_path: str,
+    errors_path: str,
+) -> RubricSummary:
+    """Give every row of ``rows_path`` (written by :func:`check_run`) a rubric; arguments as :func:`make_rubrics`.
+
+    Raises:
+        ModelCallError: rubric generation stopped after too many consecutive failed calls.
+    """
+    rows = io.read_jsonl(rows_path)
+    result = make_rubrics(
+        rows,
+        id_columns=id_columns,
+        media_type=media_type,
+        prompt_column=prompt_column,
+        rubrics_column=rubrics_column,
+        rubric_generation_model=rubric_generation_model,
+        rubric_generation_parameters=rubric_generation_parameters,
+        rubric_generation_prompt_template=rubric_generation_prompt_template,
+        project=project,
+        location=location,
     )
     io.write_jsonl(rubrics_path, result.rows)
     io.write_jsonl(errors_path, result.errors)
