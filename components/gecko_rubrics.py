@@ -20,6 +20,7 @@ def prepare_gecko_rubrics(
     rubric_generation_prompt_template: str,
     project: str,
     location: str,
+    pipeline_root: str,
     rubrics: Output[Dataset],
     rubric_errors: Output[Dataset],
 ) -> NamedTuple("Outputs", rubric_count=int):
@@ -38,6 +39,7 @@ def prepare_gecko_rubrics(
         rubric_generation_prompt_template: Override of the rubric generation prompt in Jinja2 (variables `prompt`, `question_types`, `media_type`) or Vertex AI SDK syntax (`{prompt}`; other braces literal); empty = built-in.
         project: Google Cloud project for Vertex AI models.
         location: Google Cloud region for Vertex AI models.
+        pipeline_root: The pipeline root; on Cloud Storage the response cache defaults to `<pipeline_root>/autorater-cache`, so a retried task or a re-run repeats no finished call.
 
     Returns:
         rubrics: JSONL, one row per dataset row with a usable rubric: the dataset columns plus `keywords`, `qas` (question_id, question, question_type, choices, answer, justification, dependencies, keyword_id) and `rubric_warnings`.
@@ -59,5 +61,6 @@ def prepare_gecko_rubrics(
         location=location,
         rubrics_path=rubrics.path,
         errors_path=rubric_errors.path,
+        pipeline_root=pipeline_root,
     )
     return (summary.rubric_count,)

@@ -20,6 +20,7 @@ def validate_gecko_media(
     project: str,
     location: str,
     prompt_column: str,
+    pipeline_root: str,
     validations: Output[Dataset],
     validation_errors: Output[Dataset],
 ) -> NamedTuple("Outputs", validated_count=int):
@@ -36,6 +37,7 @@ def validate_gecko_media(
         project: Google Cloud project for Vertex AI models.
         location: Google Cloud region for Vertex AI models.
         prompt_column: Column with the generation prompt, shown to the validator by templates that use `prompt` (empty: none).
+        pipeline_root: The pipeline root; on Cloud Storage the response cache defaults to `<pipeline_root>/autorater-cache`, so a retried task or a re-run repeats no finished call.
 
     Returns:
         validations: JSONL of validation rows: rubric row plus `answers` (every validator sample per question_id: verdict, raw, error, choice_probs), `raw_responses`, `validator`; enough to re-score without model calls.
@@ -57,5 +59,6 @@ def validate_gecko_media(
         prompt_column=prompt_column,
         validations_path=validations.path,
         errors_path=validation_errors.path,
+        pipeline_root=pipeline_root,
     )
     return (count,)

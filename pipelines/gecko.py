@@ -113,6 +113,7 @@ def gecko_pipeline(  # noqa: B006
         rubric_generation_prompt_template=rubric_generation_prompt_template,
         project=project,
         location=location,
+        pipeline_root=dsl.PIPELINE_ROOT_PLACEHOLDER,
     ).set_display_name("Rubrics (parse or generate)")
     retry_model_step(rubrics)  # resumes from the cache
     validate = validate_gecko_media(
@@ -126,6 +127,7 @@ def gecko_pipeline(  # noqa: B006
         project=project,
         location=location,
         prompt_column=prompt_column,
+        pipeline_root=dsl.PIPELINE_ROOT_PLACEHOLDER,
     ).set_display_name("Validator answers")
     retry_model_step(validate)  # resumes from the cache
     score = score_gecko_validations(

@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from autorater_pipelines import evaluation, gecko, io
+from autorater_pipelines import evaluation, gecko, io, models
 from autorater_pipelines.evaluation.parameters import from_struct
 from autorater_pipelines.gecko import generation
 from autorater_pipelines.gecko.export import OUTPUT_FORMATS, ExportResult
@@ -269,12 +269,18 @@ def rubrics_for_rows(
     location: str = "",
     rubrics_path: str,
     errors_path: str,
+    pipeline_root: str = "",
 ) -> RubricSummary:
     """Give every row of ``rows_path`` (written by :func:`check_run`) a rubric; arguments as :func:`make_rubrics`.
+
+    ``pipeline_root``: the pipeline's root; on Cloud Storage the response cache defaults to
+    ``<pipeline_root>/autorater-cache`` (:func:`autorater_pipelines.models.use_pipeline_root_cache`), so a retried
+    task or a re-run of the pipeline repeats no finished call.
 
     Raises:
         ModelCallError: rubric generation stopped after too many consecutive failed calls.
     """
+    models.use_pipeline_root_cache(pipeline_root)
     rows = io.read_jsonl(rows_path)
     result = make_rubrics(
         rows,
@@ -338,6 +344,7 @@ def validate_media(
     prompt_column: str = "",
     validations_path: str | None = None,
     errors_path: str | None = None,
+    pipeline_root: str = "",
 ) -> int:
     """Have the validator answer every rubric question about each row's media (:func:`gecko.validate`).
 
@@ -356,6 +363,8 @@ def validate_media(
         prompt_column: Column with the generation prompt, for validator templates that show it (``{prompt}``).
         validations_path: Where to write the validation rows (JSONL), or None.
         errors_path: Where to write the error rows of this stage (rows whose media cannot be read), or None.
+        pipeline_root: The pipeline's root; on Cloud Storage the response cache defaults to
+            ``<pipeline_root>/autorater-cache``, so a retried task or a re-run repeats no finished call.
 
     Returns:
         The number of validation rows written.
@@ -364,6 +373,7 @@ def validate_media(
         InputError: bad parameters or template.
         ModelCallError: validation stopped after too many consecutive failed calls.
     """
+    models.use_pipeline_root_cache(pipeline_root)
     rows = io.read_jsonl(rubrics_path)
     result = validate_rows(
         rows,
