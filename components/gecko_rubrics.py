@@ -35,7 +35,7 @@ def prepare_gecko_rubrics(
         media_type: `image` (yes/no questions) or `video` (multiple choice a-d).
         rubrics_column: Column with supplied rubrics (`{"keywords", "qas": [...]}` or a list of questions); empty = generate rubrics.
         rubric_generation_model: Rubric generator model spec; empty = the default Gemini Flash model.
-        rubric_generation_parameters: Rubric generator settings: `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`.
+        rubric_generation_parameters: Rubric generator settings: `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`, `strict` (fail the step when the model calls stop early, after writing every row; default false: rows not called are error rows with the reason).
         rubric_generation_prompt_template: Override of the rubric generation prompt in Jinja2 (variables `prompt`, `question_types`, `media_type`) or Vertex AI SDK syntax (`{prompt}`; other braces literal); empty = built-in.
         project: Google Cloud project for Vertex AI models.
         location: Google Cloud region for Vertex AI models.

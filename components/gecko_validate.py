@@ -32,7 +32,7 @@ def validate_gecko_media(
         media_column: Column with the image/video: gs:// URI, http(s) URL, local path, or Vertex `contents` JSON.
         media_type: `image` or `video`; every media file must be of this kind.
         validator_model: Validator model spec: a Gemini model (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/.../endpoints/...`), `openai/<model>`, or `replay/<jsonl path>`; empty = the default Gemini Flash model.
-        validator_parameters: `questions_per_call` (0 = all questions of a row in one call, 1 = one per call), `sampling_count`, `logprobs`, `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`.
+        validator_parameters: `questions_per_call` (0 = all questions of a row in one call, 1 = one per call), `sampling_count`, `logprobs`, `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`, `strict` (fail the step when the model calls stop early, after writing every row; default false: rows not called are error rows with the reason).
         validator_prompt_template: Override of the validator prompt in Jinja2 (variables `media_type`, `rubrics`, `questions`, or `question` with questions_per_call=1, and `prompt`) or Vertex AI SDK syntax (`{rubrics}`, `{question}`, `{prompt}`, `{image}`/`{video}` where the media part goes; other braces literal); empty = built-in (JSON answers). Replies in JSON or as `<question>` / `Verdict:` blocks are read.
         project: Google Cloud project for Vertex AI models.
         location: Google Cloud region for Vertex AI models.

@@ -53,10 +53,17 @@ def print_summary(metrics: dict[str, Any]) -> None:
         f"\nGecko: {metrics['evaluation_count']} rows, {metrics['rows_scored']} scored, "
         f"{metrics['rows_unscored']} unscored"
     )
+    stdev = metrics.get("stdev_final_score")
     print(
         f"  mean final_score   {_fmt(metrics['mean_final_score'])}"
-        + (f"  (stdev {metrics['stdev_final_score']:.4f})" if metrics.get("stdev_final_score") is not None else "")
+        + (f"  (stdev {stdev:.4f})" if stdev is not None else "")
+        + f"  over {metrics['rows_scored']} of {metrics['evaluation_count']} rows"
     )
+    if metrics.get("not_called_count"):
+        print(
+            f"  model calls stopped early: {metrics['not_called_count']} row(s) not called, unscored (why: "
+            "model_calls_stopped in metrics.json); a re-run with the same response cache makes only the missing calls"
+        )
     print(
         f"  questions scored   {metrics['questions_scored']} of {metrics['questions_total']}, "
         f"parse failures {metrics['parse_failures']}, masked {metrics['masked_questions']}"

@@ -1,4 +1,4 @@
-"""Gecko's question types and media types, stage results, and the row check of the stages.
+"""Gecko's question types and media types, stage results, the row check of the stages, and their model calls.
 
 Id values and error rows are the shared ones (:mod:`autorater_pipelines.evaluation`), re-exported here for the
 stages.
@@ -6,17 +6,23 @@ stages.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from autorater_pipelines.errors import InputError
+from autorater_pipelines.errors import InputError, ModelCallError
 from autorater_pipelines.evaluation.error_rows import error_row
 from autorater_pipelines.evaluation.ids import check_id_columns, id_values
+
+if TYPE_CHECKING:
+    from autorater_pipelines.models import Model, ModelOutput, ModelRequest
 
 __all__ = [
     "IMAGE_QUESTION_TYPES",
     "MEDIA_TYPES",
+    "NOT_CALLED",
     "StageResult",
+    "call_model",
     "check_media_type",
     "check_rows",
     "error_row",
@@ -41,6 +47,11 @@ IMAGE_QUESTION_TYPES: tuple[str, ...] = (
 """Question types of generated rubrics (Gecko, arXiv 2404.16820, Sec. 3); unknown types become ``other``."""
 
 MEDIA_TYPES: tuple[str, ...] = ("image", "video")
+
+NOT_CALLED = "budget"
+"""Error kind of a request that was never called because the model calls stopped early (``ErrorKind.BUDGET``)."""
+
+logger = logging.getLogger(__name__)
 
 
 class StageResult(NamedTuple):
@@ -113,3 +124,30 @@ def check_rows(
                 row=i,
             )
         seen[key] = i
+
+
+def call_model(model: Model, requests: Sequence[ModelRequest], *, desc: str) -> list[ModelOutput]:
+    """Answer every request, keeping the answers already given when the model calls stop early.
+
+    The calls stop early (:mod:`autorater_pipelines.models`: a wrong endpoint, no progress for ``max_stall_s``,
+    ``max_consecutive_failures`` failed calls in a row); every request still gets an output then: those never
+    called fail with error kind ``budget`` and a reason starting ``not called:``, which the stages turn into error
+    rows, so no row is lost and no answer already paid for is thrown away. The step decides whether to fail
+    afterwards (``strict``), once its rows are written.
+
+    Returns:
+        One output per request, in input order.
+
+    Raises:
+        ModelCallError: the process got SIGTERM (nothing to write; a re-run resumes from the response cache).
+    """
+    if not requests:
+        return []
+    outputs: list[ModelOutput] = []
+    try:
+        model.generate_each(requests, lambda _request, output: outputs.append(output), desc=desc)
+    except ModelCallError as exc:
+        if exc.interrupted:
+            raise
+        logger.error("%s: model calls stopped early: %s (rows not called are written as errors)", desc, exc)
+    return outputs

@@ -24,6 +24,7 @@ from autorater_pipelines.gecko import prompts, templates
 from autorater_pipelines.gecko._common import (
     IMAGE_QUESTION_TYPES,
     StageResult,
+    call_model,
     check_media_type,
     check_rows,
     error_row,
@@ -137,11 +138,12 @@ def generate_rubrics(
         ``rubric_warnings``; rows whose prompt is empty (kind ``missing_prompt``), whose call failed
         (kind = the model error kind) or whose reply yields no usable rubric (``unparseable_rubric``,
         ``invalid_rubric``, ``empty_rubric``, with the raw reply) are error rows of stage
-        ``rubric_generation``. A row never gets an empty rubric.
+        ``rubric_generation``. A row never gets an empty rubric. When the model calls stop early, the rows
+        not called are error rows of kind ``budget`` whose message starts ``not called:`` with the reason.
 
     Raises:
         InputError: bad parameters, template, prompt column or id columns.
-        ModelCallError: the run stopped after too many consecutive failed calls.
+        ModelCallError: the process got SIGTERM.
 
     """
     media_type = check_media_type(media_type)
@@ -177,7 +179,7 @@ def generate_rubrics(
                 response_schema=prompts.RUBRIC_SCHEMAS[media_type],
             )
         )
-    outputs = get_model(model_spec, config).generate(requests, desc="gecko rubrics") if requests else []
+    outputs = call_model(get_model(model_spec, config), requests, desc="gecko rubrics") if requests else []
     out: list[dict[str, Any]] = []
     for row, output in zip(pending, outputs, strict=True):
         if not output.ok:

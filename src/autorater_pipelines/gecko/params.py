@@ -23,6 +23,7 @@ from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.evaluation.parameters import (
+    Flag,
     Integer,
     ModelCallOptions,
     RunParameters,
@@ -49,6 +50,10 @@ logger = logging.getLogger(__name__)
 class RubricGenerationParameters(ModelCallOptions):
     """``rubric_generation_parameters``: model-call settings (GenerateConfig fields) of the rubric generator."""
 
+    strict: Flag = False
+    """Fail the rubric step when the model calls stop early, after writing every row (default false: the rows not
+    called are error rows with the reason and the run goes on; as AutoSxS's ``autorater_parameters.strict``)."""
+
 
 class ValidatorParameters(ModelCallOptions):
     """``validator_parameters``: how questions are asked, and model-call settings of the validator."""
@@ -57,6 +62,8 @@ class ValidatorParameters(ModelCallOptions):
     """0 = all questions of a row in one call; 1 = one question per call (needed for ``logprob_weighting``)."""
     sampling_count: Integer = 1
     """Answers per question; the most frequent choice wins."""
+    strict: Flag = False
+    """Fail the validator step when the model calls stop early, after writing every row (default false)."""
 
     @pydantic.field_validator("questions_per_call", mode="before")
     @classmethod

@@ -25,11 +25,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from autorater_pipelines import evaluation, gecko, io, models
+from autorater_pipelines.errors import ModelCallError
 from autorater_pipelines.evaluation.parameters import from_struct
 from autorater_pipelines.gecko import generation
+from autorater_pipelines.gecko._common import NOT_CALLED
 from autorater_pipelines.gecko.export import OUTPUT_FORMATS, ExportResult
 from autorater_pipelines.gecko.export import export_results as export_result_rows
-from autorater_pipelines.gecko.params import GeckoParams, check_parameters, validate_run
+from autorater_pipelines.gecko.params import (
+    GeckoParams,
+    RubricGenerationParameters,
+    ValidatorParameters,
+    check_parameters,
+    validate_run,
+)
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -176,7 +184,8 @@ def prepare_rubrics(
 
     Raises:
         InputError: unreadable data, a missing column, missing or duplicate ids, bad parameters.
-        ModelCallError: rubric generation stopped after too many consecutive failed calls.
+        ModelCallError: the process got SIGTERM (when the model calls stop early, the rows not called are error
+            rows with the reason).
     """
     rows = gecko.load_dataset(
         evaluation_dataset,
@@ -214,7 +223,8 @@ def prepare_run(params: Mapping[str, Any], rubrics_path: str, errors_path: str) 
 
     Raises:
         InputError: the first problem :func:`validate_run` finds (nothing is written then).
-        ModelCallError: rubric generation stopped after too many consecutive failed calls.
+        ModelCallError: the process got SIGTERM (when the model calls stop early, the rows not called are error
+            rows with the reason).
     """
     run = validate_run(params)
     p, rows = run.params, run.rows or []
@@ -278,7 +288,8 @@ def rubrics_for_rows(
     task or a re-run of the pipeline repeats no finished call.
 
     Raises:
-        ModelCallError: rubric generation stopped after too many consecutive failed calls.
+        ModelCallError: the model calls stopped early and ``rubric_generation_parameters.strict`` is set (every
+            row is written first: the rows not called are error rows with the reason), or the process got SIGTERM.
     """
     models.use_pipeline_root_cache(pipeline_root)
     rows = io.read_jsonl(rows_path)
@@ -297,7 +308,20 @@ def rubrics_for_rows(
     io.write_jsonl(rubrics_path, result.rows)
     io.write_jsonl(errors_path, result.errors)
     logger.info("%d of %d rubrics, %d error rows", len(result.rows), len(rows), len(result.errors))
+    if not rubrics_column:
+        options = RubricGenerationParameters.parse(rubric_generation_parameters, source="rubric_generation_parameters")
+        _stop_if_strict(result.errors, strict=options.strict, stage="rubric generation")
     return RubricSummary(len(rows), len(result.rows), len(result.errors))
+
+
+def _stop_if_strict(errors: Sequence[Mapping[str, Any]], *, strict: bool, stage: str) -> None:
+    """Raise :class:`ModelCallError` in strict mode when rows were not called because the model calls stopped."""
+    not_called = [e for e in errors if e.get("error_kind") == NOT_CALLED]
+    if strict and not_called:
+        raise ModelCallError(
+            f"{stage} stopped early (strict): {len(not_called)} row(s) not called; every row was written. "
+            f"First reason: {not_called[0].get('error_message')}"
+        )
 
 
 def validate_rows(
@@ -371,7 +395,8 @@ def validate_media(
 
     Raises:
         InputError: bad parameters or template.
-        ModelCallError: validation stopped after too many consecutive failed calls.
+        ModelCallError: the model calls stopped early and ``validator_parameters.strict`` is set (every row is
+            written first: the rows not called are error rows with the reason), or the process got SIGTERM.
     """
     models.use_pipeline_root_cache(pipeline_root)
     rows = io.read_jsonl(rubrics_path)
@@ -392,6 +417,8 @@ def validate_media(
     if errors_path:
         io.write_jsonl(errors_path, result.errors)
     logger.info("validated %d of %d rows, %d error rows", len(result.rows), len(rows), len(result.errors))
+    options = ValidatorParameters.parse(validator_parameters, source="validator_parameters")
+    _stop_if_strict(result.errors, strict=options.strict, stage="validation")
     return len(result.rows)
 
 
@@ -413,12 +440,15 @@ def score_rows(
     result = gecko.score(rows, id_columns=id_columns, options=from_struct(scoring))
     errors = [dict(e) for e in earlier_errors] + result.errors
     unscored = Counter(e.get("stage", "unknown") for e in errors if "handled_as" not in e)
+    not_called = [e for e in errors if e.get("error_kind") == NOT_CALLED and "handled_as" not in e]
     metrics = dict(result.metrics)
     metrics.update(
         evaluation_count=len(earlier_errors) + len(rows),
         rows_unscored=sum(unscored.values()),
         unscored_rows_by_stage=dict(sorted(unscored.items())),
         error_count=len(errors),
+        not_called_count=len(not_called),
+        model_calls_stopped=str(not_called[0].get("error_message") or "") if not_called else "",
     )
     return gecko.ScoreResult(result.results, errors, metrics)
 
@@ -449,8 +479,9 @@ def score_validations(
         The metrics of :func:`autorater_pipelines.gecko.summarize` (``mean_final_score``,
         ``accuracy_by_question_type``, ``parse_failures``, ``rows_scored`` …) and ``scoring_options``, with
         ``evaluation_count`` (dataset rows), ``rows_unscored`` (dataset rows without a result, any stage),
-        ``unscored_rows_by_stage`` and ``error_count`` (rows in error messages, including rows scored
-        under a lenient ``missing_answer_policy``).
+        ``unscored_rows_by_stage``, ``error_count`` (rows in error messages, including rows scored
+        under a lenient ``missing_answer_policy``), ``not_called_count`` (rows unscored because the model calls
+        stopped early before theirs were made) and ``model_calls_stopped`` (the first such reason, or empty).
 
     Raises:
         InputError: invalid scoring options.

@@ -31,7 +31,9 @@ from typing import Any, NamedTuple
 from autorater_pipelines.evaluation.reasoning import UnfinishedReasoning, answer_after_reasoning
 from autorater_pipelines.gecko import prompts, replies, templates
 from autorater_pipelines.gecko._common import (
+    NOT_CALLED,
     StageResult,
+    call_model,
     check_media_type,
     check_rows,
     error_row,
@@ -142,11 +144,15 @@ def validate(
     Returns:
         ``StageResult(rows, errors)``: validation rows (module docstring) in input order; rows whose
         media cannot be resolved are error rows (stage ``media``). Failed calls are kept in the
-        samples; the scorer decides (``missing_answer_policy``).
+        samples; the scorer decides (``missing_answer_policy``). When the model calls stop early, a row with
+        a question that got no answer because its calls were never made is an error row (stage
+        ``validation``, kind ``budget``, message ``not called: <reason> (k of n questions answered …)``), never
+        a row scored on the questions that happened to be asked (nor scored 0 under ``missing_answer_policy``
+        ``zero``); its answers are in the response cache, so a re-run asks only the others.
 
     Raises:
         InputError: bad parameters, template, media column or id columns.
-        ModelCallError: the run stopped after too many consecutive failed calls.
+        ModelCallError: the process got SIGTERM.
 
     """
     media_type = check_media_type(media_type)
@@ -163,7 +169,7 @@ def validate(
     for row in rows:
         _plan_row(plan, row, id_columns, media_column, media_type, base_dir, template, prompt_column, one, count)
     model = get_model(model_spec, config)
-    outputs = model.generate(plan.requests, desc="gecko validation") if plan.requests else []
+    outputs = call_model(model, plan.requests, desc="gecko validation")
     answers: list[dict[str, list[dict[str, Any]]]] = [{qa["question_id"]: [] for qa in r["qas"]} for r in plan.rows]
     raw_responses: list[list[dict[str, Any]]] = [[] for _ in plan.rows]
     for (position, qid, s), output in zip(plan.slots, outputs, strict=True):
@@ -181,6 +187,10 @@ def validate(
     validator = {"model": model_spec, "questions_per_call": options.questions_per_call, "sampling_count": count}
     out = []
     for position, row in enumerate(plan.rows):
+        not_called = _not_called(answers[position])
+        if not_called:
+            plan.errors.append(error_row(row, id_columns, stage="validation", kind=NOT_CALLED, message=not_called))
+            continue
         result = {**row, "answers": answers[position], "validator": validator}
         if not one:
             result["raw_responses"] = raw_responses[position]
@@ -267,6 +277,24 @@ def _plan_row(
         for s in range(count):
             plan.requests.append(ModelRequest(parts=parts, key=key, response_schema=schema, sample_index=s))
             plan.slots.append((position, qid, s))
+
+
+def _not_called(answers: Mapping[str, list[dict[str, Any]]]) -> str:
+    """The error message of a row some of whose questions have no answer because calls were not made, or ``""``."""
+    unanswered = [q for q, samples in answers.items() if not any(x["error"] is None for x in samples)]
+    reasons = [
+        x["error"]["message"]
+        for q in unanswered
+        for x in answers[q]
+        if x["error"] is not None and x["error"]["kind"] == NOT_CALLED
+    ]
+    if not reasons:
+        return ""
+    answered = len(answers) - len(unanswered)
+    return (
+        f"{reasons[0]} ({answered} of {len(answers)} questions answered; a re-run with the same response cache asks "
+        "only the others)"
+    )
 
 
 def _one_sample(s: int, output: ModelOutput, qa: Mapping[str, Any], logprobs: bool) -> dict[str, Any]:

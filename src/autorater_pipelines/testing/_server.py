@@ -190,6 +190,9 @@ class ModelEmulator:
         max_input_tokens: Answer 400 ``INVALID_ARGUMENT`` to a request whose prompt has more tokens
             (whitespace-separated words, as in the usage counts) than this, like the real APIs' context
             limit (None = no limit).
+        fail_after: Answer every request after the first ``fail_after`` with ``fault_status`` (the first one given)
+            and no ``Retry-After``, as an endpoint that goes down mid-run (None = never). Injected failures come
+            first; the requests they fail count.
         host: Interface to bind (keep the loopback default in tests).
         port: TCP port; 0 picks a free one.
     """
@@ -207,6 +210,7 @@ class ModelEmulator:
         record_requests: bool = True,
         retry_hint: str = "header",
         max_input_tokens: int | None = None,
+        fail_after: int | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -223,6 +227,7 @@ class ModelEmulator:
         self._last_minute: collections.deque[float] = collections.deque()  # arrival times, last 60 s
         self._max_per_minute = 0
         self.max_input_tokens = max_input_tokens
+        self.fail_after = fail_after
         self._random = random.Random(seed)
         self._host, self._port = host, port
         self._lock = threading.Lock()
@@ -350,6 +355,9 @@ class ModelEmulator:
         if self._injected:
             status, retry_after = self._injected.popleft()
             return status, retry_after, f"injected failure (HTTP {status})"
+        if self.fail_after is not None and self._call_count > self.fail_after:
+            status = self.fault_status if isinstance(self.fault_status, int) else list(self.fault_status)[0]
+            return status, None, f"down after {self.fail_after} calls (HTTP {status})"
         if self.fault_rate and self._random.random() < self.fault_rate:
             statuses = [self.fault_status] if isinstance(self.fault_status, int) else list(self.fault_status)
             status = statuses[self._random.randrange(len(statuses))] if len(statuses) > 1 else statuses[0]
