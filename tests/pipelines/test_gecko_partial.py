@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,10 @@ import pytest
 from autorater_pipelines.cli import main
 from autorater_pipelines.errors import ModelCallError
 from autorater_pipelines.gecko import steps as gecko_steps
-from autorater_pipelines.testing import ModelEmulator
+from autorater_pipelines.testing import ModelEmulator, Refusal
 from autorater_pipelines.testing.gecko_script import scripted_gecko_model, tiny_png
 
+QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "gecko_quickstart"
 IMAGE_RUBRIC = {
     "keywords": "A {1}[red] {2}[bicycle]",
     "qas": [
@@ -150,3 +152,63 @@ def test_strict_validator_writes_every_row_then_fails(tmp_path):
             )
     assert [r["uid"] for r in _jsonl(validations)] == [1, 2, 3]
     assert [(e["uid"], e["error_kind"]) for e in _jsonl(errors)] == [(4, "budget"), (5, "budget"), (6, "budget")]
+
+
+def _text_only(request) -> str:
+    """An OpenAI-compatible text-only server: a request with an image is refused, as llama.cpp without --mmproj."""
+    if request.media:
+        raise Refusal(400, "image input not supported")
+    return "yes"
+
+
+def _quickstart_with_validator(validator_model: str, url: str, media_type: str = "image") -> dict:
+    params = json.loads((QUICKSTART / "params.json").read_text())
+    params.update(
+        evaluation_dataset=str(QUICKSTART / "dataset.jsonl"),
+        rubric_generation_model=f"replay/{QUICKSTART / 'rubric_replay.jsonl'}",
+        validator_model=validator_model,
+        validator_parameters={"base_url": url, "progress": False, "cache_dir": "off", "max_concurrency": 1},
+        media_type=media_type,
+    )
+    return params
+
+
+@pytest.mark.pipeline
+def test_text_only_validator_found_at_its_first_refusal_fails_the_run_with_one_clear_error(tmp_path, capsys):
+    with ModelEmulator(responder=_text_only) as emulator:
+        url = emulator.url
+        params = _quickstart_with_validator("openai/my-text-model", url)
+        (tmp_path / "params.json").write_text(json.dumps(params))
+        argv = ["run", "gecko", "--params", str(tmp_path / "params.json"), "--output-dir", str(tmp_path / "out")]
+        code = main([*argv, "--quiet"])
+        assert emulator.call_count == 1, "one refusal, then no call for the other rows"
+    err = capsys.readouterr().err
+    assert code != 0 and "Traceback" not in err
+    # The failed step's log (printed under --quiet when a step fails) holds its error as one line; the run's
+    # own last line names the step. Not one error per row.
+    lines = [line.strip() for line in err.splitlines() if line.strip().startswith("error: validator_model: ")]
+    assert len(lines) == 1, err
+    assert err.rstrip().endswith("Inner task failed: 'score-gecko-validations'."), err
+    assert f"model 'openai/my-text-model' at {url}" in lines[0]
+    assert "does not accept image or video input" in lines[0] and "400 - image input not supported'" in lines[0]
+    assert "'gemini-2.5-flash'" in lines[0] and "--mmproj" in lines[0]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("model", "media_type", "message"),
+    [
+        ("openai/gpt-3.5-turbo", "image", r"'gpt-3.5-turbo' is a text-only OpenAI model"),
+        ("openai/gpt-4o", "video", r"chat completions take images, not videos"),
+    ],
+)
+def test_validator_known_to_refuse_the_media_fails_before_the_run(model, media_type, message, tmp_path, capsys):
+    with ModelEmulator(responder=_text_only) as emulator:
+        params = _quickstart_with_validator(model, emulator.url, media_type)
+        (tmp_path / "params.json").write_text(json.dumps(params))
+        argv = ["run", "gecko", "--params", str(tmp_path / "params.json"), "--output-dir", str(tmp_path / "out")]
+        assert main(argv) == 2
+        assert emulator.call_count == 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: validator_model: '{model}' cannot be given the {media_type}s to validate: "), err
+    assert re.search(message, err) and "e.g. 'gemini-2.5-flash'" in err and err.count("\n") == 1, err

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "IMAGE_QUESTION_TYPES",
     "MEDIA_TYPES",
+    "MEDIA_REFUSED",
     "NOT_CALLED",
     "StageResult",
     "call_model",
@@ -47,6 +48,10 @@ IMAGE_QUESTION_TYPES: tuple[str, ...] = (
 """Question types of generated rubrics (Gecko, arXiv 2404.16820, Sec. 3); unknown types become ``other``."""
 
 MEDIA_TYPES: tuple[str, ...] = ("image", "video")
+
+MEDIA_REFUSED = "media_not_supported"
+"""Error kind of the validation rows of a run whose validator refused the media (a text-only model): the scoring
+step turns it into one error naming the model and the fix (:func:`autorater_pipelines.gecko.steps.score_rows`)."""
 
 NOT_CALLED = "budget"
 """Error kind of a request that was never called because the model calls stopped early (``ErrorKind.BUDGET``)."""

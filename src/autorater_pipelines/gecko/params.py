@@ -41,6 +41,7 @@ __all__ = [
     "ValidatorParameters",
     "check_parameters",
     "check_templates",
+    "check_validator_media",
     "validate_run",
 ]
 
@@ -195,12 +196,31 @@ def check_parameters(
             notes=notes,
             options_source=f"{stage}_parameters",
         )
+    check_validator_media(run.judge_model, run.media_type)
     if run.scoring.logprob_weighting and not (
         run.validator_parameters.questions_per_call == 1 and run.validator_parameters.settings().get("logprobs")
     ):
         logger.warning(
             "scoring.logprob_weighting needs validator_parameters questions_per_call=1 and logprobs > 0; "
             "questions without choice probabilities are scored by exact match"
+        )
+
+
+def check_validator_media(spec: str, media_type: str) -> None:
+    """Refuse a validator the model registry knows cannot be given ``media_type`` (a text-only model).
+
+    Raises:
+        InputError: naming ``validator_model``, the model, why, and the fix.
+    """
+    from autorater_pipelines.models import media_input
+
+    known = media_input(spec)
+    if media_type not in known.types:
+        raise InputError(
+            f"{spec!r} cannot be given the {media_type}s to validate: {known.note}. Use a model that takes "
+            f"{media_type}s, e.g. 'gemini-2.5-flash'"
+            + (" or a vision model on an OpenAI-compatible server" if media_type == "image" else ""),
+            source="validator_model",
         )
 
 

@@ -25,10 +25,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from autorater_pipelines import evaluation, gecko, io, models
-from autorater_pipelines.errors import ModelCallError
+from autorater_pipelines.errors import InputError, ModelCallError
 from autorater_pipelines.evaluation.parameters import from_struct
 from autorater_pipelines.gecko import generation
-from autorater_pipelines.gecko._common import NOT_CALLED
+from autorater_pipelines.gecko._common import MEDIA_REFUSED, NOT_CALLED
 from autorater_pipelines.gecko.export import OUTPUT_FORMATS, ExportResult
 from autorater_pipelines.gecko.export import export_results as export_result_rows
 from autorater_pipelines.gecko.params import (
@@ -436,7 +436,15 @@ def score_rows(
     Returns:
         ``ScoreResult(results, errors, metrics)``: errors are ``earlier_errors`` then the scoring step's; the
         metrics are those of :func:`score_validations`.
+
+    Raises:
+        InputError: the validator refused the media (an earlier error of kind ``media_not_supported``: a
+            text-only model), with the model and the fix; raised here, in a step without a retry policy, so the
+            run fails at once instead of retrying a validator that cannot see images.
     """
+    refused = next((e for e in earlier_errors if e.get("error_kind") == MEDIA_REFUSED), None)
+    if refused is not None:  # not N row errors: one error naming the model and the fix, before any score
+        raise InputError(str(refused.get("error_message")), source="validator_model")
     result = gecko.score(rows, id_columns=id_columns, options=from_struct(scoring))
     errors = [dict(e) for e in earlier_errors] + result.errors
     unscored = Counter(e.get("stage", "unknown") for e in errors if "handled_as" not in e)

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 from autorater_pipelines.evaluation.reasoning import UnfinishedReasoning, answer_after_reasoning
 from autorater_pipelines.gecko import prompts, replies, templates
 from autorater_pipelines.gecko._common import (
+    MEDIA_REFUSED,
     NOT_CALLED,
     StageResult,
     call_model,
@@ -51,6 +52,7 @@ VALIDATOR_DEFAULTS: dict[str, Any] = {"questions_per_call": 0, "sampling_count":
 """Validator keys of ``validator_parameters`` besides the model settings, with their defaults."""
 
 UNPARSEABLE = "unparseable_response"
+_MEDIA_REASON = "media_input_not_supported"  # ModelError.reason of an endpoint that refuses images/videos
 
 parse_all_answers = replies.parse_json_answers
 
@@ -148,7 +150,9 @@ def validate(
         a question that got no answer because its calls were never made is an error row (stage
         ``validation``, kind ``budget``, message ``not called: <reason> (k of n questions answered …)``), never
         a row scored on the questions that happened to be asked (nor scored 0 under ``missing_answer_policy``
-        ``zero``); its answers are in the response cache, so a re-run asks only the others.
+        ``zero``); its answers are in the response cache, so a re-run asks only the others. When the endpoint
+        refuses the media (a text-only model; the model layer stops at its first such answer), every row is an
+        error row of kind ``media_not_supported`` with that one message, and no row is validated.
 
     Raises:
         InputError: bad parameters, template, media column or id columns.
@@ -170,6 +174,13 @@ def validate(
         _plan_row(plan, row, id_columns, media_column, media_type, base_dir, template, prompt_column, one, count)
     model = get_model(model_spec, config)
     outputs = call_model(model, plan.requests, desc="gecko validation")
+    refused = next((o.error for o in outputs if o.error is not None and o.error.reason == _MEDIA_REASON), None)
+    if refused is not None:  # a text-only model: none of its answers looked at the media
+        rows_refused = [
+            error_row(row, id_columns, stage="validation", kind=MEDIA_REFUSED, message=refused.message)
+            for row in plan.rows
+        ]
+        return StageResult([], plan.errors + rows_refused)
     answers: list[dict[str, list[dict[str, Any]]]] = [{qa["question_id"]: [] for qa in r["qas"]} for r in plan.rows]
     raw_responses: list[list[dict[str, Any]]] = [[] for _ in plan.rows]
     for (position, qid, s), output in zip(plan.slots, outputs, strict=True):

@@ -14,8 +14,10 @@ from autorater_pipelines.models._config import GenerateConfig, GenerationSetting
 from autorater_pipelines.models._model import Model
 from autorater_pipelines.models._provider import Provider, ProviderError
 from autorater_pipelines.models._registry import (
+    MediaInput,
     check_model,
     get_model,
+    media_input,
     parse_model_spec,
     provider_prefixes,
     register_provider,
@@ -37,6 +39,7 @@ __all__ = [
     "GenerateConfig",
     "GenerationSettings",
     "LatencyHistogram",
+    "MediaInput",
     "MediaPart",
     "Model",
     "ModelError",
@@ -49,6 +52,7 @@ __all__ = [
     "cache_under_pipeline_root",
     "check_model",
     "get_model",
+    "media_input",
     "parse_model_spec",
     "provider_prefixes",
     "register_provider",

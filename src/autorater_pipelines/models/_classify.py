@@ -34,7 +34,7 @@ from typing import Any
 from autorater_pipelines.models._provider import classify_status
 from autorater_pipelines.models._types import ErrorKind, ModelError
 
-__all__ = ["PATTERNS", "Reason", "RepeatedErrors", "body_reason", "classify_http_error"]
+__all__ = ["PATTERNS", "Reason", "RepeatedErrors", "body_reason", "classify_http_error", "media_refused_message"]
 
 
 class Reason(str, enum.Enum):
@@ -46,6 +46,7 @@ class Reason(str, enum.Enum):
     MODEL_NOT_FOUND = "model_not_found"
     INVALID_REQUEST = "invalid_request"
     REPEATED_ERROR = "repeated_server_error"
+    MEDIA_UNSUPPORTED = "media_input_not_supported"
 
 
 _TEXT = {
@@ -55,6 +56,7 @@ _TEXT = {
     Reason.MODEL_NOT_FOUND: "the server does not know this model",
     Reason.INVALID_REQUEST: "the server refused the request as invalid",
     Reason.REPEATED_ERROR: "the server gave the same error twice for this request",
+    Reason.MEDIA_UNSUPPORTED: "the model does not accept image or video input",
 }
 
 _CODES = {  # error.code / error.type values (OpenAI, vLLM, llama.cpp server)
@@ -74,6 +76,17 @@ _CODES = {  # error.code / error.type values (OpenAI, vLLM, llama.cpp server)
 _RESPONSE_FORMAT_FIELDS = re.compile(
     r"response_format|json[_ ]schema|response_?(?:json_?)?schema|responsejsonschema|response_?mime_?type", re.I
 )
+
+_MEDIA_REFUSED = re.compile(
+    # OpenAI "Invalid content type. image_url is only supported by certain models."; vLLM "... is not a multimodal
+    # model"; llama.cpp "image input is not supported - hint: ... mmproj"; Ollama "model does not support images";
+    # generic "image input not supported", "vision is not supported".
+    r"(?:image|video|vision|multimodal|multi-modal)[\w ]{0,30}(?:is |are )?(?:not supported|unsupported)|"
+    r"(?:does not|doesn't|do not|cannot|can't) (?:support|accept|handle|process) (?:image|video|vision|multimodal)|"
+    r"not a multimodal model|image_url is only supported by certain models|mmproj",
+    re.I,
+)
+"""A refusal of the request's images or videos (checked before the other patterns: it is the most specific)."""
 
 PATTERNS: tuple[tuple[re.Pattern[str], Reason], ...] = (
     # llama.cpp "Context size has been exceeded." / "the request exceeds the available context size";
@@ -143,6 +156,8 @@ def body_reason(body: Any) -> Reason | None:
     if found is None and isinstance(error.get("detail"), list):
         found = Reason.INVALID_REQUEST  # a pydantic validation error list
     message = " ".join(str(error.get(k) or "") for k in ("message", "msg", "detail"))
+    if found in (None, Reason.INVALID_REQUEST, Reason.UNSUPPORTED_PARAMETER) and _MEDIA_REFUSED.search(message):
+        return Reason.MEDIA_UNSUPPORTED
     if found in (None, Reason.INVALID_REQUEST):  # a generic code: a pattern may tell more
         for pattern, reason in PATTERNS:
             if pattern.search(message):
@@ -179,6 +194,21 @@ def classify_http_error(
     if reason is None:
         return base
     return ModelError(ErrorKind.FATAL, f"{_TEXT[reason]}: {message}", status_code=status, reason=reason.value)
+
+
+def media_refused_message(spec: str, endpoint: str, error: ModelError) -> str:
+    """The one-line stop message when an endpoint refuses the request's images or videos.
+
+    For :attr:`Reason.MEDIA_UNSUPPORTED`: the model, the endpoint, what it answered, and the fix.
+    """
+    status = f"HTTP {error.status_code} " if error.status_code else ""
+    answer = error.message.removeprefix(f"{_TEXT[Reason.MEDIA_UNSUPPORTED]}: ")
+    return (
+        f"model {spec!r} at {endpoint} does not accept image or video input: it answered {status}{answer!r} to the "
+        "first request with media, so no further call was made. Use a model that takes the media, e.g. "
+        "'gemini-2.5-flash' (images and videos), or a vision model on this server (llama.cpp: start it with the "
+        "model's --mmproj file)."
+    )
 
 
 class RepeatedErrors:

@@ -16,7 +16,8 @@ Path of one request (:meth:`Model.agenerate`)::
 
 The run stops (every remaining request fails with the reason, :class:`ModelCallError` at the end) when:
 the endpoint never answered and refuses the connection, cannot be resolved, or answers 401/403/404
-(within seconds, one line naming the URL, the model and the fix); no call has succeeded for
+(within seconds, one line naming the URL, the model and the fix); the endpoint refuses the request's images or
+videos (the model is text-only: at the first such answer, with the model and the fix); no call has succeeded for
 ``max_stall_s``; ``max_consecutive_failures`` calls in a row failed; or the process got SIGTERM (calls in
 flight finish for up to ``DRAIN_S`` seconds and the cache is written, so a re-run repeats none of them).
 

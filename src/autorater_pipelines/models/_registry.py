@@ -21,13 +21,14 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable
+from typing import NamedTuple
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._model import Model
 from autorater_pipelines.models._provider import Provider
 
-__all__ = ["get_model", "parse_model_spec", "provider_prefixes", "register_provider"]
+__all__ = ["MediaInput", "get_model", "media_input", "parse_model_spec", "provider_prefixes", "register_provider"]
 
 ProviderFactory = Callable[[str, GenerateConfig], Provider]
 
@@ -47,13 +48,20 @@ class _Entry:
     load: Callable[[], ProviderFactory]
     pip_package: str
     sdk_modules: tuple[str, ...]
+    media: tuple[str, ...]
+    media_note: str
 
 
 _REGISTRY: dict[str, _Entry] = {}
 
 
 def register_provider(
-    prefix: str, *, pip_package: str, sdk_modules: tuple[str, ...] = ()
+    prefix: str,
+    *,
+    pip_package: str,
+    sdk_modules: tuple[str, ...] = (),
+    media: tuple[str, ...] = ("image", "video"),
+    media_note: str = "",
 ) -> Callable[[Callable[[], ProviderFactory]], Callable[[], ProviderFactory]]:
     """Register a provider under a spec prefix (decorator of a loader function).
 
@@ -64,10 +72,12 @@ def register_provider(
         pip_package: What to ``pip install`` when the loader's SDK import fails.
         sdk_modules: Top-level modules of the SDK (a failing import of one of these is reported as a
             missing SDK; any other import error propagates).
+        media: Media types (``image``, ``video``) the provider can send to a model (:func:`media_input`).
+        media_note: Why the other media types cannot be sent, for messages.
     """
 
     def decorate(load: Callable[[], ProviderFactory]) -> Callable[[], ProviderFactory]:
-        _REGISTRY[prefix] = _Entry(prefix, load, pip_package, sdk_modules)
+        _REGISTRY[prefix] = _Entry(prefix, load, pip_package, sdk_modules, media, media_note)
         return load
 
     return decorate
@@ -144,6 +154,41 @@ def get_model(spec: str, config: GenerateConfig | None = None) -> Model:
     return Model(spec.strip(), factory(name, config), config)
 
 
+_TEXT_ONLY_OPENAI = re.compile(
+    r"gpt-3\.5-turbo[\w.-]*|o1-mini[\w-]*|o1-preview[\w-]*|o3-mini[\w-]*|davinci-002|babbage-002|"
+    r"gpt-4|gpt-4-0314|gpt-4-0613|gpt-4-32k[\w-]*|gpt-4-turbo-preview|gpt-4-\d{4}-preview",
+    re.I,
+)
+"""OpenAI models documented as text-only (no image input); other ``openai/`` names may be either, so a text-only
+server is found at its first refusal (:func:`~autorater_pipelines.models._classify.media_refused_message`)."""
+
+
+class MediaInput(NamedTuple):
+    """What :func:`media_input` knows about a model's media input."""
+
+    types: frozenset[str]
+    """Media types (``image``, ``video``) the model can be sent."""
+    note: str
+    """Why the other types cannot be sent (empty when both can)."""
+
+
+def media_input(spec: str) -> MediaInput:
+    """The media types a model spec can be given, as far as the registry knows before any call.
+
+    Gemini models take images and videos; ``replay/`` reads no media; ``openai/`` models take images (the provider
+    sends no video), except the OpenAI models documented as text-only, which take none. An OpenAI-compatible server
+    that turns out to be text-only is detected at its first refusal instead.
+
+    Raises:
+        InputError: as :func:`parse_model_spec`.
+    """
+    prefix, name = parse_model_spec(spec)
+    entry = _REGISTRY[prefix]
+    if prefix == "openai" and _TEXT_ONLY_OPENAI.fullmatch(name.strip()):
+        return MediaInput(frozenset(), f"{name!r} is a text-only OpenAI model (it takes no image input)")
+    return MediaInput(frozenset(entry.media), entry.media_note)
+
+
 _GEMINI_MODES = {_BARE_GOOGLE: "auto", "vertex": "vertex", "gemini": "gemini_api"}
 
 
@@ -202,7 +247,13 @@ def _gemini() -> ProviderFactory:
     return lambda name, config: GeminiProvider(name, config, mode="gemini_api")
 
 
-@register_provider("openai", pip_package="openai", sdk_modules=("openai",))
+@register_provider(
+    "openai",
+    pip_package="openai",
+    sdk_modules=("openai",),
+    media=("image",),
+    media_note="OpenAI-compatible chat completions take images, not videos (the openai provider sends no video)",
+)
 def _openai() -> ProviderFactory:
     from autorater_pipelines.models.providers.openai import OpenAIProvider
 

@@ -15,6 +15,7 @@ import random
 import time
 from typing import NamedTuple
 
+from autorater_pipelines.models._classify import Reason, media_refused_message
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._endpoint import Endpoint
 from autorater_pipelines.models._provider import Provider, ProviderError, is_unreachable
@@ -123,6 +124,8 @@ class RetryLoop:
         """
         config = self.config
         wrong = self._endpoint.wrong_endpoint_message(self.spec, error, unreachable=unreachable)
+        if error.reason == Reason.MEDIA_UNSUPPORTED.value:  # every other request with media fails alike
+            wrong = media_refused_message(self.spec, self._endpoint.url, error)
         if wrong is not None:
             self._trip(error, wrong)
             return _with_message(failed, error, wrong)
