@@ -122,7 +122,8 @@ def test_quickstart_from_relative_paths(tmp_path, monkeypatch, capsys):
     assert ".partial" not in page and "pipeline_root" not in page
     assert page.count('src="data:image/') == 3  # each row's local image is still embedded
     printed = capsys.readouterr().out
-    assert "Gecko: 3 rows, 3 scored, 0 unscored" in printed and "mean final_score   0.8500" in printed
+    assert "Gecko: 3 rows, 3 scored, 0 unscored" in printed
+    assert "mean final_score   0.8500  (stdev 0.1323)  over 3 of 3 rows" in printed
 
 
 @pytest.mark.pipeline
