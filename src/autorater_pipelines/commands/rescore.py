@@ -3,7 +3,9 @@
 By default the re-scored files replace those in OUT, each old file kept as ``<name>.<n>.<ext>``
 (``metrics.1.json`` is the run's own, ``metrics.2.json`` the first re-scoring's …), and an existing
 ``report.html`` is rebuilt; with ``--output-dir DIR`` OUT is left untouched and DIR receives a complete
-output directory. Options are documented in :mod:`autorater_pipelines.report._rescore`.
+output directory (a DIR holding another pipeline's run is refused before anything is written, and every file
+DIR already holds is kept as a version before it is replaced). Options are documented in
+:mod:`autorater_pipelines.report._rescore`.
 """
 
 from __future__ import annotations

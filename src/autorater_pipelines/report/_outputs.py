@@ -22,6 +22,7 @@ __all__ = [
     "detect_kind",
     "gecko_id_columns",
     "human_preference_column",
+    "check_judgment_lines",
     "judgment_id_columns",
     "load_files",
     "load_outputs",
@@ -104,9 +105,12 @@ def load_outputs(directory: str) -> RunOutputs:
     """Read a run's output directory (see the module docstring for the files).
 
     Raises:
-        InputError: not a run's output directory, or a file that cannot be parsed.
+        InputError: not a run's output directory, a file that cannot be parsed, or judgments that cannot
+            be counted (:func:`check_judgment_lines`).
     """
     kind = detect_kind(directory)
+    if kind == "autosxs":
+        check_judgment_lines(os.path.join(directory, ROW_FILES[kind]))
     path = os.path.join(directory, METRICS_FILE)
     errors_path = os.path.join(directory, ERRORS_FILE)
     return load_files(
@@ -198,3 +202,42 @@ def gecko_id_columns(
         if "stage" in keys and keys.index("stage") > 0:
             return keys[: keys.index("stage")]
     return list(rows[0])[:1] if rows else []
+
+
+def check_judgment_lines(path: str) -> None:
+    """Refuse judgments that would be miscounted: a row id seen twice, a choice that is not a verdict.
+
+    A hand-edited or concatenated ``judgments.jsonl`` could otherwise count a row twice or count a
+    ``choice`` such as ``"Z"`` as an error without a word.
+
+    Raises:
+        InputError: naming the file, the line, the column and the value.
+    """
+    from autorater_pipelines.autosxs.judging import CHOICES
+    from autorater_pipelines.io._formats import decode_utf8, parse_jsonl_text
+
+    filesystem, target = io.filesystem_for(path)
+    numbered = parse_jsonl_text(decode_utf8(filesystem.read_bytes(target), path), path)
+    ids = judgment_id_columns(numbered[0][1]) if numbered else []
+    seen: dict[tuple[str, ...], int] = {}
+    for line, row in numbered:
+        choices = [("choice", row.get("choice"))]
+        choices += [("samples.choice", s.get("choice")) for s in row.get("samples") or [] if isinstance(s, dict)]
+        for column, value in choices:
+            if value not in CHOICES:
+                raise InputError(
+                    f"{column} {value!r} is not one of {list(CHOICES)}; fix or remove the line",
+                    source=path,
+                    row=line,
+                    unit="line",
+                )
+        key = tuple(str(row.get(c)) for c in ids)
+        if ids and key in seen:
+            raise InputError(
+                f"row id {dict(zip(ids, key, strict=True))} is also on line {seen[key]}; each row must appear once "
+                "(remove the duplicate line)",
+                source=path,
+                row=line,
+                unit="line",
+            )
+        seen.setdefault(key, line)
