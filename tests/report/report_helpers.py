@@ -52,13 +52,21 @@ def autosxs_run(out: Path, params: dict) -> Path:
     return out
 
 
-def quickstart_params(tmp: Path, *, drop_replay_ids=(), responses: dict | None = None) -> dict:
-    """The README quickstart's parameters, optionally without some recordings or with other responses."""
+def quickstart_params(tmp: Path, *, drop_replay_ids=(), drop_replay_keys=(), responses: dict | None = None) -> dict:
+    """The README quickstart's parameters, optionally without some recordings or with other responses.
+
+    ``drop_replay_ids`` drops every recording of a row (an ERROR row); ``drop_replay_keys`` drops the
+    recordings of ``(question_id, flipped)`` pairs (a row judged in one presentation order only).
+    """
     params = json.loads((QUICKSTART / "params.json").read_text())
     rows = io.read_jsonl(str(QUICKSTART / "dataset.jsonl"))
     for row in rows:
         row.update((responses or {}).get(row["question_id"], {}))
-    replay = [r for r in io.read_jsonl(str(QUICKSTART / "replay.jsonl")) if r["question_id"] not in drop_replay_ids]
+    replay = [
+        r
+        for r in io.read_jsonl(str(QUICKSTART / "replay.jsonl"))
+        if r["question_id"] not in drop_replay_ids and (r["question_id"], r["flipped"]) not in drop_replay_keys
+    ]
     io.write_jsonl(str(tmp / "dataset.jsonl"), rows)
     io.write_jsonl(str(tmp / "replay.jsonl"), replay)
     params.update(evaluation_dataset=str(tmp / "dataset.jsonl"), autorater_model=f"replay/{tmp / 'replay.jsonl'}")

@@ -70,11 +70,11 @@ def _check_renders(tmp_path: Path, out: Path, figures: int, group: str, filters:
 
 
 def test_autosxs_report_renders_in_chromium(quickstart_out, tmp_path):
-    _check_renders(tmp_path, quickstart_out, 5, "judgments", ["all", "disagree", "error", "tie"])
+    _check_renders(tmp_path, quickstart_out, 5, "judgments", ["all", "disagree", "error", "one-order", "tie"])
 
 
 def test_llmbar_report_renders_in_chromium(llmbar_out, tmp_path):
-    report = _check_renders(tmp_path, llmbar_out, 5, "judgments", ["all", "disagree", "error", "tie"])
+    report = _check_renders(tmp_path, llmbar_out, 5, "judgments", ["all", "disagree", "error", "one-order", "tie"])
     shot = tmp_path / "llmbar.png"
     _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1280,2000", report.as_uri())
     assert shot.stat().st_size > 50_000  # a rendered page, not a blank one

@@ -2,17 +2,26 @@
 
 Headline numbers come from ``metrics.json`` (:func:`autorater_pipelines.autosxs.metrics.pairwise_metrics`);
 figures and the judgments table are drawn from ``judgments.jsonl`` (rows documented in
-:mod:`autorater_pipelines.autosxs.judging`).
+:mod:`autorater_pipelines.autosxs.judging`). Every row-level figure is computed over the rows
+``metrics.json`` counts in its rates (:func:`counted_rows`: a verdict, and judged in both orders unless the
+run included rows judged in one order only), and its caption or note says so; the position figures count
+samples as ``metrics.json``'s per-order figures do.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from autorater_pipelines.autosxs.metrics import wilson_interval
+from autorater_pipelines.report._autosxs_rows import (
+    LENGTH_BINS,
+    VERDICTS,
+    confusion_matrix,
+    counted_rows,
+    length_bias,
+    one_order_only,
+)
 from autorater_pipelines.report._figures import (
     COLORS,
     FigureHTML,
@@ -31,86 +40,7 @@ from autorater_pipelines.report._outputs import (
 )
 from autorater_pipelines.report._stats import Stat, flagged_first, fmt, metric
 
-__all__ = ["LENGTH_BINS", "VERDICTS", "autosxs_context", "confusion_matrix", "length_bias"]
-
-VERDICTS = ("A", "B", "TIE")
-
-LENGTH_BINS: tuple[tuple[float, float, str], ...] = (
-    (0.0, 0.5, "< 0.5"),
-    (0.5, 1 / 1.2, "0.5–0.83"),
-    (1 / 1.2, 1.2, "0.83–1.2"),
-    (1.2, 2.0, "1.2–2"),
-    (2.0, math.inf, "> 2"),
-)
-"""Bins of len(response_a) / len(response_b) in characters: ``[low, high)``, the middle one closed."""
-
-
-def confusion_matrix(
-    rows: Sequence[Mapping[str, Any]], human_column: str, categories: Sequence[str] = VERDICTS
-) -> list[list[int]]:
-    """Counts of (human label, autorater choice) over ``categories``: rows = human, columns = autorater.
-
-    Rows whose human label or choice is outside ``categories`` (e.g. ``ERROR``) are not counted. With
-    the default categories, the ``A``/``B`` block equals the ``true_positive_count`` …
-    ``true_negative_count`` of :func:`~autorater_pipelines.autosxs.metrics.pairwise_metrics` (A positive).
-    """
-    index = {c: i for i, c in enumerate(categories)}
-    matrix = [[0] * len(categories) for _ in categories]
-    for row in rows:
-        human, choice = str(row.get(human_column)), str(row.get("choice"))
-        if human in index and choice in index:
-            matrix[index[human]][index[choice]] += 1
-    return matrix
-
-
-def _bin_of(ratio: float) -> int:
-    for i, (low, high, _) in enumerate(LENGTH_BINS):
-        if low <= ratio < high or (i == 2 and ratio == high):
-            return i
-    return len(LENGTH_BINS) - 1
-
-
-def length_bias(rows: Sequence[Mapping[str, Any]], human_column: str | None) -> dict[str, Any]:
-    """Win rate of model A by relative response length, and how often the longer response wins.
-
-    Returns:
-        ``bins``: per :data:`LENGTH_BINS` bin, ``label``, ``judged`` (rows with choice A/B/TIE),
-        ``a``, ``b``, ``tie``, ``a_share`` (A / (A + B), None without decisions) with a Wilson
-        ``interval``, and ``human_a_share`` (same over human labels, None without). ``longer_chosen``
-        / ``longer_chosen_n``: share of A-or-B choices on rows of unequal length that chose the
-        longer response; ``human_longer_chosen`` / ``human_longer_chosen_n`` the same for humans.
-    """
-    bins: list[dict[str, Any]] = [
-        {"label": label, "judged": 0, "a": 0, "b": 0, "tie": 0, "human_a": 0, "human_b": 0} for *_, label in LENGTH_BINS
-    ]
-    longer = Counter[str]()
-    for row in rows:
-        len_a, len_b = len(str(row.get("response_a") or "")), len(str(row.get("response_b") or ""))
-        ratio = len_a / len_b if len_b else math.inf
-        b = bins[_bin_of(ratio)]
-        choice = row.get("choice")
-        human = row.get(human_column) if human_column else None
-        if choice in VERDICTS:
-            b["judged"] += 1
-            b[{"A": "a", "B": "b", "TIE": "tie"}[choice]] += 1
-        if human in ("A", "B"):
-            b["human_a" if human == "A" else "human_b"] += 1
-        for who, verdict in (("autorater", choice), ("human", human)):
-            if verdict in ("A", "B") and len_a != len_b:
-                longer[f"{who}_n"] += 1
-                longer[who] += (verdict == "A") == (len_a > len_b)
-    for b in bins:
-        decided, human_decided = b["a"] + b["b"], b["human_a"] + b["human_b"]
-        b["a_share"] = b["a"] / decided if decided else None
-        b["interval"] = wilson_interval(b["a"], decided)
-        b["human_a_share"] = b["human_a"] / human_decided if human_decided else None
-    return {
-        "bins": bins,
-        "longer_chosen": longer["autorater"] / longer["autorater_n"] if longer["autorater_n"] else None,
-        "longer_chosen_n": longer["autorater_n"],
-        "human_longer_chosen": longer["human"] / longer["human_n"] if longer["human_n"] else None,
-        "human_longer_chosen_n": longer["human_n"],
-    }
+__all__ = ["LENGTH_BINS", "VERDICTS", "autosxs_context", "confusion_matrix", "counted_rows", "length_bias"]
 
 
 def _order_verdicts(row: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -138,19 +68,37 @@ def _first_shown_rate(rows: Sequence[Mapping[str, Any]]) -> tuple[float | None, 
 def _figures(
     rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any], human: str | None, lb: Mapping[str, Any]
 ) -> list[FigureHTML]:
-    figures = [_win_rates_figure(m), _confidence_figure(rows), _position_figure(rows, m), _length_figure(lb, human)]
+    counted = counted_rows(rows, m)
+    figures = [
+        _win_rates_figure(m),
+        _confidence_figure(counted, m),
+        _position_figure(rows, m),
+        _length_figure(lb, human, m),
+    ]
     if human:
         cols = [*VERDICTS, "ERROR"] if m.get("error_count") else list(VERDICTS)
         human_rows = list(VERDICTS) if m.get("human_tie_count") else ["A", "B"]
-        full = confusion_matrix(rows, human, cols)
+        full = confusion_matrix([*counted, *(r for r in rows if r.get("choice") == "ERROR")], human, cols)
         sub = [full[cols.index(h)] for h in human_rows]
+        left_out = _left_out(m)
         caption = (
-            "Human label (rows) against autorater choice (columns). The A/B block gives the alignment "
-            "metrics (model A positive); ties and errors are shown but not scored."
+            f"Human label (rows) against autorater choice (columns) over the {m.get('judged_count')} rows counted "
+            f"in the win rates and the {m.get('error_count')} error rows{left_out}. The A/B block gives the "
+            "alignment metrics (model A positive); ties and errors are shown but not scored."
         )
         chart = heatmap(sub, human_rows, cols, "human label", "autorater choice")
         figures.append(figure("fig-confusion", "Confusion matrix", caption, chart))
     return figures
+
+
+def _left_out(m: Mapping[str, Any]) -> str:
+    """``; N rows judged in one order only left out`` when metrics.json left such rows out, else ""."""
+    n = m.get("one_order_only_count") or 0
+    return f"; {n} row{'' if n == 1 else 's'} judged in one order only left out" if n and _excludes(m) else ""
+
+
+def _excludes(m: Mapping[str, Any]) -> bool:
+    return m.get("one_order_only_excluded") is not False
 
 
 def _win_rates_figure(m: Mapping[str, Any]) -> FigureHTML:
@@ -161,8 +109,10 @@ def _win_rates_figure(m: Mapping[str, Any]) -> FigureHTML:
         keys.append("autorater_model_a_win_rate_ties_as_half")
         labels.append("model A, ties as ½")
         colors.append("#8ab4f8")
-    caption = f"Share of the {m.get('judged_count')} judged rows (errors excluded); whiskers: 95 % intervals " + (
-        "(Student-t: ties count ½ for each model)." if m.get("ties_as_half") else "(Wilson; ties as ½: Student-t)."
+    left_out = " and rows judged in one order only" if _left_out(m) else ""
+    caption = (
+        f"Share of the {m.get('judged_count')} judged rows (errors{left_out} excluded); whiskers: 95 % intervals "
+        + ("(Student-t: ties count ½ for each model)." if m.get("ties_as_half") else "(Wilson; ties as ½: Student-t).")
     )
     chart = bar_with_intervals(
         labels,
@@ -175,8 +125,11 @@ def _win_rates_figure(m: Mapping[str, Any]) -> FigureHTML:
     return figure("fig-win-rates", "Win rates", caption, chart)
 
 
-def _confidence_figure(rows: Sequence[Mapping[str, Any]]) -> FigureHTML:
-    caption = "Autorater confidence per judged row (vote share, or verdict probability with logprobs), by choice."
+def _confidence_figure(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any]) -> FigureHTML:
+    caption = (
+        f"Autorater confidence per row, over the {m.get('judged_count')} rows counted in the win rates{_left_out(m)} "
+        "(vote share, or verdict probability with logprobs), by choice."
+    )
     stacks = [
         (
             c,
@@ -197,17 +150,19 @@ def _position_figure(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any]) ->
         matrix[order_labels.index(original)][order_labels.index(swapped)] += 1
     caption = (
         f"Verdict (in model terms) when model A was shown first vs. when model B was shown first, over the "
-        f"{len(pairs)} rows judged in both orders; the diagonal is consistent "
+        f"{len(pairs)} rows judged in both orders (metrics.json both_orders_judged_count); the diagonal is consistent "
         f"(position consistency {fmt(m.get('position_consistency'))})."
     )
     chart = heatmap(matrix, order_labels, order_labels, "A shown first", "B shown first")
     return figure("fig-position", "Position consistency", caption, chart)
 
 
-def _length_figure(lb: Mapping[str, Any], human: str | None) -> FigureHTML:
+def _length_figure(lb: Mapping[str, Any], human: str | None, m: Mapping[str, Any]) -> FigureHTML:
     caption = (
         "Model A's share of A-or-B choices per bin of relative length (characters of A ÷ characters of B), "
-        "with 95 % Wilson intervals; n = judged rows per bin. A flat line means no length bias."
+        f"with 95 % Wilson intervals, over the {m.get('judged_count')} rows counted in the win rates{_left_out(m)}"
+        f"{' (human labels over the same rows)' if human else ''}; n = rows per bin. A flat line means no "
+        "length bias."
     )
     series = [Series("autorater", [b["a_share"] for b in lb["bins"]], COLORS["A"], [b["interval"] for b in lb["bins"]])]
     if human:
@@ -221,16 +176,21 @@ def _length_figure(lb: Mapping[str, Any], human: str | None) -> FigureHTML:
     return figure("fig-length-bias", "Length bias", caption, chart)
 
 
-def _judgment_view(row: Mapping[str, Any], ids: Sequence[str], human: str | None) -> dict[str, Any]:
+def _judgment_view(row: Mapping[str, Any], ids: Sequence[str], human: str | None, counted: bool) -> dict[str, Any]:
+    """One row of the judgments table; its flags count what the headline counts (``counted``: in the rates)."""
     choice = str(row.get("choice"))
     label = row.get(human) if human else None
     samples = row.get("samples") or []
     flags = []
-    if label in VERDICTS and choice in ("A", "B") and label != choice:
+    if counted and label in VERDICTS and choice in ("A", "B") and label != choice:
         flags.append("disagree")  # the autorater chose a model the human did not (its ties are "tie")
-    if choice == "ERROR" or any(s.get("error") for s in samples):
-        flags.append("error")
-    if choice == "TIE":
+    if choice == "ERROR":
+        flags.append("error")  # as error_count
+    elif any(s.get("error") for s in samples):
+        flags.append("sample-error")  # a row with a verdict, some of its samples failed
+    if one_order_only(row):
+        flags.append("one-order")  # as one_order_only_count
+    if counted and choice == "TIE":
         flags.append("tie")
     return {
         "ids": ", ".join(str(row.get(c)) for c in ids) or "—",
@@ -269,8 +229,15 @@ def _select_rows(views: list[dict[str, Any]], max_rows: int) -> list[dict[str, A
 def _headline_stats(m: Mapping[str, Any], human: str | None) -> list[Stat]:
     headline = [
         metric(m, "evaluation_count", "Rows", "count"),
-        metric(m, "judged_count", "Judged", "count"),
+        metric(m, "judged_count", "Judged", "count", note="counted in the rates"),
         metric(m, "error_count", "Errors", "count"),
+        metric(
+            m,
+            "one_order_only_count",
+            "Judged in one order only",
+            "count",
+            note="left out of the rates" if _excludes(m) else "counted in the rates",
+        ),
         metric(m, "autorater_model_a_win_rate", "Model A win rate"),
         metric(m, "autorater_model_b_win_rate", "Model B win rate"),
         metric(m, "autorater_tie_rate", "Tie rate"),
@@ -290,12 +257,14 @@ def _rate_stats(m: Mapping[str, Any]) -> list[Stat]:
     ]
 
 
-def _confidence_stats(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any]) -> list[Stat]:
-    confidences = [float(r["confidence"]) for r in rows if r.get("confidence") is not None]
+def _confidence_stats(counted: Sequence[Mapping[str, Any]], m: Mapping[str, Any]) -> list[Stat]:
+    """Confidence over the rows counted in the rates (as ``mean_confidence``)."""
+    confidences = [float(r["confidence"]) for r in counted if r.get("confidence") is not None]
+    of = f"of {len(confidences)} rows with a confidence, among the {m.get('judged_count')} counted in the rates"
     return [
-        metric(m, "mean_confidence", "Mean confidence", "float"),
-        Stat("Rows with confidence 1", fmt(sum(c >= 1 for c in confidences), "count"), note=f"of {len(confidences)}"),
-        Stat("Rows with confidence < 0.75", fmt(sum(c < 0.75 for c in confidences), "count")),
+        metric(m, "mean_confidence", "Mean confidence", "float", note=f"over the {len(confidences)} rows counted"),
+        Stat("Rows with confidence 1", fmt(sum(c >= 1 for c in confidences), "count"), note=of),
+        Stat("Rows with confidence < 0.75", fmt(sum(c < 0.75 for c in confidences), "count"), note=of),
     ]
 
 
@@ -310,7 +279,9 @@ def _position_stats(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any], hum
             "orders",
         ),
         Stat(
-            "First-shown response chosen", fmt(first_rate), note=f"of {first_n} A-or-B samples (50% = no position bias)"
+            "First-shown response chosen",
+            fmt(first_rate),
+            note=f"of {first_n} A-or-B samples of all rows, as the per-order accuracies (50% = no position bias)",
         ),
     ]
     if human:
@@ -333,11 +304,12 @@ def _position_stats(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any], hum
 
 
 def _length_stats(lb: Mapping[str, Any], human: str | None) -> list[Stat]:
+    rows = f"of the {sum(b['rows'] for b in lb['bins'])} rows counted in the rates"
     length = [
         Stat(
             "Longer response chosen (autorater)",
             fmt(lb["longer_chosen"]),
-            note=f"of {lb['longer_chosen_n']} A-or-B choices",
+            note=f"of {lb['longer_chosen_n']} A-or-B choices {rows}",
         ),
     ]
     if human:
@@ -345,7 +317,7 @@ def _length_stats(lb: Mapping[str, Any], human: str | None) -> list[Stat]:
             Stat(
                 "Longer response chosen (humans)",
                 fmt(lb["human_longer_chosen"]),
-                note=f"of {lb['human_longer_chosen_n']} A-or-B labels",
+                note=f"of {lb['human_longer_chosen_n']} A-or-B labels {rows}",
             )
         )
     return length
@@ -378,15 +350,17 @@ def autosxs_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, A
     rows, m = outputs.rows, outputs.metrics
     human = human_preference_column(rows, m)
     ids = judgment_id_columns(rows[0]) if rows else []
-    lb = length_bias(rows, human)
-    views = [_judgment_view(r, ids, human) for r in rows]
+    counted = counted_rows(rows, m)
+    lb = length_bias(counted, human)
+    in_rates = {id(r) for r in counted}
+    views = [_judgment_view(r, ids, human, id(r) in in_rates) for r in rows]
     counts = Counter(flag for v in views for flag in v["flags"].split())
     return {
         "kind": "autosxs",
         "title": "AutoSxS report",
         "headline": _headline_stats(m, human),
         "rates": _rate_stats(m),
-        "confidence": _confidence_stats(rows, m),
+        "confidence": _confidence_stats(counted, m),
         "position": _position_stats(rows, m, human),
         "length": _length_stats(lb, human),
         "length_bins": lb["bins"],
@@ -395,7 +369,10 @@ def autosxs_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, A
         "human_column": human,
         "judgments": _select_rows(views, max_rows),
         "judgment_count": len(views),
-        "flag_counts": {"all": len(views), **{k: counts.get(k, 0) for k in ("disagree", "error", "tie")}},
+        "flag_counts": {"all": len(views), **{k: counts.get(k, 0) for k in ("disagree", "error", "one-order", "tie")}},
+        "rows_in_rates": len(counted),
+        "length_note": _left_out(m).removeprefix("; "),
+        "one_order_excluded": _excludes(m),
         "errors": outputs.errors,
         "ties_as_half": bool(m.get("ties_as_half")),
     }

@@ -19,7 +19,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from autorater_pipelines import __version__
 from autorater_pipelines.redaction import redact
-from autorater_pipelines.report._autosxs import VERDICTS, autosxs_context, confusion_matrix
+from autorater_pipelines.report._autosxs import VERDICTS, autosxs_context, confusion_matrix, counted_rows
 from autorater_pipelines.report._gecko import gecko_context
 from autorater_pipelines.report._outputs import Kind, RunOutputs, human_preference_column, load_files, load_outputs
 
@@ -155,11 +155,13 @@ def write_artifact_report(
         **options: Passed to :func:`render_report`.
 
     Returns:
-        The outputs read and, for AutoSxS with human labels, the confusion matrix to log.
+        The outputs read and, for AutoSxS with human labels, the confusion matrix to log (over the rows
+        ``metrics.json`` counts in its rates).
     """
     outputs = load_files(kind, rows_path=rows_path, metrics_path=metrics_path, errors_path=errors_path)
     _write_atomic(output_path, render_report(outputs, **options))
     human = human_preference_column(outputs.rows, outputs.metrics) if kind == "autosxs" else None
     if not human:
         return ArtifactReport(outputs, (), [])
-    return ArtifactReport(outputs, VERDICTS, confusion_matrix(outputs.rows, human))
+    # Over the rows the alignment metrics count (rows judged in one order only left out unless included).
+    return ArtifactReport(outputs, VERDICTS, confusion_matrix(counted_rows(outputs.rows, outputs.metrics), human))
