@@ -38,10 +38,10 @@ def test_credential_shapes_are_redacted(text, expected):
 
 def test_values_of_credential_variables_and_registered_secrets_are_redacted(monkeypatch):
     monkeypatch.setenv("MY_SERVICE_TOKEN", "plain-looking-value-42")
-    monkeypatch.setenv("HOME_DIRECTORY", "plain-looking-value-43")  # not a credential name
+    monkeypatch.setenv("HOME_DIRECTORY", "plain-looking-other-43")  # not a credential name
     register_secret("parameter-secret-7777")
-    text = "got plain-looking-value-42 and plain-looking-value-43 and parameter-secret-7777"
-    assert redact(text) == f"got {REDACTED} and plain-looking-value-43 and {REDACTED}"
+    text = "got plain-looking-value-42 and plain-looking-other-43 and parameter-secret-7777"
+    assert redact(text) == f"got {REDACTED} and plain-looking-other-43 and {REDACTED}"
     assert redact_value({"a": [text], "n": 3}) == {"a": [redact(text)], "n": 3}
 
 

@@ -102,10 +102,62 @@ def test_a_prefix_of_twelve_characters_or_more_cut_off_by_an_ellipsis_is_redacte
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("key: Tq8Xv3Jm/5Lw2+rT\nn7pKd4=sHc6yB9Qz end", f"key: {REDACTED} end"),
+        ("key: Tq8Xv3Jm/5Lw2+rT\r\nn7pKd4=sHc6yB9Qz end", f"key: {REDACTED} end"),
+        ('{"e": "key: Tq8Xv3Jm/5Lw2+rT\\nn7pKd4=sHc6yB9Qz"}', f'{{"e": "key: {REDACTED}"}}'),  # JSON-escaped
+        ('{"e": "key: Tq8Xv3\\r\\n    Jm/5Lw2+rTn7pKd4=sHc6yB9Qz"}', f'{{"e": "key: {REDACTED}"}}'),
+        ("key:\n  Tq8X\n  v3Jm/5Lw2+rTn7pKd4\n  =sHc6yB9Qz\n", f"key:\n  {REDACTED}\n"),  # wrapped, indented
+        ("key: TQ8XV3JM/5LW2+RTN7PKD4=\r\n\tSHC6YB9QZ.", f"key: {REDACTED}."),
+    ],
+)
+def test_a_secret_broken_over_lines_is_redacted_whole(key, text, expected):
+    """Break-it trial: a real newline left the second half, ``\r\n`` or an escaped ``\n`` left all of it."""
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Invalid key Tq8Xv3Jm/5Lw2+rTn7pK (truncated) provided", f"Invalid key {REDACTED} provided"),
+        ("Invalid key Tq8Xv3Jm/5Lw [truncated] provided", f"Invalid key {REDACTED} provided"),
+        ("Invalid key Tq8Xv3Jm/5Lw\u2026(truncated)", f"Invalid key {REDACTED}(truncated)"),
+        ("Invalid key Tq8Xv3Jm/5Lw2+ (TRUNCATED), retry", f"Invalid key {REDACTED}, retry"),
+        ("key Tq8Xv3Jm/5Lw2<cut>", f"key {REDACTED}"),
+        ("key Tq8Xv3Jm/5Lw2+rT was refused", f"key {REDACTED} was refused"),  # 16 characters, then anything
+        ("key Tq8Xv3Jm/5Lw2+rTn7pKd4=sHc6yB9Qxx refused", f"key {REDACTED}xx refused"),  # all but the last
+        ("k=Tq8Xv3Jm%2F5Lw2%2BrTn7pKdX", f"k={REDACTED}X"),  # encoded prefix
+    ],
+)
+def test_a_prefix_cut_off_by_a_word_or_sixteen_characters_followed_by_anything_are_redacted(key, text, expected):
+    """Break-it trial: "Invalid key <20 characters> (truncated) provided" kept them."""
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "bad key hex 5471385876334a6d2f354c77322b72546e37704b64343d73486336794239517a",
+        "BAD KEY HEX 5471385876334A6D2F354C77322B72546E37704B64343D73486336794239517A",
+        "hex 5471385876334a6d2f354c77322b72546e37704b64 (prefix of 22 bytes)",
+        '{"e": "5471385876334a6d2f354c77322b7254\\n6e37704b64343d73486336794239517a"}',
+    ],
+)
+def test_the_hex_of_a_secret_or_of_its_prefix_is_redacted(key, text):
+    redacted = redact(text)
+    assert REDACTED in redacted and "5471385876334a6d" not in redacted.lower(), redacted
+    assert redacted.startswith(text[:4])
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Incorrect API key provided: Tq8Xv3Jm/5L... (11 characters are what providers show)",
-        "Tq8Xv3Jm/5Lw2+rTn7 is not followed by an ellipsis",  # a prefix inside text, not a cut-off echo
+        "Tq8Xv3Jm/5Lw2+r is not followed by an ellipsis",  # 15 characters inside text, not a cut-off echo
+        "Tq8Xv3Jm/5Lw2 cutlery and truncation-free Tq8Xv3Jm/5Lw2+ text",  # words that only start like cut marks
+        "Tq8Xv3Jm/5Lw2+r\tTn7 and a tab (no line break)",
+        "hex 5471385876334a6d2f354c77322b72ff of 15 bytes of the key's hex, then other bytes",
         "served on http://127.0.0.1:18931/v1 at 10:30, port 8080, 12345678 rows",
         "the bearer should sign the basic instructions; Basic understanding of tokens",
         "Tq8Xv3Jm plus rTn7pKd4 as separate words",

@@ -12,8 +12,14 @@ and the terminal. Servers do not always echo it as sent, so :func:`redact` repla
   ``%252F``), JSON- or Python-escaped (``\/``, ``\"``, ``\u002b``, backslashes doubled by nesting) or as
   HTML character references (``&amp;``, ``&#43;``), as the report and JSON bodies spell them;
 - the base64 of a text containing it (``Authorization: Basic base64(user:key)``): the whole base64 token;
-- a prefix of at least :data:`MIN_PREFIX_LENGTH` (and at most 900) characters of it cut off by an ellipsis
-  (``...``, ``…``, ``***``) or by the end of a line, as servers that shorten keys show them;
+- the same broken over lines (wrapped text): a line break (``\n``, ``\r\n``, raw or JSON-escaped, then
+  indentation) may stand between any two of its characters;
+- a prefix of at least :data:`MIN_PREFIX_LENGTH` characters of it cut off by an ellipsis (``...``, ``…``,
+  ``***``), a word saying so (``(truncated)``, ``[truncated]``, ``<cut>``, "shortened", "elided", "omitted")
+  or the end of a line, and a prefix of at least :data:`MIN_BARE_PREFIX_LENGTH` characters followed by
+  anything at all (prefixes are matched up to 900 characters), as servers that shorten keys show them;
+- the hexadecimal of its UTF-8 bytes (any case), or of a prefix of at least
+  :data:`MIN_BARE_PREFIX_LENGTH` bytes of it;
 - bearer tokens (``Authorization: Bearer …``; outside an ``Authorization`` header, a word of fewer than 20
   letters after "bearer" is a word, as in "the bearer should sign"), ``Basic`` credentials that decode to
   ``user:password``, ``key=``/``token=``/``access_token=`` URL parameters, passwords in URLs
@@ -47,6 +53,7 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = [
+    "MIN_BARE_PREFIX_LENGTH",
     "MIN_PREFIX_LENGTH",
     "MIN_SECRET_LENGTH",
     "REDACTED",
@@ -66,6 +73,10 @@ MIN_SECRET_LENGTH = 8
 
 MIN_PREFIX_LENGTH = 12
 """A secret's prefix followed by an ellipsis is replaced from this many characters on (``sk-abc...`` stays)."""
+
+MIN_BARE_PREFIX_LENGTH = 16
+"""A secret's prefix of this many characters is replaced whatever follows it (a 16-character run of a key is
+never ordinary text; 12 to 15 characters need a cut mark after them)."""
 
 _MAX_PREFIX_LENGTH = 900  # prefixes are matched up to this length (nested groups; RE2 may cap nesting at 1000)
 
@@ -110,6 +121,10 @@ def known_secrets() -> list[str]:
 _ALNUM = frozenset(string.ascii_letters + string.digits)
 _URL_SAFE = _ALNUM | frozenset("-._~")
 _HTML_NAMES = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
+_BREAK = r"(?:(?:\r?\n|\\{1,3}(?:r\\{1,3})?n)[ \t]*)?"
+r"""An optional line break inside a secret (wrapped text): ``\n`` or ``\r\n``, raw or JSON-escaped (backslashes
+doubled by nesting), then indentation."""
+_CUT_WORDS = r"[ \t]{0,3}[(\[<{]?[ \t]{0,3}(?:truncat\w*|shortened|cut|elided|omitted|abbreviated)\b[)\]>}]?"
 
 
 def _literal(char: str) -> str:
@@ -142,20 +157,51 @@ def _char_forms(char: str) -> str:
     return "(?:" + "|".join(forms) + ")"
 
 
+def _cut_mark() -> str:
+    """What shows that a server cut a secret off: an ellipsis, ``***``, a word ("(truncated)"), a line's end."""
+    return "|".join([r"\.{3}", r"\*{3,}", "&hellip;", _char_forms("\u2026"), _CUT_WORDS, "(?m:$)"])
+
+
 def _surrogates(code: int) -> list[int]:
     code -= 0x10000
     return [0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)]
 
 
 def _prefix_forms(atoms: list[str]) -> str | None:
-    """A prefix of at least :data:`MIN_PREFIX_LENGTH` characters, then an ellipsis or the end of a line."""
+    """A prefix of a secret as servers that shorten keys show it (module docstring).
+
+    :data:`MIN_PREFIX_LENGTH` characters or more then a cut mark (an ellipsis, a word such as "(truncated)",
+    the end of a line), or :data:`MIN_BARE_PREFIX_LENGTH` characters or more then anything.
+    """
     if len(atoms) <= MIN_PREFIX_LENGTH:
         return None  # the whole secret is matched anyway
+    last = min(len(atoms) - 1, _MAX_PREFIX_LENGTH)
+    short = _optional_chain(atoms[MIN_PREFIX_LENGTH : min(last, MIN_BARE_PREFIX_LENGTH)])
+    forms = [short + f"(?:{_cut_mark()})"]
+    if len(atoms) > MIN_BARE_PREFIX_LENGTH:
+        bare = _BREAK.join(atoms[MIN_PREFIX_LENGTH:MIN_BARE_PREFIX_LENGTH])
+        forms.append(bare + _optional_chain(atoms[MIN_BARE_PREFIX_LENGTH:last]) + f"(?:{_cut_mark()})?")
+    return _BREAK.join(atoms[:MIN_PREFIX_LENGTH]) + "(?:" + "|".join(forms) + ")"
+
+
+def _optional_chain(atoms: list[str]) -> str:
+    """``atoms`` as nested optional groups: the longest run of them from the first one on (maybe none)."""
     optional = ""
-    for atom in reversed(atoms[MIN_PREFIX_LENGTH : min(len(atoms) - 1, _MAX_PREFIX_LENGTH)]):
-        optional = f"(?:{atom}{optional})?"
-    ending = "|".join([r"\.{3}", r"\*{3,}", "&hellip;", _char_forms("\u2026"), "(?m:$)"])
-    return "".join(atoms[:MIN_PREFIX_LENGTH]) + optional + f"(?:{ending})"
+    for atom in reversed(atoms):
+        optional = f"(?:{_BREAK}{atom}{optional})?"
+    return optional
+
+
+def _hex_forms(secret: str) -> str:
+    """The hex of ``secret``'s UTF-8 bytes, or of a prefix of at least :data:`MIN_BARE_PREFIX_LENGTH` bytes.
+
+    Any letter case: the pattern ignores it.
+    """
+    digits = list(secret.encode("utf-8").hex())
+    bare = 2 * MIN_BARE_PREFIX_LENGTH
+    if len(digits) <= bare:
+        return _BREAK.join(digits)
+    return _BREAK.join(digits[:bare]) + _optional_chain(digits[bare : min(len(digits), 2 * _MAX_PREFIX_LENGTH)])
 
 
 def _base64_cores(secret: str) -> set[str]:
@@ -198,10 +244,11 @@ def _known_pattern(secrets: tuple[str, ...]) -> Any:
     cores: set[str] = set()
     for secret in secrets:  # longest first: a secret containing another is replaced whole
         atoms = [_char_forms(char) for char in secret]
-        spelled.append("".join(atoms))
+        spelled.append(_BREAK.join(atoms))
         prefix = _prefix_forms(atoms)
         if prefix:
             spelled.append(prefix)
+        spelled.append(_hex_forms(secret))
         cores |= _base64_cores(secret)
     b64 = "|".join(_base64_forms(core) for core in sorted(cores, key=lambda c: (-len(c), c)))
     return _re2(f"(?i:{'|'.join(spelled)})" + (f"|(?P<b64>{b64})" if b64 else ""))
