@@ -466,3 +466,29 @@ def test_submit_downloads_and_validates_a_registry_template(vertex, registry, tm
     assert code == 1
     assert f"could not download template {registry.host}/{package}/nope: HTTP 404" in capsys.readouterr().err
     assert len(vertex) == 2
+
+
+@pytest.mark.parametrize("where", ["file", "below_a_file"])
+def test_dry_run_refuses_a_local_cache_dir_that_cannot_hold_the_cache(where, tmp_path, capsys):
+    """An unusable cache_dir was accepted and the run then went without its cache, warning only in a step log."""
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    cache_dir = afile if where == "file" else afile / "cache"
+    params = json.loads((DOCS / "compare_predictions.json").read_text())
+    params["autorater_parameters"] = {"cache_dir": str(cache_dir)}
+    code, _, err = _dry_run(capsys, "autosxs", "--params", _write(tmp_path, params))
+    assert code == 2
+    problem = "exists and is not a directory" if where == "file" else f"cannot be created: {afile} is not a directory"
+    assert err.strip() == (
+        f"error: autorater_parameters: cache_dir '{cache_dir}' {problem}; "
+        'the response cache needs a writable directory (or "off")'
+    ), err
+
+
+def test_dry_run_leaves_a_cloud_storage_cache_dir_to_the_step_and_says_so(tmp_path, capsys):
+    params = {**json.loads((DOCS / "compare_predictions.json").read_text())}
+    params["autorater_parameters"] = {**params.get("autorater_parameters", {}), "cache_dir": "gs://b/cache"}
+    code, spec, err = _dry_run(capsys, "autosxs", "--params", _write(tmp_path, params))
+    assert code == 0, err
+    assert spec is not None
+    assert "autorater_parameters cache_dir gs://b/cache not checked from here" in err

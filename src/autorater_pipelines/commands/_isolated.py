@@ -179,9 +179,10 @@ class _Chain:
 
 
 class _QuietSink:
-    """The ``--quiet`` log file, except that model-call heartbeats also go to stderr as they come.
+    """The ``--quiet`` log file, except that warnings and model-call heartbeats also go to stderr as they come.
 
-    Heartbeats (``[autorater progress] ...``: progress, failures and the last error, every ``heartbeat_s``
+    A step's log lines at WARNING or above are shown as ``WARNING: <message>`` (``run --help``: warnings still
+    print). Heartbeats (``[autorater progress] ...``: progress, failures and the last error, every ``heartbeat_s``
     seconds) and the line saying that model calls stopped early keep a quiet run from being silent for long.
     """
 
@@ -197,12 +198,16 @@ class _QuietSink:
                 _write(sys.stderr, clean[clean.find(PROGRESS_MARK) :] + "\n")
             elif "calls stopped early" in clean:
                 _write(sys.stderr, clean.split("]: ", 1)[-1] + "\n")  # without the KFP log prefix
+            elif warning := _STEP_WARNING.match(clean):
+                _write(sys.stderr, f"{warning.group('level')}: {warning.group('message')}\n")
 
     def flush(self) -> None:
         self.log.flush()
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_STEP_WARNING = re.compile(r"^\[KFP Executor [^\]]* (?P<level>WARNING|ERROR|CRITICAL)\]: (?P<message>.*)$")
+"""A step's log line at WARNING or above (``[KFP Executor 2026-12-01 18:15:42,839 WARNING]: ...``)."""
 
 
 def _write(sink: Any, text: str) -> None:

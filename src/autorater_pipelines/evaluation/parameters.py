@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, NamedTuple, TypeVar
 
 import pydantic
 
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.evaluation.model_checks import check_model_spec
 
 __all__ = [
     "BOUNDS",
@@ -377,47 +378,3 @@ class ValidatedRun(NamedTuple):
     dataset was not read from here."""
     notes: list[str]
     """What was not checked from here and why (``autorater submit`` prints them)."""
-
-
-def check_model_spec(
-    spec: str,
-    options: ModelCallOptions,
-    source: str,
-    *,
-    project: str,
-    location: str,
-    readable: Callable[[str], bool] | None = None,
-    notes: list[str] | None = None,
-    options_source: str = "",
-) -> None:
-    """Check a model parameter without calling the model or creating an SDK client (``models.check_model``).
-
-    A malformed spec, a Vertex AI model with no project (and no API key) and a bad ``replay/`` recording fail.
-
-    Args:
-        spec: The model spec.
-        options: Its ``*_parameters``.
-        source: The model parameter's name (``autorater_model``), for messages.
-        project: The run's Google Cloud project.
-        location: The run's region.
-        readable: Which ``replay/`` recordings to read from here; None = all.
-        notes: Where to record a recording that was not read.
-        options_source: The name of ``options``' parameter (``autorater_parameters``); default ``source``.
-
-    Raises:
-        InputError: naming ``source``.
-    """
-    from autorater_pipelines.models import check_model, parse_model_spec
-
-    try:
-        prefix, name = parse_model_spec(spec)
-        if prefix == "replay" and readable is not None and not readable(name):
-            if notes is not None:
-                notes.append(f"{source} recording {name} not read from here")
-            return
-        config = options.generate_config(source=options_source or source, project=project, location=location)
-        check_model(spec, config)
-    except InputError as exc:
-        if exc.source == "model spec":
-            raise InputError(str(exc).removeprefix("model spec: "), source=source) from None
-        raise

@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import queue
+import tempfile
 import threading
 import weakref
 from pathlib import Path
@@ -25,7 +26,15 @@ from typing import Any
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._types import MediaPart, ModelOutput, ModelRequest, TokenLogprob
 
-__all__ = ["ResponseCache", "as_hit", "cache_key", "decode_entry", "encode_entry", "resolve_cache_dir"]
+__all__ = [
+    "ResponseCache",
+    "as_hit",
+    "cache_dir_problem",
+    "cache_key",
+    "decode_entry",
+    "encode_entry",
+    "resolve_cache_dir",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +57,34 @@ def resolve_cache_dir(setting: str | None) -> Path | None:
     if not value:
         return Path.home() / ".cache" / "autorater-pipelines"
     return Path(value).expanduser()
+
+
+def cache_dir_problem(setting: str) -> str | None:
+    """Why the local cache directory ``setting`` cannot be used, or None when it can (or is created on first write).
+
+    An existing path must be a directory that accepts a new file (probed by creating and removing one, so it also
+    holds for root and read-only mounts); a path that does not exist yet needs its nearest existing ancestor to be
+    a writable directory.
+    """
+    path = Path(setting).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            return "exists and is not a directory"
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".autorater-probe-", dir=path)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            return f"is a directory that is not writable ({exc.strerror or exc})"
+        return None
+    ancestor = path.absolute().parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"cannot be created: {ancestor} is not a directory"
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        return f"cannot be created: {ancestor} is not writable"
+    return None
 
 
 def cache_key(identity: dict[str, Any], request: ModelRequest, config: GenerateConfig) -> str:

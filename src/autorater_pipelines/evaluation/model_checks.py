@@ -1,0 +1,101 @@
+"""Checks of a model parameter and its ``*_parameters`` that need no model call: the spec and the cache directory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from autorater_pipelines.errors import InputError
+
+if TYPE_CHECKING:
+    from autorater_pipelines.evaluation.parameters import ModelCallOptions
+
+__all__ = ["check_cache_dir", "check_model_spec"]
+
+
+def check_cache_dir(
+    value: Any,
+    source: str,
+    *,
+    readable: Callable[[str], bool] | None = None,
+    notes: list[str] | None = None,
+) -> None:
+    """Refuse a local ``cache_dir`` that cannot hold the response cache (the run would silently go without it).
+
+    ``off``, empty and unset pass. A ``gs://`` (or Vertex AI ``/gcs/``) location is left to the step, which warns
+    and runs without the cache if it cannot use it; a note says so. A local path not read from here
+    (``readable``) is noted too.
+
+    Args:
+        value: The ``cache_dir`` setting.
+        source: The ``*_parameters`` name, for messages.
+        readable: Which locations to check from here; None = all.
+        notes: Where to record what was not checked.
+
+    Raises:
+        InputError: the path exists and is not a writable directory, or cannot be created.
+    """
+    from autorater_pipelines.models._cache import cache_dir_problem
+    from autorater_pipelines.models._cache_store import gcs_uri_of
+
+    text = value.strip() if isinstance(value, str) else ""
+    if not text or text.lower() == "off":
+        return
+    if gcs_uri_of(text) is not None or (readable is not None and not readable(text)):
+        if notes is not None:
+            notes.append(
+                f"{source} cache_dir {text} not checked from here: a step that cannot use it warns "
+                "and runs without the response cache"
+            )
+        return
+    problem = cache_dir_problem(text)
+    if problem:
+        raise InputError(
+            f'cache_dir {text!r} {problem}; the response cache needs a writable directory (or "off")',
+            source=source,
+        )
+
+
+def check_model_spec(
+    spec: str,
+    options: ModelCallOptions,
+    source: str,
+    *,
+    project: str,
+    location: str,
+    readable: Callable[[str], bool] | None = None,
+    notes: list[str] | None = None,
+    options_source: str = "",
+) -> None:
+    """Check a model parameter without calling the model or creating an SDK client (``models.check_model``).
+
+    A malformed spec, a Vertex AI model with no project (and no API key) and a bad ``replay/`` recording fail.
+
+    Args:
+        spec: The model spec.
+        options: Its ``*_parameters``.
+        source: The model parameter's name (``autorater_model``), for messages.
+        project: The run's Google Cloud project.
+        location: The run's region.
+        readable: Which ``replay/`` recordings to read from here; None = all.
+        notes: Where to record a recording that was not read.
+        options_source: The name of ``options``' parameter (``autorater_parameters``); default ``source``.
+
+    Raises:
+        InputError: naming ``source``.
+    """
+    from autorater_pipelines.models import check_model, parse_model_spec
+
+    check_cache_dir(options.settings().get("cache_dir"), options_source or source, readable=readable, notes=notes)
+    try:
+        prefix, name = parse_model_spec(spec)
+        if prefix == "replay" and readable is not None and not readable(name):
+            if notes is not None:
+                notes.append(f"{source} recording {name} not read from here")
+            return
+        config = options.generate_config(source=options_source or source, project=project, location=location)
+        check_model(spec, config)
+    except InputError as exc:
+        if exc.source == "model spec":
+            raise InputError(str(exc).removeprefix("model spec: "), source=source) from None
+        raise
