@@ -4,6 +4,8 @@ before the run (issue 14: a dataset ``OUT/judgments.json`` was removed as a stal
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from autorater_pipelines.cli import main
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
+GECKO_QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "gecko_quickstart"
 ROWS = [{"id": f"q{i}", "question": f"Q{i}?", "a": "x", "b": "yy"} for i in range(1, 4)]
 VERDICT = '{"explanation": "fine", "choice": "A"}'
 
@@ -77,3 +80,26 @@ def test_a_relative_dataset_path_inside_the_output_dir_is_refused(tmp_path, caps
     assert code == 2
     assert "inside the output directory" in capsys.readouterr().err
     assert dataset.exists()
+
+
+def test_a_gecko_media_file_inside_the_output_dir_is_refused(tmp_path, capsys):
+    """The images the dataset names (relative to it) sit in OUT; the dataset and replays do not."""
+    data = tmp_path / "data"
+    shutil.copytree(GECKO_QUICKSTART, data)
+    params = json.loads((data / "params.json").read_text(encoding="utf-8"))
+    params.update(
+        evaluation_dataset=str(data / "dataset.jsonl"),
+        rubric_generation_model=f"replay/{data / 'rubric_replay.jsonl'}",
+        validator_model=f"replay/{data / 'validator_replay.jsonl'}",
+    )
+    params_path = tmp_path / "params.json"
+    params_path.write_text(json.dumps(params), encoding="utf-8")
+    out = data / "images"
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    code = main(["run", "gecko", "--params", str(params_path), "--output-dir", str(out), "--quiet"])
+
+    err = capsys.readouterr().err
+    assert code == 2
+    assert re.search(rf"the run reads '{re.escape(str(out))}/\w+\.png', which is inside the output directory", err)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before

@@ -46,18 +46,19 @@ def print_model_evaluations(out_dir: str) -> None:
             print(f"  warning: no ModelEvaluation written to model {side.upper()} ({model}): {error}")
 
 
-def preflight(params: dict[str, Any]) -> int:
+def preflight(params: dict[str, Any]) -> tuple[int, list[str]]:
     """Check the whole run in-process before the pipeline starts: :func:`autorater_pipelines.autosxs.validate_run`.
 
     Returns:
-        The number of data rows read from ``evaluation_dataset``.
+        The number of data rows read from ``evaluation_dataset``, and the local files its rows name (none:
+        AutoSxS rows hold text).
 
     Raises:
         InputError: the same errors the pipeline's prepare step would raise.
     """
     from autorater_pipelines import autosxs
 
-    return len(autosxs.validate_run(params, probe_endpoint=True).rows or [])
+    return len(autosxs.validate_run(params, probe_endpoint=True).rows or []), []
 
 
 def _fmt(value: Any, spec: str) -> str:

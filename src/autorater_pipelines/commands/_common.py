@@ -148,7 +148,7 @@ def local_inputs(params: Any, params_path: str) -> list[str]:
     ``evaluation_dataset``, ``replay/<path>`` model specs and few-shot datasets absolute; relative values
     of other parameters (column names...) are not paths.
 
-    Media files named inside dataset rows are not listed (they are read from the rows during the run).
+    Media files named inside dataset rows are not listed here (the Gecko preflight lists them from the rows).
     """
     found = [os.path.abspath(params_path)] if params_path and os.path.exists(params_path) else []
 

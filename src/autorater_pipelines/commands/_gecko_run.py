@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 __all__ = ["OUTPUTS", "preflight", "print_summary", "report_options"]
@@ -17,21 +18,37 @@ OUTPUTS = {
 """Output file in ``--output-dir`` → pipeline output artifact (or ``task/output`` under the pipeline root)."""
 
 
-def preflight(params: dict[str, Any]) -> int:
+def preflight(params: dict[str, Any]) -> tuple[int, list[str]]:
     """Check the whole run in-process before the pipeline starts: :func:`autorater_pipelines.gecko.validate_run`.
 
     Media files and rubrics are not checked here: a row whose media cannot be read or whose rubric is
     not valid becomes an error row of the run, and the other rows are still scored.
 
     Returns:
-        The number of data rows read from ``evaluation_dataset``.
+        The number of data rows read from ``evaluation_dataset``, and the local media files its rows name
+        (absolute; the run reads them).
 
     Raises:
         InputError: the same errors the pipeline's rubric step would raise before any model call.
     """
     from autorater_pipelines.gecko.params import validate_run
 
-    return len(validate_run(params).rows or [])
+    checked = validate_run(params)
+    rows = checked.rows or []
+    return len(rows), _local_media(rows, checked.params.media_column)
+
+
+def _local_media(rows: list[dict[str, Any]], column: str) -> list[str]:
+    """Absolute paths of the local media files named in ``column`` (URIs and contents JSON are not files)."""
+    found = []
+    for row in rows:
+        value = row.get(column)
+        if not isinstance(value, str) or value.lstrip().startswith("{"):
+            continue
+        path = value.strip().removeprefix("file://")
+        if "://" not in path and path and os.path.exists(os.path.expanduser(path)):
+            found.append(os.path.abspath(os.path.expanduser(path)))
+    return found
 
 
 def report_options(params: dict[str, Any]) -> dict[str, Any]:

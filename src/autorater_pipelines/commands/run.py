@@ -5,8 +5,8 @@ successful run moves its files into ``--output-dir`` (each with an atomic rename
 interrupted run leaves no partial outputs, and the staging folders of killed runs are removed by the next
 run. Outputs of an earlier run that this run does not replace (``judgments.json`` of a ``json`` run,
 re-scored versions ``metrics.<n>.json``, a kept ``pipeline_root``) are removed, so OUT only ever holds one
-run. A run that reads a file inside OUT (dataset, replay, few-shot or params file) is refused before
-it starts. The pipeline runs in its own process group that dies with the command, even with SIGKILL
+run. A run that reads a file inside OUT (dataset, replay, few-shot, params or Gecko media file) is
+refused before it starts. The pipeline runs in its own process group that dies with the command, even with SIGKILL
 (:mod:`autorater_pipelines.commands._isolated`). Parameters and the dataset are validated in-process
 first, so bad input fails in about a second with one clear line.
 """
@@ -40,8 +40,8 @@ class RunSpec:
     """How ``autorater run`` treats one pipeline.
 
     Attributes:
-        preflight: Validates ``params`` in-process and returns the number of data rows read; raises
-            InputError.
+        preflight: Validates ``params`` in-process and returns the number of data rows read and the local
+            files the rows name (Gecko media); raises InputError.
         outputs: Output file name in ``--output-dir`` → name of the pipeline output artifact, or of a
             component output artifact found under the pipeline root (``task/output`` form).
         print_summary: Prints the run summary from ``metrics.json``'s dict.
@@ -53,7 +53,7 @@ class RunSpec:
             report step, used to rebuild ``report.html`` so that it names ``--output-dir``.
     """
 
-    preflight: Callable[[dict[str, Any]], int]
+    preflight: Callable[[dict[str, Any]], tuple[int, list[str]]]
     outputs: dict[str, str]
     print_summary: Callable[[dict[str, Any]], None]
     extra_outputs: Callable[[dict[str, Any]], dict[str, str]] = lambda params: {}
@@ -193,7 +193,7 @@ def _stale_outputs(out_dir: str, keep: set[str]) -> list[str]:
     )
 
 
-def check_run(pipeline: str, params_path: str, template: str) -> tuple[dict[str, Any], int]:
+def check_run(pipeline: str, params_path: str, template: str) -> tuple[dict[str, Any], int, list[str]]:
     """Everything ``autorater run`` checks before its pipeline starts; the parameters the pipeline gets.
 
     Names and types against the template, then the pipeline's ``validate_run`` (``autorater submit`` and the
@@ -201,8 +201,9 @@ def check_run(pipeline: str, params_path: str, template: str) -> tuple[dict[str,
     three). Local paths are made absolute only after the check, so messages name them as the user wrote them.
 
     Returns:
-        The parameters to run (``project``/``location`` defaults set, local paths absolute) and the number of
-        data rows read.
+        The parameters to run (``project``/``location`` defaults set, local paths absolute), the number of
+        data rows read, and every local file the run reads (:func:`_common.local_inputs` and media files
+        named in the rows).
 
     Raises:
         InputError: the first problem found.
@@ -212,9 +213,9 @@ def check_run(pipeline: str, params_path: str, template: str) -> tuple[dict[str,
     # GCPC-style project/location placeholders only resolve on Vertex AI: pass explicit values.
     params.setdefault("project", "")
     params.setdefault("location", "us-central1")
-    rows_read = RUNNABLE[pipeline].preflight(params)
+    rows_read, row_files = RUNNABLE[pipeline].preflight(params)
     _common.absolutize_local_paths(params)  # the pipeline's steps run in other directories
-    return params, rows_read
+    return params, rows_read, [*_common.local_inputs(params, params_path), *row_files]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -226,9 +227,9 @@ def run(args: argparse.Namespace) -> int:
     out_dir = os.path.abspath(args.output_dir)
     _clean_partial_runs(out_dir)
     template = _common.template_path(args.pipeline, args.template)
-    params, rows_read = check_run(args.pipeline, args.params, template)
+    params, rows_read, inputs = check_run(args.pipeline, args.params, template)
     _check_output_dir(out_dir, [*spec.outputs, *spec.extra_outputs(params)])
-    _check_inputs_outside(out_dir, _common.local_inputs(params, args.params))
+    _check_inputs_outside(out_dir, inputs)
     print(f"read {rows_read} data row(s) from evaluation_dataset", flush=True)
 
     parent = os.path.dirname(out_dir)
