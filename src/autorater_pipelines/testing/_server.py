@@ -35,132 +35,27 @@ Run it by hand: ``python -m autorater_pipelines.testing.emulator --port 8080 --l
 from __future__ import annotations
 
 import collections
-import json
 import random
-import re
 import socket
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from autorater_pipelines.testing._batch import BatchJobs, is_batch_path
+from autorater_pipelines.testing._batch import BatchJobs
 from autorater_pipelines.testing._bodies import error_body, success_body
+from autorater_pipelines.testing._http import EmulatorServer, RequestHandler
 from autorater_pipelines.testing._protocols import (
     EmulatedRequest,
     Refusal,
     Responder,
     default_responder,
-    parse_request,
     to_answer,
 )
 
 __all__ = ["ModelEmulator"]
 
 QUOTA_MESSAGE = "quota of {:g} requests per minute exceeded"
-
-_VERTEX = re.compile(
-    r"^/v1(?:beta1)?/projects/[^/]+/locations/[^/]+/"
-    r"(?:publishers/[^/]+/models|models|endpoints)/(?P<model>[^/:]+):generateContent$"
-)
-_GEMINI = re.compile(r"^/v1(?:beta|alpha)?/(?:models|tunedModels)/(?P<model>[^/:]+):generateContent$")
-_OPENAI = re.compile(r"^(?:/v1)?/chat/completions$")
-
-
-def _route(path: str) -> tuple[str, str] | None:
-    path = path.split("?", 1)[0]
-    for protocol, pattern in (("vertex", _VERTEX), ("gemini_api", _GEMINI)):
-        match = pattern.match(path)
-        if match:
-            return protocol, match.group("model")
-    if _OPENAI.match(path):
-        return "openai", ""
-    return None
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    disable_nagle_algorithm = True  # else ~96 ms per keep-alive request (NOTES.md)
-    request_queue_size = 1024  # else p99 > 1 s at concurrency 64 (NOTES.md)
-    emulator: ModelEmulator
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Ignore clients that hang up (cancelled or timed-out calls); report anything else."""
-        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            return
-        super().handle_error(request, client_address)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs expect
-    server: _Server
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.emulator._track(self.connection, add=True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.emulator._track(self.connection, add=False)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        """Silence the per-request access log."""
-
-    def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(body).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=UTF-8")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
-        """Answer health checks on ``/`` and ``/health``, and the counters on ``/stats``."""
-        if self.path in ("/", "/health"):
-            self._send(200, {"status": "ok"})
-        elif self.path == "/stats":
-            self._send(200, self.server.emulator.stats())
-        elif is_batch_path(self.path):
-            self._send(*self.server.emulator.batch.handle("GET", self.path, {}))
-        else:
-            self._send(404, error_body("vertex", 404, f"no GET route {self.path!r}"))
-
-    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
-        """Answer one model call."""
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        if is_batch_path(self.path):
-            try:
-                job_body = json.loads(raw or b"{}")
-            except ValueError:
-                job_body = None  # the job handler answers 400 for a missing model/input/output
-            job_body = job_body if isinstance(job_body, dict) else {}
-            self._send(*self.server.emulator.batch.handle("POST", self.path, job_body))
-            return
-        route = _route(self.path)
-        if route is None:
-            self._send(404, error_body("vertex", 404, f"the emulator has no route {self.path!r}"))
-            return
-        protocol, model = route
-        try:
-            body = json.loads(raw or b"{}")
-            if not isinstance(body, dict):
-                raise ValueError("body is not a JSON object")
-        except ValueError as exc:
-            self._send(400, error_body(protocol, 400, f"invalid JSON body: {exc}"))
-            return
-        headers = {name.lower(): value for name, value in self.headers.items()}
-        request = EmulatedRequest(protocol, model, self.path, headers, body)
-        parse_request(request)
-        status, payload, headers = self.server.emulator._handle(request)
-        self._send(status, payload, headers)
 
 
 class ModelEmulator:
@@ -240,7 +135,7 @@ class ModelEmulator:
         self._in_flight = 0
         self._max_in_flight = 0
         self._connections: set[socket.socket] = set()
-        self._server: _Server | None = None
+        self._server: EmulatorServer | None = None
         self.batch = BatchJobs(self, seed=seed)  # Vertex AI batch prediction jobs (testing/_batch.py)
         self._thread: threading.Thread | None = None
 
@@ -249,7 +144,7 @@ class ModelEmulator:
         """Start serving in a background thread; returns self."""
         if self._server is not None:
             return self
-        server = _Server((self._host, self._port), _Handler)
+        server = EmulatorServer((self._host, self._port), RequestHandler)
         server.emulator = self
         self._server = server
         self._thread = threading.Thread(
