@@ -92,3 +92,27 @@ def test_a_choice_that_is_not_a_verdict_is_refused_with_file_and_line(quickstart
     column = "choice" if where == "row" else "samples.choice"
     assert f"judgments.jsonl, line 3: {column} 'Z' is not one of" in err
     assert _snapshot(out) == before
+
+
+def test_output_dir_holding_another_run_of_the_same_pipeline_is_refused(quickstart_out, copy_out, tmp_path, capsys):
+    other = copy_out(quickstart_out)  # a run's own outputs (no rescore_options): another run, even of the same rows
+    before = _snapshot(other)
+
+    assert main(["rescore", str(quickstart_out), "--output-dir", str(other), "--params", "{}"]) == 2
+
+    assert "holds the outputs of an AutoSxS run, not a re-scoring" in capsys.readouterr().err
+    assert _snapshot(other) == before
+
+
+def test_output_dir_holding_a_rescoring_of_other_rows_is_refused(quickstart_out, tmp_path, capsys):
+    target = tmp_path / "rescored"
+    assert main(["rescore", str(quickstart_out), "--output-dir", str(target), "--params", "{}"]) == 0
+    lines = (target / "judgments.jsonl").read_text(encoding="utf-8").splitlines()
+    (target / "judgments.jsonl").write_text("\n".join(lines[1:]) + "\n", encoding="utf-8")
+    before = _snapshot(target)
+    capsys.readouterr()
+
+    assert main(["rescore", str(quickstart_out), "--output-dir", str(target), "--params", "{}"]) == 2
+
+    assert "holds a re-scoring of other rows" in capsys.readouterr().err
+    assert _snapshot(target) == before

@@ -3,8 +3,8 @@
 By default the re-scored files replace those in OUT, each old file kept as ``<name>.<n>.<ext>``
 (``metrics.1.json`` is the run's own, ``metrics.2.json`` the first re-scoring's …), and an existing
 ``report.html`` is rebuilt; with ``--output-dir DIR`` OUT is left untouched and DIR receives a complete
-output directory (a DIR holding another pipeline's run is refused before anything is written, and every file
-DIR already holds is kept as a version before it is replaced). Options are documented in
+output directory (a DIR holding another run is refused before anything is written; in a DIR holding an
+earlier re-scoring of the same rows every replaced file is kept as a version). Options are documented in
 :mod:`autorater_pipelines.report._rescore`.
 """
 

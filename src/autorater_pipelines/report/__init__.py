@@ -29,8 +29,8 @@ from autorater_pipelines.report._rescore import (
     changes,
     rescore,
     validation_rows_from_results,
-    write_rescore,
 )
+from autorater_pipelines.report._rescore_write import write_rescore
 
 __all__ = [
     "ABSENT",

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
@@ -53,7 +52,7 @@ from autorater_pipelines.report._outputs import (
     load_outputs,
 )
 
-__all__ = ["ABSENT", "RescoreResult", "changes", "rescore", "validation_rows_from_results", "write_rescore"]
+__all__ = ["ABSENT", "RescoreResult", "changes", "is_version_copy", "rescore", "validation_rows_from_results"]
 
 VALIDATIONS_FILE = "validations.jsonl"
 ABSENT = "(absent)"
@@ -307,98 +306,3 @@ _VERSION = re.compile(r"\.(?:\d+|previous)\.jsonl?$")
 def is_version_copy(name: str) -> bool:
     """True for a kept earlier version (``metrics.1.json``, ``judgments.2.jsonl``, ``metrics.previous.json``)."""
     return bool(_VERSION.search(name))
-
-
-def _version_name(directory: str, name: str) -> str:
-    """``<stem>.<n><ext>`` with the next free ``n`` (1 = the run's own file, 2 = the first re-scoring's …)."""
-    stem, ext = os.path.splitext(name)
-    taken = re.compile(rf"^{re.escape(stem)}\.(\d+){re.escape(ext)}$")
-    numbers = [int(m.group(1)) for m in (taken.match(n) for n in os.listdir(directory)) if m]
-    return f"{stem}.{max(numbers, default=0) + 1}{ext}"
-
-
-def write_rescore(result: RescoreResult, directory: str, output_dir: str | None = None) -> list[str]:
-    """Write a re-scoring's files, each atomically.
-
-    Args:
-        result: From :func:`rescore`.
-        directory: The run's output directory that was re-scored.
-        output_dir: Where to write. None: replace the files in ``directory``, first copying each
-            replaced file to ``<name>.<n>.<ext>`` with the next free ``n`` (``metrics.1.json`` is the run's
-            own, ``metrics.2.json`` the first re-scoring's …: every earlier version is kept). A
-            directory: write the new files there together with copies of the run's other output files,
-            so it is a complete output directory for ``autorater report``; ``directory`` is left untouched.
-            A directory holding another pipeline's run is refused before anything is written; every file
-            it already holds that is replaced is kept as ``<name>.<n>.<ext>`` first.
-
-    Returns:
-        The paths written (new files and the copies of the versions they replace).
-
-    Raises:
-        InputError: ``output_dir`` is not a directory or holds another pipeline's run (nothing written).
-    """
-    target = output_dir or directory
-    elsewhere = bool(output_dir) and os.path.abspath(target) != os.path.abspath(directory)
-    copies = _files_to_copy(result, directory) if elsewhere else []
-    if elsewhere:
-        _check_target(result.kind, target, [*copies, *result.files])
-    written = []
-    os.makedirs(target, exist_ok=True)
-    for name in [*copies, *result.files]:  # every file replaced is kept as <name>.<n>.<ext>
-        path = os.path.join(target, name)
-        if os.path.isfile(path):
-            backup = os.path.join(target, _version_name(target, name))
-            shutil.copyfile(path, backup + ".tmp")
-            os.replace(backup + ".tmp", backup)
-            written.append(backup)
-    for name in copies:
-        shutil.copyfile(os.path.join(directory, name), os.path.join(target, name) + ".tmp")
-        os.replace(os.path.join(target, name) + ".tmp", os.path.join(target, name))
-        written.append(os.path.join(target, name))
-    for name, content in result.files.items():
-        path = os.path.join(target, name)
-        if name.endswith(".jsonl"):
-            io.write_jsonl(path, content)
-        else:
-            io.write_json(path, content)
-        written.append(path)
-    return written
-
-
-def _files_to_copy(result: RescoreResult, directory: str) -> list[str]:
-    """The run's other output files that ``--output-dir`` receives unchanged."""
-    return [
-        name
-        for name in sorted(os.listdir(directory))
-        if name not in result.files
-        and name.endswith((".jsonl", ".json"))
-        and not is_version_copy(name)
-        and os.path.isfile(os.path.join(directory, name))
-    ]
-
-
-def _check_target(kind: str, target: str, names: list[str]) -> None:
-    """Refuse an ``--output-dir`` that holds another pipeline's run, before anything is written.
-
-    Raises:
-        InputError: ``target`` is not a directory, holds the rows of another pipeline's run (or of both),
-            or has a directory where an output file goes.
-    """
-    from autorater_pipelines.report._outputs import ROW_FILES
-
-    if os.path.exists(target) and not os.path.isdir(target):
-        raise InputError("exists and is not a directory", source=f"--output-dir {target}")
-    if not os.path.isdir(target):
-        return
-    held = sorted(k for k, name in ROW_FILES.items() if os.path.isfile(os.path.join(target, name)))
-    if held and held != [kind]:
-        raise InputError(
-            f"holds the outputs of {' and '.join(_A_RUN[k] for k in held)} ({', '.join(ROW_FILES[k] for k in held)}); "
-            f"re-scoring {_A_RUN[kind]} there would mix two runs: give an empty or new --output-dir",
-            source=f"--output-dir {target}",
-        )
-    for name in names:
-        if os.path.isdir(os.path.join(target, name)):
-            raise InputError(
-                f"{name} is a directory; give an empty or new --output-dir", source=f"--output-dir {target}"
-            )

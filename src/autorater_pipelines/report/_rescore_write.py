@@ -1,0 +1,149 @@
+"""Writing a re-scoring (:func:`write_rescore`).
+
+In place, every replaced version is kept; into another directory, that directory is checked before anything
+is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+
+from autorater_pipelines import io
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.report._outputs import (
+    ERRORS_FILE,
+    METRICS_FILE,
+    ROW_FILES,
+    _read_json,
+    gecko_id_columns,
+    judgment_id_columns,
+)
+from autorater_pipelines.report._rescore import RescoreResult, is_version_copy
+
+__all__ = ["write_rescore"]
+
+_A_RUN = {"autosxs": "an AutoSxS run", "gecko": "a Gecko run"}
+
+
+def _version_name(directory: str, name: str) -> str:
+    """``<stem>.<n><ext>`` with the next free ``n`` (1 = the run's own file, 2 = the first re-scoring's …)."""
+    stem, ext = os.path.splitext(name)
+    taken = re.compile(rf"^{re.escape(stem)}\.(\d+){re.escape(ext)}$")
+    numbers = [int(m.group(1)) for m in (taken.match(n) for n in os.listdir(directory)) if m]
+    return f"{stem}.{max(numbers, default=0) + 1}{ext}"
+
+
+def write_rescore(result: RescoreResult, directory: str, output_dir: str | None = None) -> list[str]:
+    """Write a re-scoring's files, each atomically.
+
+    Args:
+        result: From :func:`rescore`.
+        directory: The run's output directory that was re-scored.
+        output_dir: Where to write. None: replace the files in ``directory``, first copying each
+            replaced file to ``<name>.<n>.<ext>`` with the next free ``n`` (``metrics.1.json`` is the run's
+            own, ``metrics.2.json`` the first re-scoring's …: every earlier version is kept). A
+            directory: write the new files there together with copies of the run's other output files,
+            so it is a complete output directory for ``autorater report``; ``directory`` is left untouched.
+            A directory holding another run is refused before anything is written (:func:`_check_target`);
+            in one holding an earlier re-scoring of the same rows, every file replaced is kept as
+            ``<name>.<n>.<ext>`` first.
+
+    Returns:
+        The paths written (new files and the copies of the versions they replace).
+
+    Raises:
+        InputError: ``output_dir`` is not a directory or holds another run (nothing written).
+    """
+    target = output_dir or directory
+    elsewhere = bool(output_dir) and os.path.abspath(target) != os.path.abspath(directory)
+    copies = _files_to_copy(result, directory) if elsewhere else []
+    if elsewhere:
+        _check_target(result, directory, target, [*copies, *result.files])
+    written = []
+    os.makedirs(target, exist_ok=True)
+    for name in [*copies, *result.files]:  # every file replaced is kept as <name>.<n>.<ext>
+        path = os.path.join(target, name)
+        if os.path.isfile(path):
+            backup = os.path.join(target, _version_name(target, name))
+            shutil.copyfile(path, backup + ".tmp")
+            os.replace(backup + ".tmp", backup)
+            written.append(backup)
+    for name in copies:
+        shutil.copyfile(os.path.join(directory, name), os.path.join(target, name) + ".tmp")
+        os.replace(os.path.join(target, name) + ".tmp", os.path.join(target, name))
+        written.append(os.path.join(target, name))
+    for name, content in result.files.items():
+        path = os.path.join(target, name)
+        if name.endswith(".jsonl"):
+            io.write_jsonl(path, content)
+        else:
+            io.write_json(path, content)
+        written.append(path)
+    return written
+
+
+def _files_to_copy(result: RescoreResult, directory: str) -> list[str]:
+    """The run's other output files that ``--output-dir`` receives unchanged."""
+    return [
+        name
+        for name in sorted(os.listdir(directory))
+        if name not in result.files
+        and name.endswith((".jsonl", ".json"))
+        and not is_version_copy(name)
+        and os.path.isfile(os.path.join(directory, name))
+    ]
+
+
+def _check_target(result: RescoreResult, directory: str, target: str, names: list[str]) -> None:
+    """Refuse an ``--output-dir`` that holds another run, before anything is written.
+
+    Accepted: a new or empty directory, one without a run's row file, or one holding an earlier re-scoring of
+    the same run (its ``metrics.json`` has ``rescore_options`` and its rows have the run's ids, in order).
+
+    Raises:
+        InputError: ``target`` is not a directory, holds another pipeline's run (or both kinds), a run's own
+            outputs, a re-scoring of other rows, or has a directory where an output file goes.
+    """
+    source = f"--output-dir {target}"
+    if os.path.exists(target) and not os.path.isdir(target):
+        raise InputError("exists and is not a directory", source=source)
+    if not os.path.isdir(target):
+        return
+    for name in names:
+        if os.path.isdir(os.path.join(target, name)):
+            raise InputError(f"{name} is a directory; give an empty or new --output-dir", source=source)
+    held = sorted(k for k, name in ROW_FILES.items() if os.path.isfile(os.path.join(target, name)))
+    if not held:
+        return
+    fix = "give an empty or new --output-dir (or re-score in place, which keeps every version)"
+    if held != [result.kind]:
+        raise InputError(
+            f"holds the outputs of {' and '.join(_A_RUN[k] for k in held)} ({', '.join(ROW_FILES[k] for k in held)}); "
+            f"re-scoring {_A_RUN[result.kind]} there would mix two runs: {fix}",
+            source=source,
+        )
+    metrics_path = os.path.join(target, METRICS_FILE)
+    metrics = _read_json(metrics_path) if os.path.isfile(metrics_path) else {}
+    if "rescore_options" not in metrics:
+        raise InputError(f"holds the outputs of {_A_RUN[result.kind]}, not a re-scoring; {fix}", source=source)
+    ours, columns = _row_ids(directory, result.kind)
+    theirs, _ = _row_ids(target, result.kind, columns)
+    if ours != theirs:
+        raise InputError(
+            f"holds a re-scoring of other rows than {directory}'s ({ROW_FILES[result.kind]} ids differ); {fix}",
+            source=source,
+        )
+
+
+def _row_ids(directory: str, kind: str, columns: list[str] | None = None) -> tuple[list[tuple[str, ...]], list[str]]:
+    """The id of every row of a run's row file, in order, and the id columns used."""
+    rows = io.read_jsonl(os.path.join(directory, ROW_FILES[kind]))
+    if columns is None:
+        errors_path = os.path.join(directory, ERRORS_FILE)
+        errors = io.read_jsonl(errors_path) if os.path.isfile(errors_path) else []
+        columns = (
+            (judgment_id_columns(rows[0]) if rows else []) if kind == "autosxs" else gecko_id_columns(rows, errors)
+        )
+    return [tuple(str(r.get(c)) for c in columns) for r in rows], columns
