@@ -492,3 +492,11 @@ def test_dry_run_leaves_a_cloud_storage_cache_dir_to_the_step_and_says_so(tmp_pa
     assert code == 0, err
     assert spec is not None
     assert "autorater_parameters cache_dir gs://b/cache not checked from here" in err
+
+
+def test_a_params_file_with_a_utf8_byte_order_mark_is_read_as_datasets_are(tmp_path, capsys):
+    path = tmp_path / "params.json"
+    path.write_bytes(b"\xef\xbb\xbf" + (DOCS / "compare_predictions.json").read_bytes())
+    code, spec, err = _dry_run(capsys, "autosxs", "--params", str(path))
+    assert code == 0, err
+    assert spec is not None and json.dumps(spec).count("summarization") >= 1

@@ -9,6 +9,7 @@ from typing import Any
 
 from autorater_pipelines.commands._validate import check_param_types, parameter_type
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.io._jsondup import DuplicateKeyError, duplicate_key_line, duplicate_key_message, unique_keys
 
 __all__ = [
     "DEFAULT_COMPILED_DIR",
@@ -44,11 +45,17 @@ def load_params(path: str) -> dict[str, Any]:
     """Read a PARAMS.json file: a JSON object of pipeline parameter names to values.
 
     Raises:
-        InputError: missing file, invalid JSON, or not an object.
+        InputError: missing file, invalid JSON, a key written twice in one object (naming its line), or not an
+            object.
     """
     try:
-        with open(path, encoding="utf-8") as fh:
-            params = json.load(fh)
+        with open(path, encoding="utf-8-sig") as fh:  # a byte order mark is skipped, as in datasets
+            text = fh.read()
+        params = json.loads(text, object_pairs_hook=unique_keys)
+    except DuplicateKeyError as exc:
+        raise InputError(
+            duplicate_key_message(exc.key), source=path, row=duplicate_key_line(text, exc.key), unit="line"
+        ) from None
     except FileNotFoundError:
         raise InputError("file not found", source=path) from None
     except json.JSONDecodeError as exc:

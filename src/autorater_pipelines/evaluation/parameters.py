@@ -324,8 +324,11 @@ class ModelCallOptions(ParameterModel):
             return data
         fields = cls.config_fields()
         out = {}
+        given: dict[str, Any] = {}
         for key, value in data.items():
             name = cls.ALIASES.get(key, key)
+            if given.setdefault(name, key) != key:
+                raise ValueError(f"{given[name]} and {key} are the same setting ({name}); keep one")
             if name in cls.model_fields or name not in fields:
                 out[name] = value
             elif name in BOUNDS and value is not None:

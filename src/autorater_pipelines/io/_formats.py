@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.io._csv import read_csv_records
+from autorater_pipelines.io._jsondup import DuplicateKeyError, duplicate_key_line, duplicate_key_message, unique_keys
 from autorater_pipelines.io._jsonsafe import to_jsonable
 
 __all__ = [
@@ -108,17 +109,21 @@ def _too_deep(name: str, line: int | None) -> InputError:
 
 
 def load_json(text: str, name: str, line: int | None) -> Any:
-    """``json.loads`` with this package's rules: NaN → None, Infinity refused, deep nesting an InputError.
+    """``json.loads`` with this package's rules: NaN → None, Infinity refused, a key twice in one object refused.
 
     Raises:
         json.JSONDecodeError: ``text`` is not valid JSON (callers word the message).
-        InputError: a non-finite number other than NaN, or nesting deeper than Python's recursion limit.
+        InputError: a non-finite number other than NaN, nesting deeper than Python's recursion limit, or a key
+            written twice in one object (``line`` or, for a whole document, the line of the second key).
 
     """
     try:
-        return json.loads(text, parse_constant=_reject_constant(name, line))
+        return json.loads(text, parse_constant=_reject_constant(name, line), object_pairs_hook=unique_keys)
     except RecursionError:
         raise _too_deep(name, line) from None
+    except DuplicateKeyError as exc:
+        where = line if line is not None else duplicate_key_line(text, exc.key)
+        raise InputError(duplicate_key_message(exc.key), source=name, row=where, unit="line") from None
 
 
 def parse_jsonl_text(text: str, name: str, *, note: str = "") -> NumberedRows:
