@@ -534,10 +534,7 @@ REFUSED: list[RefusedCase] = [
     RefusedCase(
         "dataset_json_document_with_a_column_twice_names_its_line",
         "autosxs",
-        {
-            "data.json": json.dumps(AUTOSXS_ROWS[:2], indent=1)[:-4]
-            + ',\n  "question": "again"\n }\n]'
-        },
+        {"data.json": json.dumps(AUTOSXS_ROWS[:2], indent=1)[:-4] + ',\n  "question": "again"\n }\n]'},
         autosxs_params(evaluation_dataset="{dir}/data.json"),
         r"data\.json, line 16: has the key 'question' twice in one object",
     ),
