@@ -24,6 +24,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 KEY = "Tq8Xv3Jm/5Lw2+rTn7pKd4=sHc6yB9Qz"  # no known key shape; '/', '+', '=' change under URL and JSON encoding
 KEY_RUNS = ("tq8xv3jm", "rtn7pkd4", "shc6yb9qz")  # its letter-digit runs, lower-cased
+KEY_HEX_RUNS = ("5471385876334a6d", "72546e37704b6434", "73486336794239517a")  # the hex of its runs as written
 KEY_BASE64 = (
     "VHE4WHYzSm0vNUx3MityVG43cEtkND1zSGM2eUI5UX",
     "RxOFh2M0ptLzVMdzIrclRuN3BLZDQ9c0hjNnlCOVF6",
@@ -41,7 +42,8 @@ def key(monkeypatch):
 def _leaks(text: str) -> list[str]:
     """Every part of KEY still readable in ``text``: a letter-digit run in any case, or its base64."""
     lowered = text.lower()
-    return [run for run in KEY_RUNS if run in lowered] + [b for b in KEY_BASE64 if b in text]
+    runs = [run for run in KEY_RUNS + KEY_HEX_RUNS if run in lowered]
+    return runs + [b for b in KEY_BASE64 if b in text]
 
 
 @pytest.mark.parametrize(
@@ -251,6 +253,11 @@ ECHO_TEXT = {  # what each echo says besides the key: proves the server's messag
     "basic": "Authorization: Basic",
     "prefix": "Incorrect API key provided",
     "bearer": "unauthorized request; headers were",
+    "split_lf": "key rejected:",
+    "split_crlf": "key rejected:",
+    "split_escaped": "key rejected",
+    "truncated": "Invalid key",
+    "hex": "bad key hex",
 }
 
 
@@ -292,6 +299,55 @@ def test_every_echo_form_of_the_endpoint_reaches_no_output(protocol, variable, m
     report = (out / "report.html").read_text(encoding="utf-8")
     assert "Incorrect API key provided" in report and "no project for GET" in report
     assert not _leaks(caplog.text) and "failed: fatal" in caplog.text and REDACTED in caplog.text
+
+
+def test_a_key_echoed_in_answers_reaches_neither_the_cache_nor_the_outputs(monkeypatch, tmp_path):
+    """The model repeats the key in its judgment (every form): the response cache files, ``judgments.jsonl`` and
+    the report hold none of it; a re-run is answered from the cache, whose answers hold it redacted."""
+    from autorater_pipelines.report import write_report
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    rows = [
+        {"id": form, "question": f"Capital of Italy? {echo_mark(form, in_answer=True)}", "a": "Rome!", "b": "Milan"}
+        for form in ECHO_FORMS
+    ]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    examples = autosxs.prepare_examples(
+        evaluation_dataset=str(tmp_path / "data.jsonl"),
+        task="question_answering@001",
+        id_columns=["id"],
+        autorater_prompt_parameters={"inference_instruction": {"column": "question"}},
+        response_column_a="a",
+        response_column_b="b",
+    )
+    cache, runs = tmp_path / "cache", []
+    with ModelEmulator(leaky_length_judge) as emu:
+        for run in ("first", "again"):
+            out = tmp_path / run
+            judgments, _, _ = autosxs.judge_examples(
+                examples=examples,
+                task="question_answering@001",
+                id_columns=["id"],
+                autorater_model="openai/judge",
+                autorater_parameters={"base_url": f"{emu.url}/v1", "cache_dir": str(cache), "progress": False},
+                judgments_path=str(out / "judgments.jsonl"),
+            )
+            autosxs.aggregate_judgments(judgments=judgments, metrics_path=str(out / "metrics.json"))
+            write_report(str(out))
+            runs.append({j["id"]: j["explanation"] for j in judgments})
+            for name in ("judgments.jsonl", "report.html"):
+                assert not _leaks((out / name).read_text(encoding="utf-8")), (run, name)
+        calls = len(emu.requests)
+    assert calls == 2 * len(ECHO_FORMS)  # the first run only: the second was answered from the cache
+    assert sorted(runs[0]) == sorted(runs[1]) == sorted(ECHO_FORMS)
+    assert all(_leaks(said) for said in runs[0].values())  # the model did repeat the key (kept in memory only)
+    for said in runs[1].values():  # answered from the cache: redacted there
+        assert "Request headers:" in said and REDACTED in said and not _leaks(said), said
+    entries = [path for path in cache.rglob("*") if path.is_file()]
+    assert len(entries) == calls
+    for path in entries:
+        text = path.read_text(encoding="utf-8")
+        assert REDACTED in text and not _leaks(text), (path.name, _leaks(text))
 
 
 @pytest.mark.pipeline

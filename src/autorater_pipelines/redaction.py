@@ -9,8 +9,9 @@ and the terminal. Servers do not always echo it as sent, so :func:`redact` repla
   ``OPENAI_API_KEY``) and values registered with :func:`register_secret` (a key passed as a parameter) —
   in any letter case (``SK-ABC…``, ``sk-abc…``), and with any of its characters that are not ASCII
   letters or digits written percent-encoded (``%2F``, ``%2b``, ``+`` for a space, double-encoded
-  ``%252F``), JSON- or Python-escaped (``\/``, ``\"``, ``\u002b``, backslashes doubled by nesting) or as
-  HTML character references (``&amp;``, ``&#43;``), as the report and JSON bodies spell them;
+  ``%252F``), JSON- or Python-escaped (``\/``, ``\"``, ``\u002b``, backslashes doubled by up to three
+  levels of nesting) or as HTML character references (``&amp;``, ``&#43;``), as reports and JSON bodies
+  spell them;
 - the base64 of a text containing it (``Authorization: Basic base64(user:key)``): the whole base64 token;
 - the same broken over lines (wrapped text): a line break (``\n``, ``\r\n``, raw or JSON-escaped, then
   indentation) may stand between any two of its characters;
@@ -121,7 +122,7 @@ def known_secrets() -> list[str]:
 _ALNUM = frozenset(string.ascii_letters + string.digits)
 _URL_SAFE = _ALNUM | frozenset("-._~")
 _HTML_NAMES = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
-_BREAK = r"(?:(?:\r?\n|\\{1,3}(?:r\\{1,3})?n)[ \t]*)?"
+_BREAK = r"(?:(?:\r?\n|\\{1,8}(?:r\\{1,8})?n)[ \t]*)?"
 r"""An optional line break inside a secret (wrapped text): ``\n`` or ``\r\n``, raw or JSON-escaped (backslashes
 doubled by nesting), then indentation."""
 _CUT_WORDS = r"[ \t]{0,3}[(\[<{]?[ \t]{0,3}(?:truncat\w*|shortened|cut|elided|omitted|abbreviated)\b[)\]>}]?"
@@ -142,15 +143,15 @@ def _char_forms(char: str) -> str:
         return char
     forms = [_literal(char)]
     if char == "\\":
-        forms = ["\\\\{1,4}"]  # escaped once, twice (JSON in a repr)...
+        forms = ["\\\\{1,8}"]  # escaped once, twice (JSON in a repr), three times (a JSONL line of it)
     elif char in "/\"'":
-        forms = ["\\\\{0,3}" + _literal(char)]
+        forms = ["\\\\{0,7}" + _literal(char)]
     if char not in _URL_SAFE:
         forms.append("".join(f"%(?:25)?{byte:02X}" for byte in char.encode("utf-8")))
     if char == " ":
         forms.append("\\+")
     units = [ord(char)] if ord(char) < 0x10000 else _surrogates(ord(char))
-    forms.append("".join(f"\\\\{{1,3}}u{unit:04X}" for unit in units))
+    forms.append("".join(f"\\\\{{1,8}}u{unit:04X}" for unit in units))
     forms.append(f"&#0*{ord(char)};|&#x0*{ord(char):X};")
     if char in _HTML_NAMES:
         forms.append(f"&{_HTML_NAMES[char]};")
@@ -222,7 +223,7 @@ def _base64_cores(secret: str) -> set[str]:
 
 
 def _base64_forms(core: str) -> str:
-    forms = {"+": r"(?:\+|%2[Bb])", "/": r"(?:\\{0,3}/|%2[Ff])", "-": r"\-"}
+    forms = {"+": r"(?:\+|%2[Bb])", "/": r"(?:\\{0,7}/|%2[Ff])", "-": r"\-"}
     return "".join(forms.get(char, char) for char in core)
 
 

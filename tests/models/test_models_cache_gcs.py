@@ -97,3 +97,24 @@ def test_an_unreachable_bucket_is_a_warning_not_a_failure(
     model = get_model("openai/m", make_config(cache_dir="gs://no-such-bucket/cache"))
     assert all(o.ok for o in model.generate(_requests(3)))
     assert "continuing without it" in caplog.text
+
+
+def test_no_form_of_a_key_the_model_repeats_is_uploaded(bucket, emulator: ModelEmulator, make_config, monkeypatch):
+    """A model that repeats its request's key (every echo form) in its answers: the segments hold it redacted."""
+    from autorater_pipelines.redaction import REDACTED
+    from autorater_pipelines.testing.judges import ECHO_FORMS
+
+    key = "Tq8Xv3Jm/5Lw2+rTn7pKd4=sHc6yB9Qz"
+    monkeypatch.setenv("GEMINI_API_KEY", key)
+    gcs_bucket, folder = bucket
+    uri = f"{folder}/cache"
+    emulator.responder = lambda req: "headers: " + ECHO_FORMS[req.prompt_text](req.headers["x-goog-api-key"])
+    model = get_model("gemini-2.5-flash", make_config(cache_dir=uri))
+    outputs = model.generate([ModelRequest(parts=(form,), key={"id": form}) for form in ECHO_FORMS])
+    assert all(o.ok for o in outputs), [o.error for o in outputs]
+    assert outputs[0].text == f"headers: API key not valid: {key.upper()}"  # in memory, as the model said it
+    stored = b"".join(gcs_bucket.blob(n).download_as_bytes() for n in _segments(gcs_bucket, uri)).decode()
+    assert stored.count(REDACTED) >= len(ECHO_FORMS)
+    runs = ("tq8xv3jm", "rtn7pkd4", "shc6yb9qz", "5471385876334a6d", "72546e37704b6434", "73486336794239517a")
+    assert [run for run in runs if run in stored.lower()] == []
+    assert "VHE4WHYzSm0vNUx3MityVG43cEtkND1zSGM2eUI5UX" not in stored  # base64 of apikey:KEY at offset 0 mod 3

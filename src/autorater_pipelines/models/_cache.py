@@ -5,7 +5,8 @@ the request as the provider sees it (provider, model, endpoint, parts with media
 instruction, response schema, generation settings, sample index — never ``ModelRequest.key``).
 Entries are written to a temporary file in the same directory (``.<pid>-….tmp``, a name no other writer
 uses) and renamed with :func:`os.replace`, so a killed process leaves either a whole entry or none (and
-at most a stray ``.tmp`` file, never read); an unreadable or malformed entry is a miss.
+at most a stray ``.tmp`` file, never read); an unreadable or malformed entry is a miss. Known credentials
+are redacted from what is stored (:func:`encode_entry`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._types import MediaPart, ModelOutput, ModelRequest, TokenLogprob
+from autorater_pipelines.redaction import redact_value, redactor
 
 __all__ = [
     "ResponseCache",
@@ -241,16 +243,21 @@ class ResponseCache:
 
 
 def encode_entry(key: str, output: ModelOutput) -> dict[str, Any]:
-    """The stored form of a successful output (one JSON object; see :func:`decode_entry`)."""
+    """The stored form of a successful output (one JSON object; see :func:`decode_entry`).
+
+    Known credentials are redacted (:mod:`autorater_pipelines.redaction`) from the text, the tokens and the
+    raw answer: a model that repeats its request's headers would otherwise put the key on disk or in the bucket.
+    """
+    apply = redactor()
     return {
         "v": _FORMAT_VERSION,
         "key": key,
-        "text": output.text,
+        "text": apply(output.text),
         "finish_reason": output.finish_reason,
         "logprobs": None
         if output.logprobs is None
-        else [[lp.token, lp.logprob, [list(t) for t in lp.top]] for lp in output.logprobs],
-        "raw": output.raw,
+        else [[apply(lp.token), lp.logprob, [[apply(t), v] for t, v in lp.top]] for lp in output.logprobs],
+        "raw": redact_value(output.raw, apply),
     }
 
 

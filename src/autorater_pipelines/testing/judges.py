@@ -39,20 +39,33 @@ ECHO_FORMS: dict[str, Callable[[str], str]] = {
     ),
     "prefix": lambda key: f"Incorrect API key provided: {key[:16]}... You can find your API key in your account.",
     "bearer": lambda key: f"unauthorized request; headers were {{'authorization': 'Bearer {key}'}}",
+    "split_lf": lambda key: f"key rejected:\n  {key[:16]}\n  {key[16:]}\nend of key",
+    "split_crlf": lambda key: f"key rejected: {key[:16]}\r\n{key[16:]}",
+    "split_escaped": lambda key: f'key rejected {{"detail": "{key[:16]}\\n{key[16:]}"}}',
+    "truncated": lambda key: f"Invalid key {key[:20]} (truncated) provided",
+    "hex": lambda key: "bad key hex " + key.encode("utf-8").hex(),
 }
 """How :func:`leaky_length_judge` echoes the credential for a prompt holding :func:`echo_mark` of a form:
 upper-/lower-cased, URL-encoded, JSON-escaped, base64 of ``apikey:KEY`` (Basic auth), its first 16
-characters and an ellipsis, in an ``Authorization: Bearer`` header echo."""
+characters and an ellipsis, in an ``Authorization: Bearer`` header echo, split after 16 characters by an
+indented ``\n``, by ``\r\n`` or by a JSON-escaped ``\\n``, its first 20 characters and "(truncated)", the
+hex of its bytes."""
 
 
-def echo_mark(form: str) -> str:
-    """The mark that makes :func:`leaky_length_judge` echo the credential in ``form`` (a key of :data:`ECHO_FORMS`)."""
+def echo_mark(form: str, *, in_answer: bool = False) -> str:
+    """The mark that makes :func:`leaky_length_judge` echo the credential in ``form`` (a key of :data:`ECHO_FORMS`).
+
+    Args:
+        form: How the credential is echoed.
+        in_answer: Echo it in the explanation of a valid judgment (a model repeating its prompt or headers,
+            which a response cache would store) instead of an HTTP 400 error body.
+    """
     if form not in ECHO_FORMS:
         raise ValueError(f"unknown echo form {form!r}; expected one of {sorted(ECHO_FORMS)}")
-    return f"[echo-credentials:{form}]"
+    return f"[echo-credentials{'-in-answer' if in_answer else ''}:{form}]"
 
 
-_ECHO = re.compile(r"\[echo-credentials:(\w+)\]")
+_ECHO = re.compile(r"\[echo-credentials(-in-answer)?:(\w+)\]")
 
 OVERLOAD_MARK = "[overloaded-when-swapped]"
 """A response holding this text makes :func:`leaky_length_judge` answer 503 when it is shown first."""
@@ -98,7 +111,8 @@ def leaky_length_judge(request: EmulatedRequest) -> str:
 
     A prompt containing :data:`ECHO_MARK` is refused with HTTP 400 whose body echoes the credential the
     request carried (``x-goog-api-key`` or the bearer token), as some servers do ("API key not valid: …");
-    one containing :func:`echo_mark` of a form echoes it transformed (:data:`ECHO_FORMS`).
+    one containing :func:`echo_mark` of a form echoes it transformed (:data:`ECHO_FORMS`), in the error
+    body or, with ``in_answer``, in the explanation of the judgment it answers.
     A request that shows a response containing :data:`OVERLOAD_MARK` first (position A) gets a 503, so a
     row whose response B holds the mark loses its swapped-order samples.
     """
@@ -108,8 +122,12 @@ def leaky_length_judge(request: EmulatedRequest) -> str:
             400, f"API key not valid. Please pass a valid API key. Received: {key} (Authorization: Bearer {key})"
         )
     echo = _ECHO.search(request.prompt_text)
-    if echo and echo.group(1) in ECHO_FORMS:
-        raise Refusal(400, ECHO_FORMS[echo.group(1)](_credential(request)))
+    if echo and echo.group(2) in ECHO_FORMS:
+        said = ECHO_FORMS[echo.group(2)](_credential(request))
+        if echo.group(1):
+            answer = json.loads(length_judge(request))
+            return json.dumps({**answer, "explanation": f"{answer['explanation']} Request headers: {said}"})
+        raise Refusal(400, said)
     if OVERLOAD_MARK in responses_in_prompt(request.prompt_text).get("A", ""):
         raise Refusal(503, "The model is overloaded. Please try again later.")
     return length_judge(request)
