@@ -23,6 +23,8 @@ FASTCHAT = {"verdict_pattern": r"\[\[(A|B|C)\]\]", "verdict_map": {"A": "A", "B"
 LABELLED = {"verdict_pattern": r"Verdict: (A|B|tie)\b", "verdict_map": {"A": "A", "B": "B", "tie": "TIE"}}
 BARE = {"verdict_pattern": r"\b(A|B)\b", "verdict_map": {"A": "A", "B": "B"}}
 JSON: dict[str, Any] = {}
+FIRST = {**FASTCHAT, "verdict_match": "first"}
+UNIQUE = {**FASTCHAT, "verdict_match": "unique"}
 
 CASES = [
     # quoted example verdicts (the judge repeating the answer format) around the real one
@@ -36,6 +38,16 @@ CASES = [
     (FASTCHAT, "Reasoning...\n```\n[[B]]\n```", "B"),
     (FASTCHAT, "Use this format:\n```\n[[A]]\n```\nActual verdict: [[B]]", "B"),
     (JSON, 'Thinking...\n```json\n{"choice": "B", "explanation": "shorter"}\n```', "B"),
+    # verdicts in code (inline or fenced) are mentions, like quoted ones, under every verdict_match
+    (FIRST, "The format is `[[A]]`. My verdict: [[B]]", "B"),
+    (UNIQUE, "The format is `[[A]]`. My verdict: [[B]]", "B"),
+    (FIRST, "Use this format:\n```\n[[A]]\n```\nActual verdict: [[B]]", "B"),
+    (UNIQUE, "Format:\n~~~text\n[[A]] or [[B]]\n~~~\n[[B]]", "B"),
+    (FIRST, "Write ``[[A]]`` (with `` ` `` quotes) or not. [[B]]", "B"),
+    (FIRST, "Only `[[A]]`", "A"),  # only matches in code: they are the verdict
+    (FIRST, "An unclosed fence:\n```\n[[B]]", "B"),
+    (FIRST, "A stray ` backtick, then [[A]].\n\nLater, `[[B]]` quoted", "A"),  # no code span across paragraphs
+    (UNIQUE, "Verdict `[[A]]`.\n\nIn short: [[B]] ` stray", "B"),
     # an example answer in a fence and the judge's own answer in prose that disagree: never the example
     (
         JSON,

@@ -183,3 +183,65 @@ def test_a_vertex_model_with_no_project_is_refused_by_both_pipelines(pipeline, t
     out = where / "out"
     code, err = _cli(["run", pipeline, "--params", str(params_path), "--output-dir", str(out), "--quiet"], capsys)
     assert code == 2 and re.search(rf"{model}: cannot choose how to call Gemini model 'gemini-2.5-flash'", err), err
+
+
+VERDICT_REFUSED = [
+    ({"verdict_pattern": "()", "verdict_map": {"": "A"}}, r"verdict_pattern '\(\)' can find an empty verdict: "),
+    ({"verdict_pattern": r"Verdict: (A?)", "verdict_map": {"A": "A"}}, r"verdict_pattern .* can find an empty verd"),
+    (
+        {"verdict_pattern": r"\[\[(A|B)\]\]", "verdict_map": {"A": "A", "B": "B", " ": "TIE"}},
+        r"verdict_map has an empty key ' ': a verdict is never empty",
+    ),
+    (
+        {"verdict_pattern": "AB", "verdict_map": {"A": "A"}},
+        r"verdict_map keys \['A'\] can never be found by verdict_pattern 'AB': the verdict is its whole match, "
+        r"'AB' \(it has no group\), which must match a key in full",
+    ),
+    (
+        {"verdict_pattern": r"(A)|(B)", "verdict_map": {"A": "A", "B": "B"}},
+        r"verdict_map keys \['B'\] can never be found by verdict_pattern '\(A\)\|\(B\)': the verdict is the text "
+        r"of its first group, 'A'",
+    ),
+    (
+        {"verdict_pattern": r"\[\[(A|B|C)\]\]", "verdict_map": {"A": "A", "B": "B", "tie": "TIE"}},
+        r"verdict_map keys \['tie'\] can never be found",
+    ),
+    (
+        {"verdict_pattern": r"\[\[(A|B|C)\]\]", "verdict_map": {"A": "A", "C": "TIE"}},
+        r"verdict_map \{'A': 'A', 'C': 'TIE'\} never gives B: the judge could never prefer the response shown second",
+    ),
+    ({"verdict_match": "first"}, r"verdict_match 'first' applies only with verdict_pattern"),
+]
+VERDICT_ACCEPTED = [
+    {"verdict_pattern": r"\[\[(A|B|C)\]\]", "verdict_map": {"a": "A", "b": "B", "c": "TIE"}},  # looked up in any case
+    {"verdict_pattern": r"(?i)GRADE\s*:\s*([CPI])", "verdict_map": {"c": "A", "I": "B", "P": "TIE"}},
+    {"verdict_pattern": r"(?:^|\n) ?Output \((a|b)\)", "verdict_map": {"a": "A", "b": "B"}},  # LLMBar: no tie
+    {"verdict_pattern": r"\[\[(?P<v>[AB]|tie)\]\]", "verdict_map": {"A": "A", "B": "B", "TIE": "TIE"}},
+    {"verdict_pattern": r"A|B", "verdict_map": {"A": "A", "B": "B"}, "verdict_match": "unique"},
+    {"verdict_pattern": r"[(]x[)] \[\[(A|B)\]\]", "verdict_map": {"A": "A", "B": "B"}, "verdict_match": ""},
+]
+
+
+@pytest.mark.parametrize(("options", "message"), VERDICT_REFUSED, ids=[json.dumps(o) for o, _ in VERDICT_REFUSED])
+def test_a_verdict_pattern_that_cannot_work_is_refused_everywhere_before_any_model_call(
+    options, message, tmp_path, capsys
+):
+    """``autorater run`` (exit 2, no output), ``submit --dry-run`` and the first step give the same message."""
+    answers = _answers("autosxs", options, tmp_path, capsys)
+    assert all(a.startswith("autorater_parameters: ") for a in answers), answers
+    assert re.search(message, answers[0]), f"{message!r} not in {answers[0]!r}"
+    assert len(set(answers)) == 1, f"run, submit --dry-run and the first step disagree: {answers}"
+
+
+@pytest.mark.parametrize("options", VERDICT_ACCEPTED, ids=[json.dumps(o) for o in VERDICT_ACCEPTED])
+def test_a_verdict_pattern_that_can_find_each_key_is_accepted_everywhere(options, tmp_path, capsys):
+    from autorater_pipelines.commands._common import validate_run
+
+    where = tmp_path / "autosxs"
+    _files("autosxs", where)
+    params = _params("autosxs", where, autorater_parameters=options)
+    params_path = where / "params.json"
+    params_path.write_text(json.dumps(params), encoding="utf-8")
+    assert _submit_dry_run("autosxs", params_path, capsys)[0] == 0
+    validate_run("autosxs", params)
+    _first_step("autosxs", params, where)

@@ -90,11 +90,13 @@ class AutoraterParameters(ModelCallOptions):
     @pydantic.field_validator("verdict_pattern", mode="before")
     @classmethod
     def _pattern(cls, value: Any) -> Any:
+        from autorater_pipelines.autosxs.verdict_reach import check_verdict_not_empty
         from autorater_pipelines.autosxs.verdicts import compile_verdict_pattern
 
         if value is None or value == "":
             return None
         compile_verdict_pattern(value, source=_SRC)
+        check_verdict_not_empty(value)
         return str(value)
 
     @pydantic.field_validator("verdict_match", mode="before")
@@ -113,6 +115,11 @@ class AutoraterParameters(ModelCallOptions):
             raise ValueError(f"verdict_map must be an object of match → A|B|TIE, got {value!r}")
         clean = {}
         for key, position in value.items():
+            if not str(key).strip():
+                raise ValueError(
+                    f"verdict_map has an empty key {key!r}: a verdict is never empty; map each verdict text "
+                    '(e.g. {"A": "A", "B": "B", "tie": "TIE"})'
+                )
             label = str(position).strip().upper()
             if label not in ("A", "B", "TIE"):
                 raise ValueError(
@@ -120,6 +127,17 @@ class AutoraterParameters(ModelCallOptions):
                 )
             clean[str(key)] = label
         return clean
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _match_needs_pattern(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and data.get("verdict_match") not in (None, ""):
+            if data.get("verdict_pattern") in (None, ""):
+                raise ValueError(
+                    f"verdict_match {data['verdict_match']!r} applies only with verdict_pattern (which match of "
+                    "the pattern decides); JSON answers have one choice: remove verdict_match or set verdict_pattern"
+                )
+        return data
 
     @pydantic.model_validator(mode="after")
     def _pattern_and_map(self) -> AutoraterParameters:
@@ -322,21 +340,31 @@ def split_autorater_parameters(params: Mapping[str, Any] | None) -> tuple[Any, d
 
 
 def check_verdict_settings(task_def: Any, settings: Any) -> None:
-    """Refuse a free-text ``verdict_pattern`` with a pointwise score rubric (its verdicts are JSON scores).
+    """Refuse a ``verdict_pattern`` that cannot work for the task and its ``verdict_map``.
+
+    Refused: a pattern with a pointwise score rubric (its verdicts are JSON scores); ``verdict_map`` keys the
+    pattern can never find, or a map that never gives A or B
+    (:func:`~autorater_pipelines.autosxs.verdict_reach.check_verdict_map_reachable`).
 
     Args:
         task_def: The :class:`~autorater_pipelines.autosxs.tasks.TaskDefinition`.
         settings: :class:`AutoraterParameters` or :class:`~autorater_pipelines.autosxs.judging.JudgeSettings`.
 
     Raises:
-        InputError: both are set.
+        InputError: the first problem, naming the pattern and the keys or positions.
     """
-    if task_def.pointwise and settings.verdict_pattern is not None:
+    from autorater_pipelines.autosxs.verdict_reach import check_verdict_map_reachable
+
+    if settings.verdict_pattern is None:
+        return
+    if task_def.pointwise:
         raise InputError(
             "verdict_pattern parses A/B/TIE verdicts, but the task's score_rubric is a pointwise scale "
             f"{task_def.score_scale}: the judge answers with JSON scores; remove verdict_pattern and verdict_map",
             source=_SRC,
         )
+    pattern = getattr(settings.verdict_pattern, "pattern", settings.verdict_pattern)  # JudgeSettings: compiled
+    check_verdict_map_reachable(pattern, settings.verdict_map)
 
 
 def check_run_parameters(

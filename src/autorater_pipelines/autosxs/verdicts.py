@@ -13,9 +13,10 @@ offered as alternatives, joined by ``or``, ``vs``, ``/``, ``|`` or a comma, are 
 
 What judges write around a verdict is read as they mean it:
 
-- a match in quotes (``"[[A]]"``, ``'Verdict: A'``, curly quotes) is a mention — the judge repeating the
-  answer format — and is left out when the answer has an unquoted match (``[[B]] … the format asks for
-  "[[A]]"`` is B under ``last``);
+- a match in quotes (``"[[A]]"``, ``'Verdict: A'``, curly quotes) or in Markdown code (`` `[[A]]` ``, a
+  fenced block: :mod:`autorater_pipelines.evaluation.code_spans`) is a mention — the judge repeating the
+  answer format — and is left out, under every ``verdict_match``, when the answer has a match outside quotes
+  and code (``[[B]] … the format asks for "[[A]]"`` is B, also under ``first`` and ``unique``);
 - Markdown emphasis does not hide a verdict: the pattern also runs on the text without ``*``
   (``**Verdict:** **B**`` matches ``Verdict: (A|B)``);
 - a match that differs only in letter case counts when the pattern matched non-space text right before and
@@ -37,6 +38,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.evaluation.code_spans import CodeSpans
 
 __all__ = [
     "MAX_PATTERN_LENGTH",
@@ -91,6 +93,7 @@ class VerdictPattern:
         passes: list[tuple[str, list[int] | None, bool]] = [(text, None, False), (text, None, True)]
         if origin is not None:
             passes += [(plain, origin, False), (plain, origin, True)]
+        code: dict[bool, CodeSpans] = {}  # per source: the text, or the text without emphasis
         for number, (source, where, folded) in enumerate(passes):
             for match in (self._folded if folded else self._compiled).finditer(source):
                 token = match.group(1 if self.groups else 0)
@@ -101,7 +104,10 @@ class VerdictPattern:
                     source, token, start, end
                 ):
                     continue
-                quoted, whole = _quoted(source, *match.span(0)), match.span(0)
+                whole = match.span(0)
+                if (where is None) not in code:
+                    code[where is None] = CodeSpans(source)
+                quoted = _quoted(source, *whole) or code[where is None].contains(*whole)
                 if where is not None:
                     start, end = _original(where, start, end, len(text))
                     whole = _original(where, whole[0], whole[1], len(text))
@@ -121,7 +127,7 @@ class Match(NamedTuple):
     start: int
     end: int
     quoted: bool
-    """In quotes (``"[[A]]"``): a mention of the answer format rather than the judge's verdict."""
+    """In quotes (``"[[A]]"``) or in code (`` `[[A]]` ``): a mention of the answer format, not the judge's verdict."""
     whole_start: int
     """Where the whole match (``[[A]]``, not only ``A``) starts."""
     whole_end: int
