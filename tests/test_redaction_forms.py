@@ -402,8 +402,11 @@ def test_submit_dry_run_prints_no_form_of_a_known_key(key, tmp_path, capsys):
         "autorater_prompt_parameters": {"inference_context": {"column": "x"}, "inference_instruction": {"column": "y"}},
         "response_column_a": "a",
         "response_column_b": "b",
-        "autorater_parameters": {"base_url": "https://proxy.example/v1?k=Tq8Xv3Jm%2F5Lw2%2BrTn7pKd4%3DsHc6yB9Qz"},
-        "experimental_args": {"note": KEY.upper(), "auth": "bWU6VHE4WHYzSm0vNUx3MityVG43cEtkND1zSGM2eUI5UXo="},
+        "autorater_parameters": {
+            "base_url": "https://proxy.example/v1?k=Tq8Xv3Jm%2F5Lw2%2BrTn7pKd4%3DsHc6yB9Qz",
+            "batch_staging_uri": "gs://bWU6VHE4WHYzSm0vNUx3MityVG43cEtkND1zSGM2eUI5UXo=",
+        },
+        "encryption_spec_key_name": KEY.upper(),
     }
     (tmp_path / "params.json").write_text(json.dumps(params))
     vertex = ["--project", "my-project", "--location", "us-central1", "--pipeline-root", "gs://my-bucket/root"]
@@ -413,5 +416,6 @@ def test_submit_dry_run_prints_no_form_of_a_known_key(key, tmp_path, capsys):
     assert code == 0, captured.err
     spec = json.loads(captured.out)["runtimeConfig"]["parameterValues"]
     assert spec["autorater_parameters"]["base_url"] == f"https://proxy.example/v1?k={REDACTED}"
-    assert spec["experimental_args"] == {"note": REDACTED, "auth": REDACTED}
+    assert REDACTED in spec["autorater_parameters"]["batch_staging_uri"]
+    assert spec["encryption_spec_key_name"] == REDACTED
     assert not _leaks(captured.out + captured.err)

@@ -33,6 +33,7 @@ from autorater_pipelines.evaluation.parameters import (
 )
 
 __all__ = [
+    "EXPERIMENTAL_ARGS",
     "JUDGMENTS_FORMATS",
     "AutoraterParameters",
     "AutosxsParams",
@@ -50,6 +51,9 @@ JUDGMENTS_FORMATS = ("jsonl", "json", "bigquery")
 """Values of ``judgments_format``."""
 
 _SRC = "autorater_parameters"
+
+EXPERIMENTAL_ARGS = ("custom_task_definition",)
+"""Keys of ``experimental_args`` (GCPC's custom task); any other is a typo, refused like every nested object's."""
 
 
 def check_judgments_format(value: Any) -> str:
@@ -215,6 +219,20 @@ class AutosxsParams(RunParameters):
             raise InputError(
                 f'must be an object like {{"inference_instruction": {{"column": "question"}}}}, got {value!r}',
                 source=info.field_name,
+            )
+        return dict(value)
+
+    @pydantic.field_validator("experimental_args", mode="before")
+    @classmethod
+    def _experimental(cls, value: Any) -> Any:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise InputError(f"expected a JSON object of settings, got {value!r}", source="experimental_args")
+        unknown = sorted(str(k) for k in value if k not in EXPERIMENTAL_ARGS)
+        if unknown:
+            raise InputError(
+                f"unknown keys {unknown}; valid keys: {list(EXPERIMENTAL_ARGS)}", source="experimental_args"
             )
         return dict(value)
 
