@@ -54,7 +54,7 @@ CASES: dict[str, Callable[[int], str]] = {
     "every echo form of a key, many times": lambda n: (_ECHOES + " ok ") * (n // 20),
     "11-character prefixes (near misses)": lambda n: (KEY[:11] + "... ") * n,
     "15-character prefixes, escaped breaks (near misses)": lambda n: (KEY[:8] + "\\n  " + KEY[8:15] + " x ") * n,
-    "hex of 15 bytes of a key (near misses)": lambda n: (KEY[:15].encode().hex() + " ") * (n // 2),
+    "hex of 15 bytes of a key (near misses)": lambda n: (KEY[:15].encode().hex() + ", ") * (n // 2),
     "one long base64 run without a key": lambda n: "QUJD" * (4 * n),
     "'bearer <word>' and 'Basic <word>'": lambda n: "the bearer should sign; Basic understanding. " * (n // 4),
     "%-escapes and \\u-escapes": lambda n: "%2F%2B%3D\\u002b\\/&#43;" * n,

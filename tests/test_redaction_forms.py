@@ -138,6 +138,21 @@ def test_a_prefix_cut_off_by_a_word_or_sixteen_characters_followed_by_anything_a
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("key ending ...Kd4=sHc6yB9Qz was refused", f"key ending {REDACTED} was refused"),  # 12 after an ellipsis
+        ("key ending \u2026 Kd4=sHc6yB9Qz.", f"key ending {REDACTED}."),  # 13
+        ("key ending in rTn7pKd4=sHc6yB9Qz.", f"key ending in {REDACTED}."),  # 16, after anything
+        ("key ending with 7pKd4=sHc6yB9Qz, ...4=sHc6yB9Qz", "key ending with 7pKd4=sHc6yB9Qz, ...4=sHc6yB9Qz"),
+        ("spelled out: T q 8 X v 3 J m / 5 L w 2 + r T n 7 p K d 4 = s H c 6 y B 9 Q z.", f"spelled out: {REDACTED}."),
+    ],
+)
+def test_a_suffix_and_a_key_spelled_out_with_spaces_are_redacted(key, text, expected):
+    """Break-it trial: "key ending ...<last 12 characters>" and the key with a space between its characters."""
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "bad key hex 5471385876334a6d2f354c77322b72546e37704b64343d73486336794239517a",

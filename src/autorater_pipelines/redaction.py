@@ -14,11 +14,13 @@ and the terminal. Servers do not always echo it as sent, so :func:`redact` repla
   spell them;
 - the base64 of a text containing it (``Authorization: Basic base64(user:key)``): the whole base64 token;
 - the same broken over lines (wrapped text): a line break (``\n``, ``\r\n``, raw or JSON-escaped, then
-  indentation) may stand between any two of its characters;
+  indentation) or one space may stand between any two of its characters;
 - a prefix of at least :data:`MIN_PREFIX_LENGTH` characters of it cut off by an ellipsis (``...``, ``…``,
   ``***``), a word saying so (``(truncated)``, ``[truncated]``, ``<cut>``, "shortened", "elided", "omitted")
   or the end of a line, and a prefix of at least :data:`MIN_BARE_PREFIX_LENGTH` characters followed by
-  anything at all (prefixes are matched up to 900 characters), as servers that shorten keys show them;
+  anything at all (prefixes are matched up to 900 characters), as servers that shorten keys show them, and
+  likewise a suffix of at least :data:`MIN_PREFIX_LENGTH` characters after an ellipsis or of at least
+  :data:`MIN_BARE_PREFIX_LENGTH` after anything;
 - the hexadecimal of its UTF-8 bytes (any case), or of a prefix of at least
   :data:`MIN_BARE_PREFIX_LENGTH` bytes of it;
 - bearer tokens (``Authorization: Bearer …``; outside an ``Authorization`` header, a word of fewer than 20
@@ -122,9 +124,9 @@ def known_secrets() -> list[str]:
 _ALNUM = frozenset(string.ascii_letters + string.digits)
 _URL_SAFE = _ALNUM | frozenset("-._~")
 _HTML_NAMES = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
-_BREAK = r"(?:(?:\r?\n|\\{1,8}(?:r\\{1,8})?n)[ \t]*)?"
+_BREAK = r"(?:(?:\r?\n|\\{1,8}(?:r\\{1,8})?n)[ \t]*| )?"
 r"""An optional line break inside a secret (wrapped text): ``\n`` or ``\r\n``, raw or JSON-escaped (backslashes
-doubled by nesting), then indentation."""
+doubled by nesting), then indentation; or one space (a key spelled out ``T q 8 X``)."""
 _CUT_WORDS = r"[ \t]{0,3}[(\[<{]?[ \t]{0,3}(?:truncat\w*|shortened|cut|elided|omitted|abbreviated)\b[)\]>}]?"
 
 
@@ -168,21 +170,47 @@ def _surrogates(code: int) -> list[int]:
     return [0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)]
 
 
-def _prefix_forms(atoms: list[str]) -> str | None:
+def _prefix_forms(atoms: list[str]) -> list[str]:
     """A prefix of a secret as servers that shorten keys show it (module docstring).
 
     :data:`MIN_PREFIX_LENGTH` characters or more then a cut mark (an ellipsis, a word such as "(truncated)",
     the end of a line), or :data:`MIN_BARE_PREFIX_LENGTH` characters or more then anything.
     """
     if len(atoms) <= MIN_PREFIX_LENGTH:
-        return None  # the whole secret is matched anyway
+        return []  # the whole secret is matched anyway
     last = min(len(atoms) - 1, _MAX_PREFIX_LENGTH)
     short = _optional_chain(atoms[MIN_PREFIX_LENGTH : min(last, MIN_BARE_PREFIX_LENGTH)])
     forms = [short + f"(?:{_cut_mark()})"]
     if len(atoms) > MIN_BARE_PREFIX_LENGTH:
         bare = _BREAK.join(atoms[MIN_PREFIX_LENGTH:MIN_BARE_PREFIX_LENGTH])
         forms.append(bare + _optional_chain(atoms[MIN_BARE_PREFIX_LENGTH:last]) + f"(?:{_cut_mark()})?")
-    return _BREAK.join(atoms[:MIN_PREFIX_LENGTH]) + "(?:" + "|".join(forms) + ")"
+    return [_BREAK.join(atoms[:MIN_PREFIX_LENGTH]) + "(?:" + "|".join(forms) + ")"]
+
+
+def _suffix_forms(atoms: list[str]) -> list[str]:
+    """A suffix of a secret, as servers that shorten keys from the left show it.
+
+    :data:`MIN_PREFIX_LENGTH` characters or more after an ellipsis (``...Vb4Tg6Jy``), or
+    :data:`MIN_BARE_PREFIX_LENGTH` characters or more after anything.
+    """
+    count = len(atoms)
+    if count <= MIN_PREFIX_LENGTH:
+        return []
+    short = _optional_left_chain(atoms[max(1, count - MIN_BARE_PREFIX_LENGTH + 1) : count - MIN_PREFIX_LENGTH])
+    ellipsis = "|".join([r"\.{3}", r"\*{3,}", "&hellip;", _char_forms("\u2026")])
+    forms = [f"(?:{ellipsis})[ \t]?{short}" + _BREAK.join(atoms[count - MIN_PREFIX_LENGTH :])]
+    if count > MIN_BARE_PREFIX_LENGTH:
+        longer = _optional_left_chain(atoms[max(1, count - _MAX_PREFIX_LENGTH) : count - MIN_BARE_PREFIX_LENGTH])
+        forms.append(longer + _BREAK.join(atoms[count - MIN_BARE_PREFIX_LENGTH :]))
+    return forms
+
+
+def _optional_left_chain(atoms: list[str]) -> str:
+    """``atoms`` as nested optional groups: the longest run of them up to the last one (maybe none)."""
+    optional = ""
+    for atom in atoms:
+        optional = f"(?:{optional}{atom}{_BREAK})?"
+    return optional
 
 
 def _optional_chain(atoms: list[str]) -> str:
@@ -246,9 +274,7 @@ def _known_pattern(secrets: tuple[str, ...]) -> Any:
     for secret in secrets:  # longest first: a secret containing another is replaced whole
         atoms = [_char_forms(char) for char in secret]
         spelled.append(_BREAK.join(atoms))
-        prefix = _prefix_forms(atoms)
-        if prefix:
-            spelled.append(prefix)
+        spelled += _prefix_forms(atoms) + _suffix_forms(atoms)
         spelled.append(_hex_forms(secret))
         cores |= _base64_cores(secret)
     b64 = "|".join(_base64_forms(core) for core in sorted(cores, key=lambda c: (-len(c), c)))
