@@ -3,6 +3,7 @@
 import pytest
 
 from autorater_pipelines.gecko.replies import ReplyError, normalize_question, parse_blocks, parse_reply
+from autorater_pipelines.gecko.verdicts import normalize
 
 QUESTIONS = [("q1", "Is there a cup of coffee?"), ("q2", "Is the coffee steaming?"), ("q3", "Is there a croissant?")]
 
@@ -144,3 +145,34 @@ def test_a_block_whose_id_contradicts_its_echoed_question_gets_no_verdict():
     read = parse_reply(text, two)
     assert "q2" not in read.answers
     assert "repeats the question" in read.problems["q2"][1]
+
+
+def test_a_quoted_example_verdict_in_a_preamble_is_not_an_answer():
+    text = (
+        'I will answer each question with "Verdict: no" or "Verdict: yes" as asked.\n\n'
+        "Is there a cup of coffee?\nVerdict: yes\n\nIs the coffee steaming?\nVerdict: no\n\n"
+        "Is there a croissant?\nVerdict: yes"
+    )
+    read = parse_reply(text, QUESTIONS)
+    assert read.answers == {"q1": "yes", "q2": "no", "q3": "yes"} and read.problems == {}
+    # A reply whose only verdict is quoted still answers.
+    assert normalize(parse_reply('"Verdict: yes"', QUESTIONS[:1]).answers["q1"]) == "yes"
+
+
+def test_unanswered_questions_are_missing_unless_an_answer_could_not_be_placed():
+    # JSON answers to q1 only: q2 and q3 are not answered at all.
+    read = parse_reply('{"answers": [{"question_id": "q1", "answer": "yes"}]}', QUESTIONS)
+    assert {q: k for q, (k, _) in read.problems.items()} == {"q2": "missing_question", "q3": "missing_question"}
+    # An answer under an id that was not asked may be meant for q2: unmatched, never missing nor guessed.
+    read = parse_reply(
+        '{"answers": [{"question_id": "q1", "answer": "yes"}, {"question_id": 7, "answer": "no"}]}', QUESTIONS
+    )
+    kind, reason = read.problems["q2"]
+    assert kind == "unmatched_answer" and "['7'] that were not asked" in reason
+    # Blocks that each echo another question: the question left over is missing.
+    text = "<question>Question: Is there a cup of coffee?\nVerdict: yes</question>"
+    read = parse_reply(text, QUESTIONS)
+    assert read.answers == {"q1": "yes"}
+    assert {q: k for q, (k, _) in read.problems.items()} == {"q2": "missing_question", "q3": "missing_question"}
+    # {"answers": {id: answer}} is read like the list form.
+    assert parse_reply('{"answers": {"q1": "no", "q2": "yes"}}', QUESTIONS[:2]).answers == {"q1": "no", "q2": "yes"}

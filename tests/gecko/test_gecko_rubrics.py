@@ -13,6 +13,7 @@ from autorater_pipelines.gecko import (
     parse_keywords,
     parse_supplied_rubrics,
 )
+from autorater_pipelines.gecko.rubrics import MAX_QUESTIONS_PER_RUBRIC, normalize_generated_rubric
 
 IMAGE_RUBRIC = {
     "keywords": "{1}[Two] {2}[brown] {3}[dogs] on a {4}[sofa]",
@@ -229,3 +230,30 @@ def test_a_rubric_cut_off_before_any_complete_question_says_so():
     with pytest.raises(RubricError, match=r"the reply was cut off before its JSON ended .* raise it") as info:
         parse_generated_rubric('{"keywords": "A {1}[red] circle", "qas": [{"question": "Is it', media_type="image")
     assert info.value.kind == "unparseable_rubric"
+
+
+def test_a_generated_rubric_asking_the_same_question_twice_is_refused():
+    generated = {
+        "keywords": "a {1}[cat]",
+        "qas": [{"question": "Is there a cat?", "answer": "yes"}, {"question": "is there a CAT", "answer": "no"}],
+    }
+    with pytest.raises(
+        RubricError, match=r"generated rubric asks the same question twice: q2 repeats q1 \('is there a CAT'\)"
+    ):
+        normalize_generated_rubric(generated, media_type="image")
+    # Supplied (ground truth) rubrics may ask it once per entity, as DSG TIFA160 does for two women: kept, noted.
+    supplied = [{"question": "Is there a woman?", "answer": "yes"}, {"question": "Is there a woman?", "answer": "yes"}]
+    rubric = normalize_supplied_rubric(supplied)
+    assert [q["question_id"] for q in rubric["qas"]] == ["q1", "q2"]
+    note = "question q2 repeats q1 ('Is there a woman?'): same text, kept and scored on its own"
+    assert note in rubric["rubric_warnings"]
+
+
+def test_questions_per_rubric_are_bounded():
+    qas = [{"question": f"Is there thing {i}?", "answer": "yes"} for i in range(MAX_QUESTIONS_PER_RUBRIC + 1)]
+    assert MAX_QUESTIONS_PER_RUBRIC == 100
+    with pytest.raises(RubricError, match="101 questions, more than the limit of 100 per rubric"):
+        normalize_supplied_rubric(qas)
+    with pytest.raises(RubricError, match="generated rubric has 101 questions"):
+        normalize_generated_rubric({"keywords": "x", "qas": qas}, media_type="image")
+    assert len(normalize_supplied_rubric(qas[:100])["qas"]) == 100

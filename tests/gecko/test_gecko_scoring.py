@@ -60,7 +60,7 @@ def test_unparseable_verdicts_are_counted_not_scored_zero():
             {
                 "1": [sample("not sure")],
                 "2": [sample("yes")],
-                "3": [sample(error={"kind": "missing_question", "message": "no answer for q3"})],
+                "3": [sample(error={"kind": "unmatched_answer", "message": "block 3 matches no question"})],
             },
         )
     ]
@@ -71,7 +71,7 @@ def test_unparseable_verdicts_are_counted_not_scored_zero():
     assert statuses == [
         ("unparseable", None, "unparseable_verdict"),
         ("scored", 1.0, None),
-        ("unparseable", None, "missing_question"),
+        ("unparseable", None, "unmatched_answer"),
     ]
     assert result.metrics["parse_failures"] == 2 and result.metrics["unparseable_samples"] == 1
 
@@ -274,3 +274,24 @@ def test_zero_policy_counts_samples_naming_no_choice_as_wrong_votes():
     first, second = zero["qa_results"]
     assert first["votes"] == {"yes": 1, "(no choice)": 1} and first["score"] == 0.5  # a split vote: share of "yes"
     assert second["verdict"] == "(no choice)" and second["score"] == 0.0 and zero["final_score"] == 0.25
+
+
+@pytest.mark.parametrize(("policy", "final"), [("error", None), ("zero", pytest.approx(1 / 3)), ("skip", 1.0)], ids=str)
+def test_a_question_the_reply_leaves_out_is_missing_not_unparseable(policy, final):
+    # The reply answered q1 only: q2 and q3 are missing (policy applies), never "1.0 over the answered one".
+    left_out = {"kind": "missing_question", "message": "the reply has no answer for this question_id"}
+    answers = {"1": [sample("yes")], "2": [sample(error=left_out)], "3": [sample(error=left_out)]}
+    result = score(
+        [row(1, [qa("1"), qa("2"), qa("3")], answers)], id_columns=["id"], options={"missing_answer_policy": policy}
+    )
+    (e,) = result.errors
+    assert (e["error_kind"], e["question_ids"]) == ("missing_question", ["2", "3"])
+    m = result.metrics
+    assert (m["missing_answers"], m["parse_failures"], m["questions_in_all_rows"], m["rows_validated"]) == (2, 0, 3, 1)
+    if final is None:
+        assert result.results == [] and (e["questions"], e["missing_answers"]) == (3, 2)
+        assert (m["questions_total"], m["missing_answers_in_scored_rows"]) == (0, 0)
+    else:
+        (r,) = result.results
+        assert r["final_score"] == final and [q["status"] for q in r["qa_results"]] == ["scored", "missing", "missing"]
+        assert m["missing_answers_in_scored_rows"] == 2

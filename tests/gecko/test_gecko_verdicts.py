@@ -160,3 +160,19 @@ def test_the_article_a_is_not_the_probability_of_choice_a():
     assert choice_probabilities(lp, animals, "a cat") is None  # it gave (a) a dog 0.9 before
     letter = (TokenLogprob(token="b", logprob=math.log(0.8), top=(("b", math.log(0.8)), ("a", math.log(0.2)))),)
     assert choice_probabilities(letter, animals, "b") == pytest.approx({"a cat": 0.8, "a dog": 0.2})
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["yes, but actually no", "Yes. Wait, no!", "YES... no", "no, on second look yes", "Yes; however the answer is no."],
+)
+def test_an_answer_giving_both_yes_and_no_is_ambiguous_not_its_first_word(answer):
+    assert resolve(answer, list(YN)) is None
+
+
+def test_quoted_text_is_not_part_of_the_answer():
+    assert resolve('"Is there no dog?" yes', list(YN)) == 0
+    assert resolve('Yes - the question "is it red or blue?" asks about colour', ["red", "blue", "yes"]) == 2
+    assert resolve("red; on second look blue", ["red", "blue"]) is None
+    assert resolve("red with a blue stripe", ["red", "blue"]) == 0
+    assert resolve("dark red", ["red", "dark red"]) == 1

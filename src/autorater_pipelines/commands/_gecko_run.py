@@ -82,9 +82,16 @@ def print_summary(metrics: dict[str, Any]) -> None:
             "model_calls_stopped in metrics.json); a re-run with the same response cache makes only the missing calls"
         )
     print(
-        f"  questions scored   {metrics['questions_scored']} of {metrics['questions_total']}, "
-        f"parse failures {metrics['parse_failures']}, masked {metrics['masked_questions']}"
+        f"  questions scored   {metrics['questions_scored']} of {metrics['questions_total']} in the "
+        f"{metrics['rows_scored']} scored rows, masked {metrics['masked_questions']}"
     )
+    if "questions_in_all_rows" in metrics:  # metrics.json of an earlier version lacks the all-rows counts
+        print(
+            f"  all {metrics['rows_validated']} validated rows: {metrics['questions_in_all_rows']} questions, "
+            f"parse failures {metrics['parse_failures']}, missing answers {metrics['missing_answers']}"
+        )
+    else:
+        print(f"  parse failures {metrics['parse_failures']}")
     policy = (metrics.get("scoring_options") or {}).get("unparseable_answer_policy")
     if policy:
         print(f"  unparseable answers {'scored 0' if policy == 'zero' else 'left out of final_score'} ({policy})")

@@ -20,6 +20,13 @@ mismatch or an echo of another question leaves those questions unanswered with t
 receives the verdict of another question, and two questions with the same text never collide (the Vertex
 sample keys verdicts by question text, so its second copy of a question overwrites the first).
 
+A question the reply does not answer at all (a JSON reply without its ``question_id``, or blocks that all
+belong to other questions) is ``missing_question``, which the scorer treats as missing
+(``missing_answer_policy``); a question that may have been answered by a block or a JSON answer that could
+not be placed (an echo of no question, an id that was not asked) is ``unmatched_answer`` (unparseable).
+A ``Verdict:`` label inside quotes on its line (``Answer with "Verdict: no" …``) is a mention of the format,
+not an answer, when the reply has unquoted labels.
+
 A question the reply answers twice with different verdicts gets none (error kind ``ambiguous_answer``, the
 verdicts listed), whether the two are ``Verdict:`` lines of one block (``Verdict: yes`` … ``Verdict: no``), a
 ``Verdict:`` line with no question of its own after a block that has one, two blocks, or two JSON answers (in
@@ -108,6 +115,31 @@ def _id_text(value: Any) -> str:
     return str(value).strip().strip("[]()").strip().casefold()
 
 
+_OPEN_QUOTES = {'"': '"', "\u201c": "\u201d", "\u00ab": "\u00bb", "`": "`"}
+
+
+def _quoted(text: str, at: int) -> bool:
+    """Whether position ``at`` lies inside a quotation opened earlier on its line (``Answer with "Verdict: no"``)."""
+    line = text[text.rfind("\n", 0, at) + 1 : at]
+    for opening, closing in _OPEN_QUOTES.items():
+        if opening == closing and line.count(opening) % 2:
+            return True
+        if opening != closing and line.count(opening) > line.count(closing):
+            return True
+    return False
+
+
+def _answer_labels(text: str) -> list[re.Match[str]]:
+    """The ``Verdict:`` labels that answer.
+
+    A label inside quotes is a mention of the format (an example in a preamble), left out when the reply has an
+    unquoted label, as AutoSxS leaves out quoted example verdicts.
+    """
+    every = list(_VERDICT.finditer(text))
+    unquoted = [m for m in every if not _quoted(text, m.start())]
+    return unquoted or every
+
+
 def has_blocks(text: str | None) -> bool:
     """Tell whether a reply uses the block format (a ``<question>`` tag or a ``Verdict:`` label)."""
     return bool(text) and bool(_OPEN_TAG.search(text or "") or _VERDICT.search(text or ""))
@@ -116,7 +148,7 @@ def has_blocks(text: str | None) -> bool:
 def _verdicts(content: str) -> tuple[tuple[str, ...], int]:
     """Every verdict of a block, and where the first label starts (-1 when there is none)."""
     values, at = [], -1
-    for match in _VERDICT.finditer(content):
+    for match in _answer_labels(content):
         at = match.start() if at < 0 else at
         value = match.group("v").strip().strip("*_").strip()
         if not value:  # "Verdict:" with the answer on the next non-empty line
@@ -168,7 +200,7 @@ def parse_blocks(text: str) -> list[Block]:
             blocks.append(_block(text[tag.end() : close.start() if close else end], tag.group(1), tagged=True))
         return [b for b in blocks if b.verdict is not None or b.echo is not None]
     blocks, start = [], 0
-    for match in _VERDICT.finditer(text):
+    for match in _answer_labels(text):
         line_end = text.find("\n", match.end())
         end = len(text) if line_end < 0 else line_end
         if not match.group("v").strip():  # the answer is on the next non-empty line
@@ -243,7 +275,9 @@ class _Matcher:
             distinct = {normalize(v): v for v in given}
             if not self.assigned[qid]:
                 self.problems[qid] = (
-                    UNMATCHED if self.notes or len(self.blocks) != len(self.questions) else MISSING,
+                    # Every block went to another question: this one is not answered (missing). A block that
+                    # could not be placed may be its answer: unmatched (unparseable), never a guess.
+                    UNMATCHED if self.notes else MISSING,
                     f"no answer block for this question (the reply has {len(self.blocks)} block(s) for "
                     f"{len(self.questions)} question(s)){context}",
                 )
@@ -298,6 +332,8 @@ def _match_blocks(blocks: Sequence[Block], questions: Sequence[tuple[str, str]],
 class _JSONAnswers(NamedTuple):
     found: dict[str, Any]
     conflicts: dict[str, list[Any]]
+    unplaced: list[str] = []
+    """Ids of answers to questions that were not asked (one of them may be meant for an unanswered question)."""
 
 
 def parse_json_answers(text: str, question_ids: Sequence[str]) -> dict[str, Any]:
@@ -322,6 +358,8 @@ def _json_items(text: str) -> list[Any]:
     for data in extract_json_values(text, expect=dict, outside_fences=True):
         if isinstance(data.get("answers"), list):
             items.extend(data["answers"])
+        elif isinstance(data.get("answers"), Mapping):  # {"answers": {"q1": "yes", ...}}
+            items.extend({"question_id": k, "answer": v} for k, v in data["answers"].items())
         elif "question_id" in data or "id" in data:
             items.append(data)  # an item of a bare list, found on its own
         else:
@@ -339,17 +377,21 @@ def _json_answers(text: str, question_ids: Sequence[str]) -> _JSONAnswers:
     wanted = {_id_text(q): q for q in question_ids}
     found: dict[str, Any] = {}
     given: dict[str, list[Any]] = {}
+    unplaced: list[str] = []
     for item in items:
         if not isinstance(item, Mapping):
             continue
-        qid = wanted.get(_id_text(item.get("question_id", item.get("id", ""))))
+        named = item.get("question_id", item.get("id", ""))
+        qid = wanted.get(_id_text(named))
         values = [item.get(k) for k in ("answer", "verdict") if not isinstance(item.get(k), (dict, list, type(None)))]
+        if qid is None and values:
+            unplaced.append(str(named))
         if qid is None or not values:
             continue
         given.setdefault(qid, []).extend(values)  # an item whose "answer" and "verdict" disagree is ambiguous too
         found.setdefault(qid, values[0])
     conflicts = {q: a for q, a in given.items() if len({normalize(v) for v in a}) > 1}
-    return _JSONAnswers(found, conflicts)
+    return _JSONAnswers(found, conflicts, unplaced)
 
 
 def parse_reply(text: str | None, questions: Sequence[tuple[str, str]]) -> ReplyAnswers:
@@ -396,6 +438,12 @@ def parse_reply(text: str | None, questions: Sequence[tuple[str, str]]) -> Reply
             problems[q] = (
                 AMBIGUOUS,
                 f"the reply answers this question_id with {read.conflicts[q]!r}: no verdict taken",
+            )
+        elif q not in read.found and read.unplaced:  # maybe answered under an id that was not asked: never guess
+            shown = read.unplaced[:5] + (["…"] if len(read.unplaced) > 5 else [])
+            problems[q] = (
+                UNMATCHED,
+                f"the reply has no answer for this question_id; it answers question_id(s) {shown} that were not asked",
             )
         elif q not in read.found:
             problems[q] = (MISSING, "the reply has no answer for this question_id")

@@ -29,9 +29,11 @@ from autorater_pipelines.gecko._common import (
     error_row,
     id_values,
 )
+from autorater_pipelines.gecko.replies import normalize_question
 from autorater_pipelines.gecko.verdicts import YES_NO, normalize, parse_choices, resolve
 
 __all__ = [
+    "MAX_QUESTIONS_PER_RUBRIC",
     "RubricError",
     "keyword_coverage",
     "normalize_generated_rubric",
@@ -46,6 +48,12 @@ logger = logging.getLogger(__name__)
 _KEYWORD = re.compile(r"\{(\d+)\}\[([^\[\]]*)\]")
 _RUBRIC_FIELDS = ("keywords", "qas", "rubric_warnings")
 
+MAX_QUESTIONS_PER_RUBRIC = 100
+"""Most questions one rubric (generated or supplied) may have; a longer one fails its row (``invalid_rubric``).
+
+Published rubrics have 3-40 questions per prompt (TIFA, DSG, Gecko); 1,200 questions are a runaway generator
+or a broken file, and would cost 1,200 validator answers per row and sample."""
+
 
 class RubricError(ValueError):
     """A rubric cannot be used; ``kind`` is ``invalid_rubric`` or ``empty_rubric``."""
@@ -53,6 +61,26 @@ class RubricError(ValueError):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
+
+
+def _check_size(count: int, source: str) -> None:
+    if count > MAX_QUESTIONS_PER_RUBRIC:
+        raise RubricError(
+            "invalid_rubric",
+            f"the {source} rubric has {count} questions, more than the limit of {MAX_QUESTIONS_PER_RUBRIC} per rubric",
+        )
+
+
+def _repeated_questions(qas: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Questions whose text (case, punctuation and spacing ignored) repeats an earlier question's."""
+    first: dict[str, str] = {}
+    repeats = []
+    for qa in qas:
+        key = normalize_question(qa["question"])
+        if key in first:
+            repeats.append(f"{qa['question_id']} repeats {first[key]} ({qa['question']!r})")
+        first.setdefault(key, qa["question_id"])
+    return repeats
 
 
 def parse_keywords(markup: str | None) -> dict[int, str]:
@@ -192,11 +220,13 @@ def normalize_generated_rubric(data: Any, *, media_type: str) -> dict[str, Any]:
         ``{"keywords", "qas", "rubric_warnings"}`` (shape in the module docstring).
 
     Raises:
-        RubricError: not an object with a ``qas`` list, or no usable question left.
+        RubricError: not an object with a ``qas`` list, more than :data:`MAX_QUESTIONS_PER_RUBRIC` questions,
+            two questions with the same text (case and punctuation aside), or no usable question left.
 
     """
     if not isinstance(data, Mapping) or not isinstance(data.get("qas"), list):
         raise RubricError("invalid_rubric", f"expected an object with a 'qas' list, got {str(data)[:200]!r}")
+    _check_size(len(data["qas"]), "generated")
     warnings: list[str] = []
     markup = data.get("keywords")
     keywords = parse_keywords(markup)
@@ -241,6 +271,12 @@ def normalize_generated_rubric(data: Any, *, media_type: str) -> dict[str, Any]:
     if not qas:
         reasons = "; ".join(warnings)
         raise RubricError("empty_rubric", f"the generated rubric has no usable question; {reasons}")
+    if repeats := _repeated_questions(qas):  # one check counted twice in final_score
+        raise RubricError(
+            "invalid_rubric",
+            f"the generated rubric asks the same question twice: {'; '.join(repeats[:5])}"
+            + (f" and {len(repeats) - 5} more" if len(repeats) > 5 else ""),
+        )
     return {"keywords": markup if isinstance(markup, str) else None, "qas": qas, "rubric_warnings": warnings}
 
 
@@ -261,10 +297,12 @@ def normalize_supplied_rubric(value: Any) -> dict[str, Any]:
 
     Raises:
         RubricError: not JSON, wrong shape, a question without text or answer, an answer that is
-            not one of its choices, duplicate question ids, or no questions.
+            not one of its choices, duplicate question ids, no questions or more than
+            :data:`MAX_QUESTIONS_PER_RUBRIC`. A question text repeated under another id is kept with a warning.
 
     """
     value = _rubric_object(value)
+    _check_size(len(value["qas"]), "supplied")
     warnings: list[str] = []
     markup = value.get("keywords")
     keywords = parse_keywords(markup)
@@ -275,6 +313,9 @@ def normalize_supplied_rubric(value: Any) -> dict[str, Any]:
     duplicates = sorted({q for q in ids if ids.count(q) > 1})
     if duplicates:
         raise RubricError("invalid_rubric", f"duplicate question_id(s) {duplicates}")
+    # Kept with a warning: ground-truth rubrics repeat a question for two entities (DSG TIFA160 asks "Is there a
+    # woman?" once per woman, each with its own id and dependants).
+    warnings.extend(f"question {r}: same text, kept and scored on its own" for r in _repeated_questions(qas))
     _check_dependencies(qas, warnings)
     return {"keywords": markup if isinstance(markup, str) else None, "qas": qas, "rubric_warnings": warnings}
 

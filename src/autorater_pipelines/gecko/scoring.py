@@ -21,7 +21,11 @@ Per row: ``final_score`` = mean score of the scored questions (``questions_score
 ``dependency_masking`` (DSG, arXiv 2310.18235) a question scores 0 when any parent question's own
 (unmasked) answer is wrong — the rule of DSG's reference code, which reproduces its TIFA160 correlations.
 
-Missing answers (the validator call failed or had no recording) follow ``missing_answer_policy``:
+Missing answers follow ``missing_answer_policy``: a question is missing when no sample answers it at all — the
+validator call failed or had no recording, or the reply answers other questions and leaves this one out (error kind
+``missing_question``: a JSON reply without its ``question_id``, blocks that all match other questions). A question
+answered with something unreadable is unparseable instead (above). So a reply answering 2 of 4 questions never
+scores over those 2 silently:
 
 - ``error`` (default): the row goes to ``error_messages`` (stage ``validation``) and is not scored.
 - ``zero``: missing questions score 0 — DSG's published protocol ("images with no answers score
@@ -41,13 +45,24 @@ import pydantic
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.error_rows import error_row
 from autorater_pipelines.evaluation.parameters import Flag, ParameterModel
+from autorater_pipelines.gecko.replies import MISSING as MISSING_QUESTION
 from autorater_pipelines.gecko.rubrics import keyword_coverage, parse_keywords
 from autorater_pipelines.gecko.verdicts import normalize, resolve
 from autorater_pipelines.models import ErrorKind
 
-__all__ = ["ScoreResult", "ScoringOptions", "final_score_denominator", "score", "score_row", "summarize"]
+__all__ = [
+    "COUNT_DEFINITIONS",
+    "ScoreResult",
+    "ScoringOptions",
+    "final_score_denominator",
+    "score",
+    "score_row",
+    "summarize",
+]
 
 CALL_ERROR_KINDS = frozenset(k.value for k in ErrorKind)
+NOT_ANSWERED_KINDS = CALL_ERROR_KINDS | {MISSING_QUESTION, "not_answered"}
+"""Sample error kinds that mean the question got no answer at all (missing), not an unreadable one (unparseable)."""
 _DROPPED = ("qas", "answers")
 
 
@@ -138,7 +153,7 @@ def _score_question(
         "error": None,
     }
     answered = [s for s in samples if s.get("verdict") is not None and not s.get("error")]
-    if not answered and all((s.get("error") or {}).get("kind") in CALL_ERROR_KINDS for s in samples):
+    if not answered and all((s.get("error") or {}).get("kind") in NOT_ANSWERED_KINDS for s in samples):
         result.update(
             status="missing",
             error=_first_error(samples) or {"kind": "not_answered", "message": "no validator sample"},
@@ -249,22 +264,17 @@ def score_row(
     ]
     errors: list[dict[str, Any]] = []
     missing = [r for r in qa_results if r["status"] == "missing"]
+    failures = sum(r["status"] == "unparseable" for r in qa_results)
+    # An unscored row's error row says how many questions it had and what became of them (metrics count them).
+    counts = {"questions": len(qas), "parse_failures": failures, "missing_answers": len(missing)}
     if missing:
         first = missing[0]["error"]
         ids = [r["question_id"] for r in missing]
         message = f"no answer for question(s) {ids}: {first['message']}"
         if options.missing_answer_policy == "error":
-            kind, failures = first["kind"], sum(r["status"] == "unparseable" for r in qa_results)
             return None, [
-                error_row(
-                    row,
-                    id_columns,
-                    stage="validation",
-                    kind=kind,
-                    message=message,
-                    question_ids=ids,
-                    parse_failures=failures or None,
-                )
+                error_row(row, id_columns, stage="validation", kind=first["kind"], message=message, question_ids=ids)
+                | counts
             ]
         handled = "scored_zero" if options.missing_answer_policy == "zero" else "skipped"
         errors.append(
@@ -294,12 +304,7 @@ def score_row(
         message = "no question could be scored: " + "; ".join(
             f"{r['question_id']}: {r['status']} ({(r['error'] or {}).get('message')})" for r in qa_results[:5]
         )
-        failures = sum(r["status"] == "unparseable" for r in qa_results) or None
-        errors.append(
-            error_row(
-                row, id_columns, stage="scoring", kind="no_scored_questions", message=message, parse_failures=failures
-            )
-        )
+        errors.append(error_row(row, id_columns, stage="scoring", kind="no_scored_questions", message=message) | counts)
         return None, errors
     result = {k: v for k, v in row.items() if k not in _DROPPED}
     result.update(
@@ -307,7 +312,7 @@ def score_row(
         final_score=sum(scores) / len(scores),
         keyword_coverage=keyword_coverage(row.get("keywords"), qas),
         questions_scored=len(scores),
-        parse_failures=sum(r["status"] == "unparseable" for r in qa_results),
+        parse_failures=failures,
         missing_answers=len(missing),
     )
     return result, errors
@@ -344,26 +349,49 @@ def score(
         errors.extend(row_errors)
         if result is not None:
             results.append(result)
-    metrics = summarize(results, unscored_rows=sum(1 for e in errors if "handled_as" not in e))
-    # Questions of rows that could not be scored still count: a reply nobody could read is not "0 failures".
-    metrics["parse_failures"] += sum(e.get("parse_failures") or 0 for e in errors if "handled_as" not in e)
+    metrics = summarize(results, errors=errors)
     metrics["scoring_options"] = opts.model_dump()
     metrics["final_score_denominator"] = final_score_denominator(opts)
     return ScoreResult(results, errors, metrics)
 
 
-def summarize(results: Sequence[Mapping[str, Any]], *, unscored_rows: int = 0) -> dict[str, Any]:
-    """Dataset metrics from result rows.
+COUNT_DEFINITIONS: dict[str, str] = {
+    "questions_total": "questions in the scored rows",
+    "questions_scored": "questions in the scored rows that have a score (final_score's denominator)",
+    "questions_left_out": "questions in the scored rows without a score (questions_total - questions_scored)",
+    "parse_failures_in_scored_rows": "questions in the scored rows whose answers name no choice",
+    "missing_answers_in_scored_rows": "questions in the scored rows the validator did not answer",
+    "masked_questions": "questions in the scored rows scored 0 by dependency masking",
+    "rows_validated": "rows that reached scoring with rubric questions (scored rows + rows unscored there)",
+    "questions_in_all_rows": "questions in all rows_validated, scored or not",
+    "parse_failures": "questions in all rows_validated whose answers name no choice",
+    "missing_answers": "questions in all rows_validated the validator did not answer",
+    "unparseable_samples": "samples in the scored rows whose answer names no choice",
+}
+"""What each question count of the metrics counts, written into ``metrics.json`` as ``count_definitions``."""
+
+
+def summarize(
+    results: Sequence[Mapping[str, Any]],
+    *,
+    unscored_rows: int | None = None,
+    errors: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """Dataset metrics from result rows (and the error rows of the rows that could not be scored).
+
+    Args:
+        results: Scored rows.
+        unscored_rows: ``rows_unscored``; default the error rows without ``handled_as``.
+        errors: Error rows; those of rows scoring could not score carry ``questions``, ``parse_failures`` and
+            ``missing_answers``, which the all-rows counts add.
 
     Returns:
         ``mean_final_score`` (None without rows), ``stdev_final_score`` (sample standard deviation,
-        as TIFA reports it; None below 2 rows), ``rows_scored``, ``rows_unscored``,
-        ``questions_total``, ``questions_scored``, ``parse_failures`` (questions of these rows without a
-        parseable answer; :func:`score` adds those of the rows it could not score), ``unparseable_samples``,
-        ``missing_answers``, ``masked_questions``, ``logprob_fallbacks``, ``accuracy_by_question_type``
-        (mean question score per type over scored questions), ``questions_by_question_type``,
-        ``keyword_coverage`` (fraction of all marked keywords checked by at least one question; None when no
-        row has keyword markup).
+        as TIFA reports it; None below 2 rows), ``rows_scored``, ``rows_unscored``, the question counts of
+        :data:`COUNT_DEFINITIONS` (each says over which rows it counts, also in ``count_definitions``),
+        ``logprob_fallbacks``, ``accuracy_by_question_type`` (mean question score per type over scored
+        questions), ``questions_by_question_type``, ``keyword_coverage`` (fraction of all marked keywords
+        checked by at least one question; None when no row has keyword markup).
 
     """
     finals = [r["final_score"] for r in results]
@@ -378,17 +406,28 @@ def summarize(results: Sequence[Mapping[str, Any]], *, unscored_rows: int = 0) -
         if ids:
             total_keywords += len(ids)
             covered += len({qa.get("keyword_id") for qa in r["qa_results"]} & set(ids))
+    unscored = [e for e in errors if "handled_as" not in e]
+    counted = [e for e in unscored if e.get("questions") or e.get("parse_failures")]
+    scored = sum(qa["score"] is not None for qa in qa_all)
+    failures = sum(qa["status"] == "unparseable" for qa in qa_all)
+    missing = sum(qa["status"] == "missing" for qa in qa_all)
     return {
         "mean_final_score": statistics.fmean(finals) if finals else None,
         "stdev_final_score": statistics.stdev(finals) if len(finals) > 1 else None,
         "rows_scored": len(results),
-        "rows_unscored": unscored_rows,
+        "rows_unscored": len(unscored) if unscored_rows is None else unscored_rows,
         "questions_total": len(qa_all),
-        "questions_scored": sum(qa["score"] is not None for qa in qa_all),
-        "parse_failures": sum(qa["status"] == "unparseable" for qa in qa_all),
-        "unparseable_samples": sum(qa.get("unparseable_samples", 0) for qa in qa_all),
-        "missing_answers": sum(r.get("missing_answers", 0) for r in results),
+        "questions_scored": scored,
+        "questions_left_out": len(qa_all) - scored,
+        "parse_failures_in_scored_rows": failures,
+        "missing_answers_in_scored_rows": missing,
         "masked_questions": sum(qa["status"] == "masked" for qa in qa_all),
+        "rows_validated": len(results) + len(counted),
+        "questions_in_all_rows": len(qa_all) + sum(e.get("questions") or 0 for e in counted),
+        "parse_failures": failures + sum(e.get("parse_failures") or 0 for e in counted),
+        "missing_answers": missing + sum(e.get("missing_answers") or 0 for e in counted),
+        "unparseable_samples": sum(qa.get("unparseable_samples", 0) for qa in qa_all),
+        "count_definitions": dict(COUNT_DEFINITIONS),
         "logprob_fallbacks": sum(bool(qa.get("logprob_fallback")) for qa in qa_all),
         "accuracy_by_question_type": {t: statistics.fmean(v) for t, v in sorted(by_type.items())},
         "questions_by_question_type": {t: len(v) for t, v in sorted(by_type.items())},

@@ -11,7 +11,10 @@ whitespace, quotes, Markdown emphasis and trailing punctuation removed), it
 4. starts with the whole choice text followed by a non-word character (``Yes, there is …``,
    ``no bus``); the longest such choice wins. ``not sure`` does not start with the word ``no``. An answer
    that lists another choice as an alternative (``yes/no``, ``Yes or no``, ``red | blue``, ``Yes/No: yes``)
-   or is two choices in a row (``Yes. No.``, ``yes, no``) names none.
+   or is two choices in a row (``Yes. No.``, ``yes, no``) names none, and so does an answer that later gives
+   another choice as an answer of its own (``yes, but actually no``; not ``Yes, there is no dog`` nor
+   ``Yes (not no)``; text in double quotes, e.g. a quoted question ``"Is there no dog?"``, is left out): it is
+   ambiguous, never its first word.
 
 Anything else is unparseable, which the scorer counts and reports instead of scoring 0.
 """
@@ -51,6 +54,7 @@ _LETTER_LEAD = re.compile(r"^\(?([a-z])[).:]\s*(.+)$")
 _LETTER_PREFIXED_CHOICE = re.compile(r"^\(?([a-zA-Z])[).:]\s+(.+)$")
 _ALTERNATIVE = re.compile(r"^\s*(?:/|\||\bor\b|\band/or\b|\bvs\b\.?)\s*")
 _SEPARATOR = re.compile(r"^\s*[,.;]?\s*")
+_QUOTED = re.compile(r'"[^"\n]*"|\u201c[^\u201d\n]*\u201d|\u00ab[^\u00bb\n]*\u00bb')
 
 
 def normalize(text: Any) -> str:
@@ -131,6 +135,10 @@ def resolve(answer: Any, choices: Sequence[str]) -> int | None:
     value = normalize(answer)
     if not value or not choices:
         return None
+    if isinstance(answer, str):
+        value = (
+            _unquoted(answer) or value
+        )  # a quoted question before the answer ('"Is there no dog?" yes') is not the answer
     norm = [normalize(c) for c in choices]
     if value in norm:
         return norm.index(value)
@@ -151,7 +159,32 @@ def resolve(answer: Any, choices: Sequence[str]) -> int | None:
             best = i
     if best is not None and _names_another(value[len(norm[best]) :], norm, best):
         return None
+    if best is not None and isinstance(answer, str) and _mentions_another(answer, norm, best):
+        return None
     return best
+
+
+def _unquoted(answer: str) -> str:
+    return normalize(_QUOTED.sub(" ", unicodedata.normalize("NFKC", answer)))
+
+
+def _mentions_another(answer: str, norm: Sequence[str], best: int) -> bool:
+    """Whether the answer, outside double-quoted text, also gives another choice as an answer of its own.
+
+    An occurrence counts when it stands alone — at the end or before punctuation (``yes, but actually no``,
+    ``red; on second look blue``) — and is not negated (``Yes (not no)``); a choice word used inside a phrase
+    (``Yes, there is no dog``, ``yes, no doubt``, ``red with a blue stripe``) or inside the chosen choice's own
+    text (``red`` in ``dark red``) does not.
+    """
+    text = _unquoted(answer)
+    own = [m.span() for m in re.finditer(r"(?<!\w)" + re.escape(norm[best]) + r"(?!\w)", text)]
+    for i, choice in enumerate(norm):
+        if i == best:
+            continue
+        for m in re.finditer(r"(?<!\w)(?<!\bnot )" + re.escape(choice) + r"(?=\s*(?:$|[^\w\s]))", text):
+            if not any(a <= m.start() and m.end() <= b for a, b in own):
+                return True
+    return False
 
 
 def _names_another(rest: str, norm: Sequence[str], best: int) -> bool:
