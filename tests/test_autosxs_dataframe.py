@@ -95,3 +95,29 @@ def test_bad_input_names_the_dataframe_row():
         match=r"response_column_b: column 'answer_c' is not in the DataFrame; columns found: .* Did you mean 'answer_model_b'",
     ):
         autosxs.evaluate(_frame(), **_kwargs(response_column_b="answer_c"))
+
+
+def test_a_prompt_refused_by_max_input_tokens_is_no_model_call_attempt():
+    """Break-it 25: two samples of a too-long row were 'not sent' yet counted (model_call_attempt_count 4, 2 sent)."""
+    from autorater_pipelines.testing import ModelEmulator
+    from autorater_pipelines.testing.judges import length_judge
+
+    df = pd.DataFrame({"id": ["short", "long"], "q": ["q", "Q" * 20_000], "ra": ["a", "a"], "rb": ["b", "bb"]})
+    with ModelEmulator(responder=length_judge) as emulator:
+        judgments, metrics = autosxs.evaluate(
+            df,
+            task="question_answering",
+            id_columns=["id"],
+            autorater_prompt_parameters={"inference_instruction": "q"},
+            response_column_a="ra",
+            response_column_b="rb",
+            autorater_model="openai/judge",
+            autorater_parameters={"base_url": emulator.url, "sampling_count": 2, "max_input_tokens": 1000, **QUIET},
+            progress=False,
+        )
+        sent = emulator.call_count
+    assert sent == 2
+    assert metrics["model_call_attempt_count"] == 2
+    long_row = judgments.set_index("id").loc["long"]
+    assert long_row["choice"] == "ERROR"
+    assert all("not sent" in s["error"] and s["attempts"] == 0 for s in long_row["samples"])

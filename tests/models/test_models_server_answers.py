@@ -155,7 +155,7 @@ def test_max_input_tokens_is_checked_before_sending(emulator: ModelEmulator, mak
         [out] = model.generate([ModelRequest(parts=(LONG,))])  # 900 chars ≥ 150 tokens at the low estimate
         assert out.error.kind is ErrorKind.FATAL and out.error.reason == "context_length_exceeded"
         assert "900 characters, at least ~150 tokens" in out.error.message and "(max_input_tokens)" in out.error.message
-        assert out.attempts == 1
+        assert out.attempts == 0 and model.stats.calls == 0  # not sent: no model call attempt
     assert emulator.call_count == 0
     [fits] = get_model("openai/m", make_config(max_input_tokens=200)).generate([ModelRequest(parts=(LONG,))])
     assert fits.ok and emulator.call_count == 1

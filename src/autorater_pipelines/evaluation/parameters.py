@@ -324,7 +324,7 @@ class ModelCallOptions(ParameterModel):
             return data
         fields = cls.config_fields()
         out = {}
-        given: dict[str, Any] = {}
+        given: dict[Any, Any] = {}  # setting name -> the key it was given under
         for key, value in data.items():
             name = cls.ALIASES.get(key, key)
             if given.setdefault(name, key) != key:

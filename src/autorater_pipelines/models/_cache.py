@@ -252,7 +252,7 @@ def encode_entry(key: str, output: ModelOutput) -> dict[str, Any]:
     return {
         "v": _FORMAT_VERSION,
         "key": key,
-        "text": apply(output.text),
+        "text": None if output.text is None else apply(output.text),
         "finish_reason": output.finish_reason,
         "logprobs": None
         if output.logprobs is None

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from autorater_pipelines.models._classify import Reason
-from autorater_pipelines.models._types import ErrorKind, MediaPart, ModelError, ModelRequest
+from autorater_pipelines.models._types import ErrorKind, MediaPart, ModelError, ModelRequest, UnsentError
 
 __all__ = [
     "LOW_CHARS_PER_TOKEN",
@@ -59,13 +59,13 @@ def prompt_chars(request: ModelRequest, extra: str = "") -> int:
 
 
 def check_fits(chars: int, window: ContextWindow | None) -> ModelError | None:
-    """The error for a prompt that cannot fit ``window``, or None (also when the window is unknown)."""
+    """The error (not sent: no call attempt) for a prompt that cannot fit ``window``, or None (also if unknown)."""
     if window is None:
         return None
     low = chars // LOW_CHARS_PER_TOKEN
     if low <= window.tokens:
         return None
-    return ModelError(
+    return UnsentError(
         ErrorKind.FATAL,
         f"the prompt is longer than the model's context window: {chars} characters, at least ~{low} tokens "
         f"(1 per {LOW_CHARS_PER_TOKEN} characters), for a window of {window.tokens} tokens ({window.source}); "

@@ -21,7 +21,7 @@ from autorater_pipelines.models._endpoint import Endpoint
 from autorater_pipelines.models._provider import Provider, ProviderError, is_unreachable
 from autorater_pipelines.models._ratelimit import ConcurrencyLimiter
 from autorater_pipelines.models._stats import CallStats
-from autorater_pipelines.models._types import ErrorKind, ModelError, ModelOutput, ModelRequest
+from autorater_pipelines.models._types import ErrorKind, ModelError, ModelOutput, ModelRequest, UnsentError
 
 logger = logging.getLogger("autorater_pipelines.models")
 
@@ -62,6 +62,8 @@ class RetryLoop:
             made = await self._timed_attempt(request, retry=attempt > 0)
             if made is None:
                 return self._stopped_output(attempts=attempt)
+            if isinstance(made.error, UnsentError):  # refused before sending (max_input_tokens): no attempt
+                return ModelOutput(text=None, error=made.error, attempts=attempt)
             attempt += 1
             error, latency = made.error, made.latency
             if error is None:
@@ -103,6 +105,9 @@ class RetryLoop:
             self.stats.calls += 1
             started = time.monotonic()
             output, error, unreachable = await self._attempt(request)
+            if isinstance(error, UnsentError):  # nothing was sent: no attempt, no quota used
+                self.stats.calls -= 1
+                self._endpoint.rate.refund()
             return _Attempt(output, error, unreachable, started, time.monotonic() - started)
         finally:
             self._slots.release()

@@ -102,6 +102,11 @@ class ModelError:
 
 
 @dataclasses.dataclass(frozen=True)
+class UnsentError(ModelError):
+    """A request refused before it was sent (a prompt longer than the context window): no model call attempt."""
+
+
+@dataclasses.dataclass(frozen=True)
 class Usage:
     """Token counts reported by the provider (0 when not reported)."""
 
