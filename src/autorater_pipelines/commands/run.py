@@ -99,7 +99,11 @@ def register(sub: Any) -> None:
     p = sub.add_parser("run", help="run a compiled template in the KFP local runner")
     p.add_argument("pipeline", choices=sorted(RUNNABLE), help="which pipeline to run")
     p.add_argument("--params", required=True, help="JSON file mapping pipeline parameter names to values")
-    p.add_argument("--output-dir", required=True, help="directory for the output files (created; files replaced)")
+    p.add_argument(
+        "--output-dir",
+        required=True,
+        help="directory for the output files (created; files replaced; must not hold the run's inputs)",
+    )
     p.add_argument("--template", default=None, help="compiled YAML to run (default: compiled/<pipeline>.yaml)")
     p.add_argument(
         "--keep-pipeline-root",
