@@ -316,6 +316,8 @@ def test_logprob_confidence_is_used_when_every_sample_has_it():
         ("model b", "B"),
         ("MODEL  A", "A"),
         ("Model-B", "B"),
+        ("SAME", "TIE"),  # the tie of Google's AutoSxS rubric, accepted in judge choices too
+        (" same ", "TIE"),
     ],
 )
 def test_normalize_preference(value, expected):

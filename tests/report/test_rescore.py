@@ -75,6 +75,14 @@ def test_ties_as_half_counts_human_ties_as_half(quickstart_out):
     assert m["human_preference_tie_rate"] == before["human_preference_tie_rate"]
 
 
+def test_ties_as_half_takes_the_flag_forms_of_the_run_parameters(quickstart_out):
+    """ "yes" was accepted here (pydantic's bool) while every run flag refuses it."""
+    for value in ("yes", 1, "on"):
+        with pytest.raises(InputError, match=rf"ties_as_half must be true or false, got {value!r}"):
+            rescore(str(quickstart_out), {"ties_as_half": value})
+    assert rescore(str(quickstart_out), {"ties_as_half": "TRUE"}).metrics["ties_as_half"] is True
+
+
 def test_rescore_is_relative_to_the_run_and_can_be_undone(quickstart_out, copy_out):
     out = copy_out(quickstart_out)
     original = _metrics(out)

@@ -61,7 +61,8 @@ __all__ = [
 CHOICES = ("A", "B", "TIE", "ERROR")
 """The closed set of judgment choices."""
 
-_PREFERENCE_ALIASES = {"A": "A", "MODEL_A": "A", "B": "B", "MODEL_B": "B", "TIE": "TIE"}
+_PREFERENCE_ALIASES = {"A": "A", "MODEL_A": "A", "B": "B", "MODEL_B": "B", "TIE": "TIE", "SAME": "TIE"}
+"""Human preference labels; ``SAME`` is the tie of Google's AutoSxS rubric (judge choices accept it too)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -378,9 +379,9 @@ def total_usage(outputs: Sequence[ModelOutput]) -> Usage:
 def normalize_preference(value: Any, *, column: str, location: str) -> str:
     """Normalize a human preference label to ``A``, ``B`` or ``TIE``.
 
-    Accepts ``A``/``B``/``TIE``, ``Model A``/``Model B`` (the choice values of Google's judgments table) and
-    ``model_a``/``model_b``, case-insensitive; surrounding spaces are ignored and a space, ``_`` or ``-``
-    between ``model`` and the letter are the same.
+    Accepts ``A``/``B``/``TIE`` (``SAME``, the tie of Google's rubric, is ``TIE``), ``Model A``/``Model B`` (the
+    choice values of Google's judgments table) and ``model_a``/``model_b``, case-insensitive; surrounding spaces
+    are ignored and a space, ``_`` or ``-`` between ``model`` and the letter are the same.
 
     Raises:
         InputError: any other value, including empty and NaN, naming the row and column.
@@ -389,7 +390,7 @@ def normalize_preference(value: Any, *, column: str, location: str) -> str:
     label = _PREFERENCE_ALIASES.get(re.sub(r"[\s_-]+", "_", text.strip().upper()))
     if label is None:
         raise InputError(
-            f"human preference {value!r} is not one of A, B, TIE (Model A/Model B and model_a/model_b "
+            f"human preference {value!r} is not one of A, B, TIE (Model A/Model B, model_a/model_b and SAME "
             "accepted, any case); "
             "fix the label or drop human_preference_column",
             source=location,

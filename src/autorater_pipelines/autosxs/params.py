@@ -241,6 +241,16 @@ class AutosxsParams(RunParameters):
     def _format(cls, value: Any) -> Any:
         return check_judgments_format(value)
 
+    @pydantic.model_validator(mode="after")
+    def _two_columns(self) -> AutosxsParams:
+        if self.response_column_a and self.response_column_a == self.response_column_b:
+            raise InputError(
+                f"is the same column as response_column_a ({self.response_column_a!r}): the two models' responses "
+                "would be the same text and every comparison a tie; name model B's column",
+                source="response_column_b",
+            )
+        return self
+
     @property
     def judge_model(self) -> str:
         """The autorater model spec (``autorater_model``, or :data:`DEFAULT_MODEL` when empty)."""

@@ -6,7 +6,7 @@ KFP hands parameters over in forms users did not write: ``dict`` parameters trav
 :mod:`autorater_pipelines.gecko.params`) converts these here, in one place:
 
 - integers: an int, an integral float (``2.0``) or a string of one (``"2"``, ``" 2 "``, ``"2.0"``); never a
-  boolean, a fraction (``2.5``) or other text (``"x"``, ``"²"``);
+  boolean, a fraction (``2.5``) or other text (``"x"``, ``"²"``, ``"1_0"``);
 - numbers: an int, a finite float or a string of one (``"0.2"``); never a boolean, NaN or infinity;
 - flags: ``true``/``false`` or the strings ``"true"``/``"false"`` (any case).
 
@@ -153,7 +153,7 @@ def _parse_number(value: Any) -> int | float | None:
         return None
     if isinstance(value, str):
         text = value.strip()
-        if not text or not text.isascii():
+        if not text or not text.isascii() or "_" in text:  # Python reads "1_0" as 10: a typo, not a number
             return None
         try:
             value = int(text)

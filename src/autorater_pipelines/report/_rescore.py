@@ -43,6 +43,7 @@ from autorater_pipelines import gecko, io
 from autorater_pipelines.autosxs import judging as pairwise
 from autorater_pipelines.autosxs.metrics import pairwise_metrics
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.evaluation.parameters import Flag
 from autorater_pipelines.report._outputs import (
     SCORE_FIELDS,
     RunOutputs,
@@ -61,8 +62,8 @@ ABSENT = "(absent)"
 
 class _AutosxsOptions(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid")
-    ties_as_half: bool | None = None
-    include_incomplete: bool | None = None
+    ties_as_half: Flag | None = None  # true/false or those strings, as everywhere (not "yes", 1)
+    include_incomplete: Flag | None = None
     human_preference_column: str | None = None
     evaluation_dataset: str | None = None
     id_columns: list[str] | None = None
