@@ -82,6 +82,8 @@ def test_rescore_command_bad_params(quickstart_out, capsys):
     assert "--params: not valid JSON" in capsys.readouterr().err
     assert main(["rescore", str(quickstart_out), "--params", "missing.json"]) == 2
     assert "missing.json: file not found" in capsys.readouterr().err
+    assert main(["rescore", str(quickstart_out), "--params", '{"ties_as_half": true, "ties_as_half": false}']) == 2
+    assert "--params: has the key 'ties_as_half' twice in one object" in capsys.readouterr().err
 
 
 def test_rescore_help_lists_every_option_with_its_default(capsys):

@@ -85,8 +85,12 @@ def run(args: argparse.Namespace) -> int:
     from autorater_pipelines.report import REPORT_FILE, changes, rescore, write_report, write_rescore
 
     if args.params.lstrip().startswith("{"):
+        from autorater_pipelines.io._jsondup import DuplicateKeyError, duplicate_key_message, unique_keys
+
         try:
-            params = json.loads(args.params)
+            params = json.loads(args.params, object_pairs_hook=unique_keys)
+        except DuplicateKeyError as exc:
+            raise InputError(duplicate_key_message(exc.key), source="--params") from None
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON: {exc.msg} at column {exc.colno}", source="--params") from None
         if not isinstance(params, dict):
