@@ -176,3 +176,13 @@ def test_unanswered_questions_are_missing_unless_an_answer_could_not_be_placed()
     assert {q: k for q, (k, _) in read.problems.items()} == {"q2": "missing_question", "q3": "missing_question"}
     # {"answers": {id: answer}} is read like the list form.
     assert parse_reply('{"answers": {"q1": "no", "q2": "yes"}}', QUESTIONS[:2]).answers == {"q1": "no", "q2": "yes"}
+
+
+def test_two_verdict_lines_under_one_untagged_question_make_only_that_question_ambiguous():
+    text = (
+        "Is there a cup of coffee?\nVerdict: yes\nVerdict: no\n\n"
+        "Is the coffee steaming?\nVerdict: yes\n\nIs there a croissant?\nVerdict: no"
+    )
+    read = parse_reply(text, QUESTIONS)
+    assert read.answers == {"q2": "yes", "q3": "no"}  # was: the whole row unparseable (4 blocks for 3 questions)
+    assert read.problems["q1"][0] == "ambiguous_answer"

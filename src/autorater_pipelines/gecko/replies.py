@@ -39,11 +39,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from autorater_pipelines.evaluation.json_extraction import JSONExtractionError, extract_json_values
+from autorater_pipelines.evaluation.json_extraction import JSONExtractionError
 from autorater_pipelines.evaluation.reasoning import UnfinishedReasoning, answer_after_reasoning
+from autorater_pipelines.gecko._json_answers import JSONAnswers, json_answers, parse_json_answers
+from autorater_pipelines.gecko._json_answers import id_text as _id_text
 from autorater_pipelines.gecko.verdicts import normalize
 
 __all__ = [
@@ -90,6 +92,8 @@ class Block(NamedTuple):
     """The text after the first ``Verdict:`` (None when the block has no verdict)."""
     verdicts: tuple[str, ...] = ()
     """The text after every ``Verdict:`` label of the block, in order (empty when it has none)."""
+    bare: bool = False
+    """Nothing but blank space before the block's ``Verdict:`` label (a line right after another verdict)."""
 
 
 class ReplyAnswers(NamedTuple):
@@ -107,12 +111,6 @@ def normalize_question(text: Any) -> str:
     """Question text for comparing an echo with the question: NFKC, case-folded, punctuation and spacing ignored."""
     value = unicodedata.normalize("NFKC", str(text or "")).casefold()
     return " ".join(_NON_WORD.sub(" ", value).split())
-
-
-def _id_text(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return str(value).strip().strip("[]()").strip().casefold()
 
 
 _OPEN_QUOTES = {'"': '"', "\u201c": "\u201d", "\u00ab": "\u00bb", "`": "`"}
@@ -181,7 +179,7 @@ def _block(content: str, attributes: str, *, tagged: bool) -> Block:
             qid = qid or m.group(1)
             echo = echo[m.end() :]
         echo = echo.strip() or None
-    return Block(qid, echo, verdict, verdicts)
+    return Block(qid, echo, verdict, verdicts, bare=not head.strip())
 
 
 def parse_blocks(text: str) -> list[Block]:
@@ -296,7 +294,9 @@ def _all_verdicts(block: Block) -> tuple[str, ...]:
 
 
 def _attach_stray_verdicts(blocks: Sequence[Block]) -> list[Block]:
-    """Fold a ``Verdict:`` line that names no question into the block before it, when that block names one.
+    """Fold a ``Verdict:`` line that names no question into the block before it, when that block is its owner.
+
+    The owner names a question (echo or id), or is an untagged question right before this bare line.
 
     ``Question: Is there a cat?`` / ``Verdict: yes`` / ``Verdict: no`` is one question answered twice, not two
     answers (used when the blocks cannot be matched one to one by order).
@@ -305,7 +305,12 @@ def _attach_stray_verdicts(blocks: Sequence[Block]) -> list[Block]:
     for block in blocks:
         previous = out[-1] if out else None
         stray = block.echo is None and block.question_id is None
-        if stray and previous is not None and (previous.echo is not None or previous.question_id is not None):
+        # A bare "Verdict:" line right after a block with text before its label (an untagged question) is that
+        # block's second verdict: "Is the circle red?" / "Verdict: yes" / "Verdict: no".
+        owner = previous is not None and (
+            previous.echo is not None or previous.question_id is not None or (block.bare and not previous.bare)
+        )
+        if stray and owner and previous is not None:
             merged = _all_verdicts(previous) + _all_verdicts(block)
             out[-1] = previous._replace(verdict=merged[0] if merged else None, verdicts=merged)
         else:
@@ -329,71 +334,6 @@ def _match_blocks(blocks: Sequence[Block], questions: Sequence[tuple[str, str]],
     return matcher.result()
 
 
-class _JSONAnswers(NamedTuple):
-    found: dict[str, Any]
-    conflicts: dict[str, list[Any]]
-    unplaced: list[str] = []
-    """Ids of answers to questions that were not asked (one of them may be meant for an unanswered question)."""
-
-
-def parse_json_answers(text: str, question_ids: Sequence[str]) -> dict[str, Any]:
-    """Extract ``{question_id: answer}`` from a JSON reply.
-
-    Accepts ``{"answers": [{"question_id": …, "answer": …}]}``, a bare list of such items, or a
-    ``{question_id: answer}`` object, wrapped in prose or code fences; every JSON value of the reply counts
-    (a draft and a corrected code block). Ids are compared after trimming brackets and case; ids not asked for
-    are ignored; an id answered twice with different answers is left out (ambiguous).
-
-    Raises:
-        JSONExtractionError: the reply holds no JSON object or array.
-
-    """
-    read = _json_answers(text, question_ids)
-    return {q: a for q, a in read.found.items() if q not in read.conflicts}
-
-
-def _json_items(text: str) -> list[Any]:
-    """The answer items of every JSON value in ``text`` (objects first; a bare list when no object holds answers)."""
-    items: list[Any] = []
-    for data in extract_json_values(text, expect=dict, outside_fences=True):
-        if isinstance(data.get("answers"), list):
-            items.extend(data["answers"])
-        elif isinstance(data.get("answers"), Mapping):  # {"answers": {"q1": "yes", ...}}
-            items.extend({"question_id": k, "answer": v} for k, v in data["answers"].items())
-        elif "question_id" in data or "id" in data:
-            items.append(data)  # an item of a bare list, found on its own
-        else:
-            items.extend({"question_id": k, "answer": v} for k, v in data.items())
-    if not items:
-        for data in extract_json_values(text, expect=list):
-            items.extend(data)
-    return items
-
-
-def _json_answers(text: str, question_ids: Sequence[str]) -> _JSONAnswers:
-    items = _json_items(text)
-    if not items and not extract_json_values(text, expect=dict):
-        raise JSONExtractionError(f"no JSON answers found in model output starting {text.strip()[:120]!r}")
-    wanted = {_id_text(q): q for q in question_ids}
-    found: dict[str, Any] = {}
-    given: dict[str, list[Any]] = {}
-    unplaced: list[str] = []
-    for item in items:
-        if not isinstance(item, Mapping):
-            continue
-        named = item.get("question_id", item.get("id", ""))
-        qid = wanted.get(_id_text(named))
-        values = [item.get(k) for k in ("answer", "verdict") if not isinstance(item.get(k), (dict, list, type(None)))]
-        if qid is None and values:
-            unplaced.append(str(named))
-        if qid is None or not values:
-            continue
-        given.setdefault(qid, []).extend(values)  # an item whose "answer" and "verdict" disagree is ambiguous too
-        found.setdefault(qid, values[0])
-    conflicts = {q: a for q, a in given.items() if len({normalize(v) for v in a}) > 1}
-    return _JSONAnswers(found, conflicts, unplaced)
-
-
 def parse_reply(text: str | None, questions: Sequence[tuple[str, str]]) -> ReplyAnswers:
     """Read a validator reply to several questions (module docstring).
 
@@ -412,11 +352,11 @@ def parse_reply(text: str | None, questions: Sequence[tuple[str, str]]) -> Reply
         text = answer_after_reasoning(text or "")[1]
     except UnfinishedReasoning as exc:
         raise ReplyError(str(exc)) from None
-    read: _JSONAnswers | None = None
+    read: JSONAnswers | None = None
     if not _OPEN_TAG.search(text):
         # JSON answers first: a JSON reply whose justification says "verdict: ..." is not a block reply.
         try:
-            read = _json_answers(text, [q for q, _ in questions])
+            read = json_answers(text, [q for q, _ in questions])
         except JSONExtractionError:
             read = None
         if read is not None and not read.found:
@@ -427,7 +367,7 @@ def parse_reply(text: str | None, questions: Sequence[tuple[str, str]]) -> Reply
             return _match_blocks(blocks, questions, tagged=bool(_OPEN_TAG.search(text)))
     if read is None:
         try:
-            read = _json_answers(text, [q for q, _ in questions])
+            read = json_answers(text, [q for q, _ in questions])
         except JSONExtractionError as exc:
             raise ReplyError(
                 f"{exc}; expected JSON answers by question_id or '<question> … Verdict: …' blocks"
