@@ -152,6 +152,15 @@ def test_a_suffix_and_a_key_spelled_out_with_spaces_are_redacted(key, text, expe
     assert redact(text) == expected
 
 
+def test_a_secret_whose_every_character_is_escaped_is_redacted(key):
+    """Break-it trial: every character escaped (``\\u0054``) (also inside a JSON string) or an HTML reference."""
+    escaped = "".join(f"\\u{ord(c):04x}" for c in KEY)
+    assert redact(f"key {escaped} end") == f"key {REDACTED} end"
+    assert redact(json.dumps({"k": escaped})) == json.dumps({"k": REDACTED})
+    assert redact("".join(f"&#{ord(c)};" for c in KEY) + "<br>") == f"{REDACTED}<br>"
+    assert redact("&#84;&#113;&#56;&#88; and \\u0054\\u0071") == "&#84;&#113;&#56;&#88; and \\u0054\\u0071"
+
+
 @pytest.mark.parametrize(
     "text",
     [

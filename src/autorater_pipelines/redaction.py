@@ -31,9 +31,9 @@ and the terminal. Servers do not always echo it as sent, so :func:`redact` repla
 
 Values shorter than :data:`MIN_SECRET_LENGTH` characters and values made only of digits are not treated as
 secrets: a real key is never that short, and replacing ``false``, a port or a count such as
-``MAX_TOKENS=100000000`` would mangle ordinary text and numbers. Letters and digits are matched in any case
-but never in encoded form (no encoder escapes them), so ordinary words are only replaced when they are a
-known secret.
+``MAX_TOKENS=100000000`` would mangle ordinary text and numbers. Letters and digits are matched in any case,
+and as ``\u0054`` or ``&#84;`` (an encoder that escapes every character), never percent-encoded, so
+ordinary words are only replaced when they are a known secret.
 
 Known secrets are matched with one RE2 pattern compiled once per set of secrets, and the shapes are found
 with a second one: linear in the length of the text, whatever it holds (``benchmarks/redaction_worst_case.py``).
@@ -141,8 +141,8 @@ def _literal(char: str) -> str:
 
 def _char_forms(char: str) -> str:
     """RE2 pattern for one character of a secret in every spelling an echo may give it (module docstring)."""
-    if char in _ALNUM:
-        return char
+    if char in _ALNUM:  # escaped only by an encoder that escapes every character
+        return f"(?:{char}|\\\\{{1,8}}u00{ord(char):02X}|&#0*{ord(char)};|&#x0*{ord(char):X};)"
     forms = [_literal(char)]
     if char == "\\":
         forms = ["\\\\{1,8}"]  # escaped once, twice (JSON in a repr), three times (a JSONL line of it)
