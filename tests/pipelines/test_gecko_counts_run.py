@@ -161,4 +161,6 @@ def test_every_count_says_over_what_and_adds_up(run):
     assert metrics["missing_answers"] == sum(e["missing_answers"] for e in unscored)
     assert "questions scored   11 of 12 in the 3 scored rows, masked 0" in printed
     assert "all 5 validated rows: 20 questions, parse failures 5, missing answers 2" in printed
+    report = (out / "report.html").read_text()
+    assert "of 12 in the scored rows" in report and "of 20 questions in all 5 validated rows" in report
     assert code == 1  # 4 of 7 rows failed: more than --max-failed-share

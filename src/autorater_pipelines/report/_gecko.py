@@ -200,15 +200,30 @@ def _failures(rows: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> list[dic
     ]
 
 
+def _all_rows(m: Mapping[str, Any]) -> str:
+    """Over what the all-rows counts are taken (metrics.json of earlier versions lacks it: no note)."""
+    if "questions_in_all_rows" not in m:
+        return ""
+    questions, rows = fmt(m["questions_in_all_rows"], "count"), fmt(m.get("rows_validated"), "count")
+    return f"of {questions} questions in all {rows} validated rows"
+
+
 def _headline_stats(m: Mapping[str, Any]) -> list[Stat]:
     headline = [
         metric(m, "mean_final_score", "Mean final_score", "score"),
         metric(m, "stdev_final_score", "Std. dev. of final_score", "score"),
         metric(m, "rows_scored", "Rows scored", "count"),
         metric(m, "rows_unscored", "Rows not scored", "count"),
-        metric(m, "questions_scored", "Questions scored", "count", note=f"of {fmt(m.get('questions_total'), 'count')}"),
-        metric(m, "parse_failures", "Parse failures", "count"),
-        metric(m, "missing_answers", "Missing answers", "count"),
+        metric(
+            m,
+            "questions_scored",
+            "Questions scored",
+            "count",
+            note=f"of {fmt(m.get('questions_total'), 'count')}"
+            + (" in the scored rows" if "questions_in_all_rows" in m else ""),
+        ),
+        metric(m, "parse_failures", "Parse failures", "count", note=_all_rows(m)),
+        metric(m, "missing_answers", "Missing answers", "count", note=_all_rows(m)),
         metric(m, "masked_questions", "Masked questions", "count"),
     ]
     if m.get("keyword_coverage") is not None:

@@ -154,7 +154,7 @@ def load_files(
     else:
         from autorater_pipelines import gecko
 
-        metrics = gecko.summarize(rows, unscored_rows=sum(1 for e in errors if "handled_as" not in e))
+        metrics = gecko.summarize(rows, errors=errors)
     return RunOutputs(kind, directory, rows, metrics, errors, metrics_computed=True)
 
 
