@@ -12,9 +12,8 @@ from typing import Any, NamedTuple
 
 from autorater_pipelines import evaluation, gecko, io, models
 from autorater_pipelines.errors import ModelCallError
-from autorater_pipelines.evaluation.parameters import from_struct
 from autorater_pipelines.gecko import generation
-from autorater_pipelines.gecko._common import NOT_CALLED
+from autorater_pipelines.gecko._common import NOT_CALLED, call_options
 from autorater_pipelines.gecko.params import RubricGenerationParameters, validate_run
 
 __all__ = [
@@ -72,11 +71,13 @@ def make_rubrics(
         id_columns=id_columns,
         prompt_column=prompt_column,
         media_type=media_type,
-        model_spec=rubric_generation_model or DEFAULT_MODEL,
-        parameters=from_struct(rubric_generation_parameters),
-        project=project or None,
-        location=location or None,
-        prompt_template=rubric_generation_prompt_template or None,
+        **call_options(
+            rubric_generation_model,
+            rubric_generation_parameters,
+            rubric_generation_prompt_template,
+            project=project,
+            location=location,
+        ),
     )
 
 

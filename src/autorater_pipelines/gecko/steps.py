@@ -27,7 +27,7 @@ from typing import Any
 from autorater_pipelines import gecko, io, models
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.parameters import from_struct
-from autorater_pipelines.gecko._common import MEDIA_REFUSED, NOT_CALLED
+from autorater_pipelines.gecko._common import MEDIA_REFUSED, NOT_CALLED, call_options
 from autorater_pipelines.gecko._rubric_step import (
     DEFAULT_MODEL,
     RubricSummary,
@@ -120,11 +120,9 @@ def validate_rows(
         id_columns=id_columns,
         media_column=media_column,
         media_type=media_type,
-        model_spec=validator_model or DEFAULT_MODEL,
-        parameters=from_struct(validator_parameters),
-        project=project or None,
-        location=location or None,
-        prompt_template=validator_prompt_template or None,
+        **call_options(
+            validator_model, validator_parameters, validator_prompt_template, project=project, location=location
+        ),
         prompt_column=prompt_column or None,
     )
 
