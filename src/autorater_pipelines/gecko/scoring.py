@@ -36,7 +36,7 @@ scores over those 2 silently:
 from __future__ import annotations
 
 import statistics
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
@@ -45,13 +45,12 @@ import pydantic
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.error_rows import error_row
 from autorater_pipelines.evaluation.parameters import Flag, ParameterModel
-from autorater_pipelines.gecko.replies import MISSING as MISSING_QUESTION
+from autorater_pipelines.gecko._questions import NO_CHOICE, score_question
 from autorater_pipelines.gecko.rubrics import keyword_coverage, parse_keywords
-from autorater_pipelines.gecko.verdicts import normalize, resolve
-from autorater_pipelines.models import ErrorKind
 
 __all__ = [
     "COUNT_DEFINITIONS",
+    "NO_CHOICE",
     "ScoreResult",
     "ScoringOptions",
     "final_score_denominator",
@@ -60,9 +59,6 @@ __all__ = [
     "summarize",
 ]
 
-CALL_ERROR_KINDS = frozenset(k.value for k in ErrorKind)
-NOT_ANSWERED_KINDS = CALL_ERROR_KINDS | {MISSING_QUESTION, "not_answered"}
-"""Sample error kinds that mean the question got no answer at all (missing), not an unreadable one (unparseable)."""
 _DROPPED = ("qas", "answers")
 
 
@@ -121,89 +117,6 @@ class ScoreResult(NamedTuple):
     metrics: dict[str, Any]
 
 
-def _first_error(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    return next((dict(s["error"]) for s in samples if s.get("error")), None)
-
-
-NO_CHOICE = "(no choice)"
-"""The vote of a sample whose answer names no choice, under ``unparseable_answer_policy="zero"``."""
-
-
-def _score_question(
-    qa: Mapping[str, Any], samples: Sequence[Mapping[str, Any]], weighting: bool, no_choice_votes: bool = False
-) -> dict[str, Any]:
-    choices = list(qa.get("choices") or [])
-    expected = qa.get("answer")
-    expected_index = resolve(expected, choices) if choices else None
-    if expected_index is not None:
-        expected = choices[expected_index]  # e.g. "b" or "b) a boat" -> "a boat"
-    result: dict[str, Any] = {
-        "question_id": qa["question_id"],
-        "question": qa.get("question"),
-        "question_type": qa.get("question_type") or "other",
-        "choices": choices,
-        "expected": expected,
-        "verdict": None,
-        "score": None,
-        "status": "unparseable",
-        "raw": next((s.get("verdict") for s in samples if s.get("verdict") is not None), None),
-        "votes": {},
-        "dependencies": list(qa.get("dependencies") or []),
-        "keyword_id": qa.get("keyword_id"),
-        "error": None,
-    }
-    answered = [s for s in samples if s.get("verdict") is not None and not s.get("error")]
-    if not answered and all((s.get("error") or {}).get("kind") in NOT_ANSWERED_KINDS for s in samples):
-        result.update(
-            status="missing",
-            error=_first_error(samples) or {"kind": "not_answered", "message": "no validator sample"},
-        )
-        return result
-    parsed: list[str] = []
-    for sample in answered:
-        if choices:
-            idx = resolve(sample["verdict"], choices)
-            if idx is not None:
-                parsed.append(choices[idx])
-        elif normalize(sample["verdict"]):
-            parsed.append(normalize(sample["verdict"]))
-    result["unparseable_samples"] = len(answered) - len(parsed)
-    if not parsed:
-        shown = [s.get("verdict") for s in answered]
-        result["error"] = (
-            _first_error(samples)
-            if not shown
-            else {
-                "kind": "unparseable_verdict",
-                "message": f"answer(s) {shown!r} name none of the choices {choices!r}",
-            }
-        )
-        return result
-    votes = Counter(parsed)
-    if no_choice_votes and result["unparseable_samples"]:  # zero policy: an answer naming no choice is a wrong vote
-        votes[NO_CHOICE] = result["unparseable_samples"]
-        parsed += [NO_CHOICE] * result["unparseable_samples"]
-    ranked = votes.most_common()
-    verdict = ranked[0][0]
-    exact = 1.0 if normalize(verdict) == normalize(expected) else 0.0
-    if len(ranked) > 1 and ranked[1][1] == ranked[0][1]:
-        # A split vote has no single verdict: the score is the share of votes for the expected answer
-        # (yes×1, no×1 → 0.5), never whichever sample happened to come first.
-        tied = sorted(choice for choice, count in ranked if count == ranked[0][1])
-        exact = sum(n for c, n in votes.items() if normalize(c) == normalize(expected)) / len(parsed)
-        verdict = " | ".join(tied)
-        result["tied_vote"] = True
-    result.update(verdict=verdict, score=exact, status="scored", votes=dict(votes), exact_score=exact)
-    if weighting:
-        probs = [s["choice_probs"] for s in answered if s.get("choice_probs")]
-        if probs:
-            result["probability"] = sum(p.get(expected, 0.0) for p in probs) / len(probs)
-            result["score"] = result["probability"]
-        else:
-            result["logprob_fallback"] = True
-    return result
-
-
 def final_score_denominator(options: ScoringOptions) -> str:
     """Say in words which questions ``final_score`` averages over under ``options`` (for metrics.json)."""
     counted = ["questions whose answer names a choice"]
@@ -260,37 +173,15 @@ def score_row(
     answers = row.get("answers") or {}
     zero = options.unparseable_answer_policy == "zero"
     qa_results = [
-        _score_question(qa, answers.get(qa["question_id"]) or [], options.logprob_weighting, zero) for qa in qas
+        score_question(qa, answers.get(qa["question_id"]) or [], options.logprob_weighting, zero) for qa in qas
     ]
-    errors: list[dict[str, Any]] = []
     missing = [r for r in qa_results if r["status"] == "missing"]
     failures = sum(r["status"] == "unparseable" for r in qa_results)
     # An unscored row's error row says how many questions it had and what became of them (metrics count them).
     counts = {"questions": len(qas), "parse_failures": failures, "missing_answers": len(missing)}
-    if missing:
-        first = missing[0]["error"]
-        ids = [r["question_id"] for r in missing]
-        message = f"no answer for question(s) {ids}: {first['message']}"
-        if options.missing_answer_policy == "error":
-            return None, [
-                error_row(row, id_columns, stage="validation", kind=first["kind"], message=message, question_ids=ids)
-                | counts
-            ]
-        handled = "scored_zero" if options.missing_answer_policy == "zero" else "skipped"
-        errors.append(
-            error_row(
-                row,
-                id_columns,
-                stage="validation",
-                kind=first["kind"],
-                message=message,
-                question_ids=ids,
-                handled_as=handled,
-            )
-        )
-        if handled == "scored_zero":
-            for r in missing:
-                r.update(score=0.0, exact_score=0.0)
+    errors, stop = _missing_answers(row, id_columns, missing, options, counts)
+    if stop:
+        return None, errors
     if options.unparseable_answer_policy == "zero":  # TIFA/DSG: any answer but the expected one scores 0
         for r in qa_results:
             if r["status"] == "unparseable":
@@ -304,8 +195,10 @@ def score_row(
         message = "no question could be scored: " + "; ".join(
             f"{r['question_id']}: {r['status']} ({(r['error'] or {}).get('message')})" for r in qa_results[:5]
         )
-        errors.append(error_row(row, id_columns, stage="scoring", kind="no_scored_questions", message=message) | counts)
-        return None, errors
+        return None, [
+            *errors,
+            error_row(row, id_columns, stage="scoring", kind="no_scored_questions", message=message) | counts,
+        ]
     result = {k: v for k, v in row.items() if k not in _DROPPED}
     result.update(
         qa_results=qa_results,
@@ -316,6 +209,33 @@ def score_row(
         missing_answers=len(missing),
     )
     return result, errors
+
+
+def _missing_answers(
+    row: Mapping[str, Any],
+    id_columns: Sequence[str],
+    missing: list[dict[str, Any]],
+    options: ScoringOptions,
+    counts: Mapping[str, int],
+) -> tuple[list[dict[str, Any]], bool]:
+    """Apply ``missing_answer_policy`` to the questions without an answer: (error rows, whether the row stops).
+
+    ``error``: one error row (with the row's ``counts``) and the row is not scored; ``zero``: the missing questions
+    score 0 and the row is listed with ``handled_as="scored_zero"``; ``skip``: listed with ``handled_as="skipped"``.
+    """
+    if not missing:
+        return [], False
+    first = missing[0]["error"]
+    ids = [r["question_id"] for r in missing]
+    message = f"no answer for question(s) {ids}: {first['message']}"
+    where = {"stage": "validation", "kind": first["kind"], "message": message, "question_ids": ids}
+    if options.missing_answer_policy == "error":
+        return [error_row(row, id_columns, **where) | dict(counts)], True
+    handled = "scored_zero" if options.missing_answer_policy == "zero" else "skipped"
+    if handled == "scored_zero":
+        for r in missing:
+            r.update(score=0.0, exact_score=0.0)
+    return [error_row(row, id_columns, **where, handled_as=handled)], False
 
 
 def score(
