@@ -17,8 +17,8 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from autorater_pipelines.gecko._rubric_fields import _KEYWORD  # the {n}[...] keyword markup
 from autorater_pipelines.gecko.media import MediaError, mime_type_for, resolve_media
-from autorater_pipelines.gecko.rubrics import _KEYWORD  # the {n}[...] keyword markup
 from autorater_pipelines.report._figures import COLORS, FigureHTML, bar_with_intervals, figure, histogram
 from autorater_pipelines.report._outputs import SCORE_FIELDS, RunOutputs, gecko_id_columns
 from autorater_pipelines.report._stats import Stat, flagged_first, fmt, metric
