@@ -234,7 +234,7 @@ def test_a_documented_form_is_accepted_by_run_submit_and_the_first_step(name, em
     params = forms[name]
     path = tmp_path / "params.json"
     path.write_text(json.dumps(params))
-    _, rows = check_run("autosxs", str(path), str(TEMPLATE))
+    _, rows, _ = check_run("autosxs", str(path), str(TEMPLATE))
     code = _submit_dry_run(path)
     captured = capsys.readouterr()
     assert code == 0, captured.err

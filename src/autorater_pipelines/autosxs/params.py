@@ -243,7 +243,10 @@ class AutosxsParams(RunParameters):
 
     @pydantic.model_validator(mode="after")
     def _two_columns(self) -> AutosxsParams:
-        if self.response_column_a and self.response_column_a == self.response_column_b:
+        # With model_a/model_b set, a response column may name a field of each model's own output (Google's
+        # compare-models example gives both sides "content"), so only two dataset columns are refused.
+        pregenerated = not self.model_a and not self.model_b
+        if pregenerated and self.response_column_a and self.response_column_a == self.response_column_b:
             raise InputError(
                 f"is the same column as response_column_a ({self.response_column_a!r}): the two models' responses "
                 "would be the same text and every comparison a tie; name model B's column",
