@@ -137,3 +137,24 @@ def test_background_writes_are_visible_at_once_and_on_disk_after_flush(tmp_path:
     assert len(list((tmp_path / "c").glob("*/*.json"))) == 50
     assert not list((tmp_path / "c").glob("*/*.tmp"))
     assert ResponseCache(tmp_path / "c").get("49" + "k" * 62) == hit
+
+
+def test_an_endpoint_named_by_the_environment_is_part_of_the_cache_key(tmp_path, monkeypatch):
+    """Answers cached from an emulator reached through $GOOGLE_VERTEX_BASE_URL are not served for another endpoint.
+
+    A newcomer trial found a run with the variable unset (Google's endpoint) answered from an emulator's entries.
+    """
+    config = GenerateConfig(project="p", cache_dir=str(tmp_path / "cache"), progress=False)
+    request = ModelRequest(parts=("same prompt",))
+    with ModelEmulator() as first, ModelEmulator() as second:
+        first.responder = lambda req: "from the first endpoint"
+        second.responder = lambda req: "from the second endpoint"
+        monkeypatch.setenv("GOOGLE_VERTEX_BASE_URL", first.url)
+        [out] = get_model("gemini-2.5-flash", config).generate([request])
+        assert out.text == "from the first endpoint" and first.call_count == 1
+        monkeypatch.setenv("GOOGLE_VERTEX_BASE_URL", second.url)
+        [out] = get_model("gemini-2.5-flash", config).generate([request])
+        assert out.text == "from the second endpoint" and second.call_count == 1
+        monkeypatch.setenv("GOOGLE_VERTEX_BASE_URL", first.url)
+        [out] = get_model("gemini-2.5-flash", config).generate([request])
+        assert out.text == "from the first endpoint" and first.call_count == 1  # its own entry, from the cache

@@ -145,6 +145,15 @@ class GeminiProvider(Provider):
         pin_transport_choice(api_client)
 
     @property
+    def base_url(self) -> str | None:
+        """The endpoint actually called: ``base_url``, else (Vertex AI) ``$GOOGLE_VERTEX_BASE_URL``; None = Google's.
+
+        Part of the response-cache key, so answers of an emulator named by the environment are never served
+        as answers of Google's endpoint (or of another emulator).
+        """
+        return self._base_url
+
+    @property
     def endpoint_url(self) -> str:
         """The API host calls go to (``base_url`` without credentials, else Google's host)."""
         if self._base_url:
