@@ -26,8 +26,6 @@ import collections
 import dataclasses
 import hashlib
 import json
-import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,7 +38,7 @@ from autorater_pipelines.autosxs.answers import (
 )
 from autorater_pipelines.autosxs.confidence import verdict_probability
 from autorater_pipelines.autosxs.scoring import parse_scores
-from autorater_pipelines.autosxs.verdicts import VerdictPattern, lookup_verdict
+from autorater_pipelines.autosxs.verdicts import VerdictPattern, lookup_verdict, preference_label
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.models import ModelOutput, ModelRequest, Usage
 
@@ -60,9 +58,6 @@ __all__ = [
 
 CHOICES = ("A", "B", "TIE", "ERROR")
 """The closed set of judgment choices."""
-
-_PREFERENCE_ALIASES = {"A": "A", "MODEL_A": "A", "B": "B", "MODEL_B": "B", "TIE": "TIE", "SAME": "TIE"}
-"""Human preference labels; ``SAME`` is the tie of Google's AutoSxS rubric (judge choices accept it too)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -386,8 +381,7 @@ def normalize_preference(value: Any, *, column: str, location: str) -> str:
     Raises:
         InputError: any other value, including empty and NaN, naming the row and column.
     """
-    text = "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
-    label = _PREFERENCE_ALIASES.get(re.sub(r"[\s_-]+", "_", text.strip().upper()))
+    label = preference_label(value)
     if label is None:
         raise InputError(
             f"human preference {value!r} is not one of A, B, TIE (Model A/Model B, model_a/model_b and SAME "

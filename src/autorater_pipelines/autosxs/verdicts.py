@@ -49,6 +49,7 @@ __all__ = [
     "compile_verdict_pattern",
     "find_verdict",
     "lookup_verdict",
+    "preference_label",
 ]
 
 VERDICT_MATCHES = ("last", "first", "unique")
@@ -266,6 +267,22 @@ class Verdict:
     """Set when the matches disagreed: what was found and which one was taken."""
     span: tuple[int, int] | None = None
     """``(start, end)`` of the match that decided (``unique``: the last match) in the text."""
+
+
+_PREFERENCE_ALIASES = {"A": "A", "MODEL_A": "A", "B": "B", "MODEL_B": "B", "TIE": "TIE", "SAME": "TIE"}
+"""Preference labels; ``SAME`` is the tie of Google's AutoSxS rubric."""
+
+
+def preference_label(value: Any) -> str | None:
+    """``A``, ``B`` or ``TIE`` for a written preference (a human label or a few-shot example's choice); None if none.
+
+    Accepts ``A``/``B``/``TIE``/``SAME``, ``Model A``/``Model B`` (Google's judgments table) and
+    ``model_a``/``model_b``, case-insensitive; surrounding spaces are ignored and a space, ``_`` or ``-`` between
+    ``model`` and the letter are the same. None, NaN and anything else give None.
+    """
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    return _PREFERENCE_ALIASES.get(re.sub(r"[\s_-]+", "_", str(value).strip().upper()))
 
 
 def lookup_verdict(found: str, verdict_map: Mapping[str, str]) -> str | None:

@@ -27,11 +27,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from autorater_pipelines.autosxs.verdicts import preference_label
 from autorater_pipelines.errors import InputError
 
 __all__ = ["FewShotConfig", "FewShotExample", "load_few_shot_examples"]
-
-_CHOICES = {"A": "A", "MODEL_A": "A", "B": "B", "MODEL_B": "B", "SAME": "SAME", "TIE": "SAME"}
 
 
 class FewShotConfig(BaseModel):
@@ -85,16 +84,14 @@ def _score(value: Any, scale: Sequence[int], *, where: str, column: str) -> int:
 
 
 def _choice(value: Any, *, where: str, column: str) -> str:
-    import re
-
-    label = _CHOICES.get(re.sub(r"[\s_-]+", "_", str(value if value is not None else "").strip().upper()))
+    label = preference_label(value)
     if label is None:
         raise InputError(
             f"few-shot choice {value!r} is not one of A, B, SAME (TIE, Model A/Model B accepted)",
             source=where,
             column=column,
         )
-    return label
+    return "SAME" if label == "TIE" else label  # the rubric's tie label
 
 
 def load_few_shot_examples(
