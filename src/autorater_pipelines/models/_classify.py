@@ -34,7 +34,15 @@ from typing import Any
 from autorater_pipelines.models._provider import classify_status
 from autorater_pipelines.models._types import ErrorKind, ModelError
 
-__all__ = ["PATTERNS", "Reason", "RepeatedErrors", "body_reason", "classify_http_error", "media_refused_message"]
+__all__ = [
+    "PATTERNS",
+    "Reason",
+    "RepeatedErrors",
+    "body_reason",
+    "classify_http_error",
+    "media_refused_message",
+    "wrong_protocol_error",
+]
 
 
 class Reason(str, enum.Enum):
@@ -47,6 +55,7 @@ class Reason(str, enum.Enum):
     INVALID_REQUEST = "invalid_request"
     REPEATED_ERROR = "repeated_server_error"
     MEDIA_UNSUPPORTED = "media_input_not_supported"
+    WRONG_PROTOCOL = "wrong_protocol"
 
 
 _TEXT = {
@@ -57,6 +66,7 @@ _TEXT = {
     Reason.INVALID_REQUEST: "the server refused the request as invalid",
     Reason.REPEATED_ERROR: "the server gave the same error twice for this request",
     Reason.MEDIA_UNSUPPORTED: "the model does not accept image or video input",
+    Reason.WRONG_PROTOCOL: "this endpoint did not answer in the API's response format",
 }
 
 _CODES = {  # error.code / error.type values (OpenAI, vLLM, llama.cpp server)
@@ -208,6 +218,27 @@ def media_refused_message(spec: str, endpoint: str, error: ModelError) -> str:
         "first request with media, so no further call was made. Use a model that takes the media, e.g. "
         "'gemini-2.5-flash' (images and videos), or a vision model on this server (llama.cpp: start it with the "
         "model's --mmproj file)."
+    )
+
+
+def wrong_protocol_error(expected: str, url: str, body: Any, fix: str) -> ModelError:
+    """The error of an HTTP 200 answer that is not the API's response (a catch-all route's ``{}``, an HTML page).
+
+    ``FATAL`` with :attr:`Reason.WRONG_PROTOCOL` (a run whose endpoint never answered stops at the first one).
+
+    Args:
+        expected: What the answer should have been, e.g. ``"a generateContent response"``.
+        url: The URL requested (no credentials).
+        body: The answer's body (text, or parsed JSON); the first 200 characters are quoted.
+        fix: What to check, one or two sentences.
+    """
+    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False, default=str)
+    preview = text if len(text) <= 200 else text[:200] + "..."
+    return ModelError(
+        ErrorKind.FATAL,
+        f"this endpoint did not answer with {expected}: POST {url} answered HTTP 200 with {preview!r}. {fix}",
+        status_code=200,
+        reason=Reason.WRONG_PROTOCOL.value,
     )
 
 

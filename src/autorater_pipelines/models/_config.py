@@ -59,6 +59,11 @@ class GenerateConfig(GenerationSettings):
     # --- connection ------------------------------------------------------------------------
     base_url: str | None = None
     """Endpoint override, e.g. ``http://127.0.0.1:8080`` (emulators, proxies, vLLM, Ollama)."""
+    api_version: str | None = pydantic.Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
+    """Gemini models only: the API version in the request path (google-genai's ``HttpOptions.api_version``), e.g.
+    ``v1`` for a server that serves ``/v1/projects/…:generateContent``; None = google-genai's default (``v1beta1``
+    on Vertex AI, ``v1beta`` on the Gemini Developer API). An OpenAI-compatible server's version is part of its
+    ``base_url`` (``http://host:8080/v1``)."""
     project: str | None = None
     """Google Cloud project for Vertex AI (pipeline ``project`` parameter)."""
     location: str | None = None

@@ -16,7 +16,8 @@ Health is judged on the last ``OUTCOME_WINDOW`` attempts of any call:
   are at least ``OVERLOAD_SHARE`` of the recent attempts;
 - the endpoint is **healthy** while at least half of the recent attempts succeeded (retry backoff then
   stays short), and has **answered** once any attempt succeeded (before that, connection refused, DNS
-  failure, 401, 403 and 404 stop a run at once: the endpoint or the credentials are wrong).
+  failure, 401, 403, 404 and an HTTP 200 answer that is not the API's response stop a run at once: the endpoint
+  or the credentials are wrong).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import time
 import weakref
 from typing import Any
 
+from autorater_pipelines.models._classify import Reason
 from autorater_pipelines.models._ratelimit import RateLimiter
 from autorater_pipelines.models._types import ErrorKind, ModelError
 
@@ -137,6 +139,8 @@ class Endpoint:
                 f"{where} answered HTTP 404: {detail}. Fix: check the model name, project and location, and "
                 "`base_url` (an OpenAI-compatible server's usually ends in /v1)."
             )
+        if error.reason == Reason.WRONG_PROTOCOL.value:  # a catch-all route, a web page: every call would be alike
+            return f"{where}: {detail}."
         return None
 
 

@@ -32,11 +32,19 @@ from typing import Any, TypeVar
 
 from autorater_pipelines.models._classify import Reason
 from autorater_pipelines.models._provider import ProviderError
-from autorater_pipelines.models._types import ErrorKind, ModelError
+from autorater_pipelines.models._types import ErrorKind, ModelError, Part
 
 _T = TypeVar("_T")
 
-__all__ = ["MODES", "OutputMode", "StructuredModes", "is_complete_json", "schema_instruction", "truncation_error"]
+__all__ = [
+    "MODES",
+    "OutputMode",
+    "StructuredModes",
+    "is_complete_json",
+    "schema_instruction",
+    "truncation_error",
+    "with_schema_instruction",
+]
 
 logger = logging.getLogger("autorater_pipelines.models")
 
@@ -71,6 +79,21 @@ def schema_instruction(schema: dict[str, Any]) -> str:
     if described:
         lines += ["where", *described]
     return "\n".join(lines)
+
+
+def with_schema_instruction(parts: tuple[Part, ...], schema: dict[str, Any]) -> tuple[Part, ...]:
+    """``parts`` with :func:`schema_instruction` appended to the last text part, after a newline.
+
+    One text part, not a second one: a proxy that turns two text parts into list-form chat content (LiteLLM's
+    generateContent route) sends llama.cpp a message its chat template refuses. Without any text part the
+    instruction is added as the last part.
+    """
+    instruction = schema_instruction(schema)
+    for index in range(len(parts) - 1, -1, -1):
+        part = parts[index]
+        if isinstance(part, str):
+            return (*parts[:index], f"{part}\n{instruction}", *parts[index + 1 :])
+    return (*parts, instruction)
 
 
 def _skeleton(schema: Any, depth: int = 0) -> Any:

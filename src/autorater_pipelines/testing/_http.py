@@ -30,8 +30,10 @@ _GEMINI = re.compile(r"^/v1(?:beta|alpha)?/(?:models|tunedModels)/(?P<model>[^/:
 _OPENAI = re.compile(r"^(?:/v1)?/chat/completions$")
 
 
-def _route(path: str) -> tuple[str, str] | None:
+def _route(path: str, versions: tuple[str, ...] | None = None) -> tuple[str, str] | None:
     path = path.split("?", 1)[0]
+    if versions is not None and path.lstrip("/").split("/", 1)[0] not in versions:
+        return None  # a server that serves other API versions only
     for protocol, pattern in (("vertex", _VERTEX), ("gemini_api", _GEMINI)):
         match = pattern.match(path)
         if match:
@@ -76,10 +78,12 @@ class RequestHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         """Silence the per-request access log."""
 
-    def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(body).encode("utf-8")
+    def _send(self, status: int, body: dict[str, Any] | str, headers: dict[str, str] | None = None) -> None:
+        """Send ``body`` as JSON, or a ``str`` as an HTML page (a catch-all route's answer)."""
+        html = isinstance(body, str)
+        data = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode("utf-8")
         self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=UTF-8")
+        self.send_header("Content-Type", f"{'text/html' if html else 'application/json'}; charset=UTF-8")
         self.send_header("Content-Length", str(len(data)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
@@ -109,9 +113,14 @@ class RequestHandler(BaseHTTPRequestHandler):
             job_body = job_body if isinstance(job_body, dict) else {}
             self._send(*self.server.emulator.batch.handle("POST", self.path, job_body))
             return
-        route = _route(self.path)
+        emulator = self.server.emulator
+        route = _route(self.path, emulator.api_versions)
         if route is None:
-            self._send(404, error_body("vertex", 404, f"the emulator has no route {self.path!r}"))
+            emulator._count_unrouted()
+            if emulator.catch_all is not None:  # a web app's catch-all route: 200 whatever the path
+                self._send(200, emulator.catch_all)
+            else:
+                self._send(404, error_body("vertex", 404, f"the emulator has no route {self.path!r}"))
             return
         protocol, model = route
         try:

@@ -25,6 +25,10 @@ beyond it 429 with ``Retry-After`` = time until the next token). Every answer, f
 after ``latency_s``. ``Retry-After`` values may be fractional seconds (e.g. ``0.2``) so tests stay fast;
 OpenAI answers also carry ``retry-after-ms``.
 
+Protocol mismatches: ``api_versions=("v1",)`` routes only paths of those API versions (every other path is
+answered 404, as a server that serves another version); ``catch_all`` answers every path without a route
+with HTTP 200 and that body (a dict as JSON, a string as an HTML page), as a web app's catch-all route does.
+
 ``GET /stats`` answers the counters as JSON (``calls``, ``by_status``, ``max_in_flight``), so a client in
 another process (benchmarks) can read them.
 
@@ -88,6 +92,10 @@ class ModelEmulator:
         fail_after: Answer every request after the first ``fail_after`` with ``fault_status`` (the first one given)
             and no ``Retry-After``, as an endpoint that goes down mid-run (None = never). Injected failures come
             first; the requests they fail count.
+        api_versions: Route only paths whose first segment is one of these (e.g. ``("v1",)``); None = every
+            version above. Other paths get the unrouted answer (404, or ``catch_all``).
+        catch_all: Answer a ``POST`` to a path without a route with HTTP 200 and this body (a dict: JSON; a
+            string: ``text/html``) instead of 404. Unrouted requests count in ``call_count`` and ``by_status``.
         host: Interface to bind (keep the loopback default in tests).
         port: TCP port; 0 picks a free one.
     """
@@ -106,6 +114,8 @@ class ModelEmulator:
         retry_hint: str = "header",
         max_input_tokens: int | None = None,
         fail_after: int | None = None,
+        api_versions: Sequence[str] | None = None,
+        catch_all: dict[str, Any] | str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -123,6 +133,8 @@ class ModelEmulator:
         self._max_per_minute = 0
         self.max_input_tokens = max_input_tokens
         self.fail_after = fail_after
+        self.api_versions = tuple(api_versions) if api_versions is not None else None
+        self.catch_all = catch_all
         self._random = random.Random(seed)
         self._host, self._port = host, port
         self._lock = threading.Lock()
@@ -238,6 +250,12 @@ class ModelEmulator:
             self._injected.extend([(status, retry_after_s)] * n)
 
     # --- internals ----------------------------------------------------------------------------
+    def _count_unrouted(self) -> None:
+        """Count a POST to a path without a route (answered 200 by ``catch_all``, else 404)."""
+        with self._lock:
+            self._call_count += 1
+            self._by_status[200 if self.catch_all is not None else 404] += 1
+
     def _track(self, conn: socket.socket, *, add: bool) -> None:
         with self._lock:
             (self._connections.add if add else self._connections.discard)(conn)

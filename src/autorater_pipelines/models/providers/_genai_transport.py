@@ -4,6 +4,7 @@
 google-genai method, because the public ``client.aio.models.generate_content`` costs 1-2 ms of CPU per call
 in pydantic conversions. A private method can change in any release: :func:`private_transport` checks its
 shape before it is used, and :func:`log_fallback` says once per process when the public path is used instead.
+:func:`request_url` and :func:`answered_url` give the URL of a call for error messages.
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ import inspect
 import logging
 from typing import Any
 
-__all__ = ["FALLBACK_MESSAGE", "TRANSPORT_PARAMETERS", "log_fallback", "pin_transport_choice", "private_transport"]
+__all__ = [
+    "FALLBACK_MESSAGE",
+    "answered_url",
+    "TRANSPORT_PARAMETERS",
+    "log_fallback",
+    "pin_transport_choice",
+    "private_transport",
+    "request_url",
+]
 
 logger = logging.getLogger("autorater_pipelines.models.providers.vertex")
 
@@ -78,3 +87,32 @@ def pin_transport_choice(api_client: Any) -> None:
     if callable(decide):
         decided = bool(decide())
         api_client._use_google_auth_async = lambda *args, **kwargs: decided
+
+
+def request_url(api_client: Any, path: str) -> str | None:
+    """The URL google-genai sends a ``POST path`` to (base URL, API version, project and location), for messages.
+
+    Read from the SDK's own URL building (``BaseApiClient._build_request``, private: None when it is missing or
+    fails), with credentials and query removed.
+    """
+    from autorater_pipelines.models._provider import display_url
+
+    build = getattr(api_client, "_build_request", None)
+    try:
+        url = build("post", path, {}, None).url if callable(build) else None
+    except Exception:  # noqa: BLE001 - a message detail only
+        return None
+    return display_url(url) if isinstance(url, str) else None
+
+
+def answered_url(response: Any) -> str | None:
+    """``METHOD URL`` of the request an HTTP response of google-genai answers (aiohttp or httpx), or None."""
+    from autorater_pipelines.models._provider import display_url
+
+    try:
+        url = getattr(response, "url", None)
+        method = getattr(response, "method", None) or getattr(getattr(response, "request", None), "method", None)
+    except Exception:  # noqa: BLE001 - httpx raises when the response has no request; a message detail only
+        return None
+    shown = display_url(str(url)) if url is not None else None
+    return f"{str(method or 'POST').upper()} {shown}" if shown else None

@@ -19,7 +19,11 @@
   error "truncated at N tokens". An answer without text says why: the token limit (a reasoning model
   can spend it all thinking), or the ``error`` object of an HTTP 200 answer without choices (some proxies
   answer so; a ``transient`` error, retried like a 5xx).
-- Errors: by status, then by what the body says (:mod:`autorater_pipelines.models._classify`).
+- Errors: by status, then by what the body says (:mod:`autorater_pipelines.models._classify`); a 404 names the
+  URL requested; an HTTP 200 answer that is not a chat completion (no ``choices``: a catch-all route's ``{}``, an
+  HTML page) is the error "this endpoint did not answer with a chat completion". ``api_version`` (a Gemini
+  option) is refused: the version is part of ``base_url``.
+- Schema instruction (``json_object``/``prompt`` mode): appended to the last text part, never a part of its own.
 - Not supported (the call fails with error kind ``FATAL``, no network call): video or audio parts and
   ``gs://`` URIs — chat completions have no standard way to carry them.
 - ``max_retries=0``: retries live in the model wrapper only. One ``AsyncOpenAI`` per event loop (an
@@ -39,7 +43,7 @@ from typing import Any, ClassVar
 import openai
 
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.models._classify import Reason, RepeatedErrors, classify_http_error
+from autorater_pipelines.models._classify import Reason, RepeatedErrors, classify_http_error, wrong_protocol_error
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._context import (
     ContextWindow,
@@ -55,6 +59,7 @@ from autorater_pipelines.models._structured import (
     is_complete_json,
     schema_instruction,
     truncation_error,
+    with_schema_instruction,
 )
 from autorater_pipelines.models._types import (
     ErrorKind,
@@ -100,6 +105,13 @@ class OpenAIProvider(Provider):
 
     def __init__(self, name: str, config: GenerateConfig) -> None:
         super().__init__("openai", name, config)
+        if config.api_version is not None:
+            raise InputError(
+                f"api_version={config.api_version!r} applies to Gemini models only; an OpenAI-compatible server's "
+                f"API version is part of its base_url (e.g. 'http://127.0.0.1:8080/v1'): remove api_version for "
+                f"model {name!r}",
+                source="model spec",
+            )
         base_url = config.base_url or os.environ.get("OPENAI_BASE_URL") or None
         if base_url:
             parsed = urllib.parse.urlsplit(base_url)
@@ -169,15 +181,17 @@ class OpenAIProvider(Provider):
                         body.pop("max_tokens")
                         continue
                 raise ProviderError(error) from None
+            if isinstance(response, str) or not _is_completion(response):
+                raise ProviderError(self._not_a_completion(response))
             return _output(response, chars=chars, structured=mode is not None, limit=self.config.max_output_tokens)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _body(self, request: ModelRequest, mode: OutputMode | None) -> dict[str, Any]:
-        parts: list[str | MediaPart] = list(request.parts)
+        parts = request.parts
         instruction = ""
         if mode in (OutputMode.JSON_OBJECT, OutputMode.PROMPT) and request.response_schema is not None:
             instruction = schema_instruction(request.response_schema)
-            parts.append(instruction)
+            parts = with_schema_instruction(parts, request.response_schema)  # one text part (see the function)
         messages: list[Any] = []  # ChatCompletionMessageParam dicts
         if request.system_instruction is not None:
             messages.append({"role": "system", "content": request.system_instruction})
@@ -209,7 +223,18 @@ class OpenAIProvider(Provider):
         error_body = exc.body if exc.body is not None else exc.response.text
         repeated = self._repeats.seen_before(RepeatedErrors.fingerprint(body), exc.status_code, error_body)
         message = f"{type(exc).__name__} from {self.endpoint_url}: {exc}"
+        if exc.status_code == 404:
+            message += f"; requested POST {self.endpoint_url}/chat/completions"
         return classify_http_error(exc.status_code, error_body, message, retry_after, repeated=repeated)
+
+    def _not_a_completion(self, response: Any) -> ModelError:
+        """The error of an HTTP 200 answer that is not a chat completion (a catch-all route, an HTML page)."""
+        body = response if isinstance(response, str) else response.model_dump(mode="json", exclude_none=True)
+        fix = (
+            "Check that `base_url` is an OpenAI-compatible server's API root (it usually ends in /v1); for a "
+            "Gemini-protocol server use a Gemini model name without the 'openai/' prefix."
+        )
+        return wrong_protocol_error("a chat completion", f"{self.endpoint_url}/chat/completions", body, fix)
 
     def _drop_max_tokens(self, why: str) -> None:
         with self._shared_lock:
@@ -285,6 +310,13 @@ def _content(part: str | MediaPart) -> dict[str, Any]:
             )
         )
     return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _is_completion(response: Any) -> bool:
+    """True for a chat-completions answer: one with ``choices``, or an ``error`` object (some proxies send that)."""
+    fields = getattr(response, "model_fields_set", None) or set()
+    extra = getattr(response, "model_extra", None) or {}
+    return "choices" in fields or "error" in extra
 
 
 def _no_text(

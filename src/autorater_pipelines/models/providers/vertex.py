@@ -42,6 +42,13 @@ fails, calls use the public path and one warning names the google-genai version 
 version; ``.ci/newest_sdks.sh`` runs these paths against the newest release allowed). The SDK's per-request decision
 whether to use google-auth's async transport is taken once per client (:func:`~._genai_transport.pin_transport_choice`).
 ``ModelOutput.raw`` is the ``GenerateContentResponse`` JSON as the API sends it (camelCase keys).
+
+Protocol: ``GenerateConfig.api_version`` is google-genai's ``HttpOptions.api_version`` (the path's version, e.g.
+``v1`` for a server that serves ``/v1/...``; default ``v1beta1``/``v1beta``). A 404 names the URL requested and the
+API version; an HTTP 200 answer that is not a ``GenerateContentResponse`` (a catch-all route's ``{}``, an HTML page)
+is the error "this endpoint did not answer with a generateContent response" with the URL
+(:func:`~autorater_pipelines.models._classify.wrong_protocol_error`), never an answer without text. In
+``json_object``/``prompt`` mode the schema instruction is appended to the last text part (one part).
 """
 
 from __future__ import annotations
@@ -59,7 +66,7 @@ from pydantic.alias_generators import to_camel
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.models._batch import BatchJob
-from autorater_pipelines.models._classify import classify_http_error
+from autorater_pipelines.models._classify import classify_http_error, wrong_protocol_error
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._context import ContextWindow, check_fits, prompt_chars
 from autorater_pipelines.models._gemini_target import gemini_target
@@ -76,6 +83,7 @@ from autorater_pipelines.models._structured import (
     is_complete_json,
     schema_instruction,
     truncation_error,
+    with_schema_instruction,
 )
 from autorater_pipelines.models._types import (
     ErrorKind,
@@ -86,9 +94,11 @@ from autorater_pipelines.models._types import (
 )
 from autorater_pipelines.models.providers._gemini_wire import batch_job, model_path, read_response, wire_part
 from autorater_pipelines.models.providers._genai_transport import (
+    answered_url,
     log_fallback,
     pin_transport_choice,
     private_transport,
+    request_url,
 )
 
 __all__ = ["GeminiProvider"]
@@ -115,6 +125,7 @@ class GeminiProvider(Provider):
         http_options = types.HttpOptions(
             base_url=target.base_url,
             timeout=int(config.timeout_s * 1000),  # milliseconds
+            api_version=config.api_version,  # None: google-genai's default (v1beta1 / v1beta)
             retry_options=types.HttpRetryOptions(attempts=1),  # no SDK retries (see module docstring)
         )
         if mode == "vertex":
@@ -139,6 +150,10 @@ class GeminiProvider(Provider):
         self._project: str | None = project if mode == "vertex" else None
         self._location: str | None = location if mode == "vertex" else None
         api_client = getattr(self._client.aio, "_api_client", None)
+        self._api_version = config.api_version or getattr(
+            getattr(api_client, "_http_options", None), "api_version", None
+        )
+        self._request_url = request_url(api_client, self._path) or f"{self.endpoint_url} {self._path}"
         self._transport, problem = private_transport(api_client)
         if problem:
             log_fallback(problem)
@@ -208,7 +223,25 @@ class GeminiProvider(Provider):
             self._transport = None
             log_fallback(f"BaseApiClient.async_request answered {type(answer).__name__} without a text body")
             return await self._generate_with_sdk_types(request, mode)
-        return read_response(json.loads(body) if body else {})
+        return read_response(self._generate_content_answer(body))
+
+    def _generate_content_answer(self, body: Any) -> dict[str, Any]:
+        """The parsed body of a 200 answer; :class:`ProviderError` when it is not a generateContent response.
+
+        A catch-all route (``{}``, an HTML page) would otherwise read as an answer without text ("blocked").
+        """
+        try:
+            answer = json.loads(body) if isinstance(body, (str, bytes)) else body
+        except ValueError:
+            answer = None
+        if isinstance(answer, dict) and any(key in answer for key in _RESPONSE_KEYS):
+            return answer
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+        fix = (
+            f"Check that `base_url` is a server that speaks the Gemini API (generateContent, API version "
+            f"{self._api_version or 'default'}); for an OpenAI-compatible server use the 'openai/' model prefix."
+        )
+        raise ProviderError(wrong_protocol_error("a generateContent response", self._request_url, text, fix))
 
     def request_body(self, request: ModelRequest, mode: OutputMode | None = OutputMode.JSON_SCHEMA) -> dict[str, Any]:
         """The ``generateContent`` JSON body of ``request`` (wire format, as the SDK would send it).
@@ -220,9 +253,7 @@ class GeminiProvider(Provider):
                 the schema in the prompt; ``prompt`` → the schema in the prompt only.
         """
         config = self.config
-        parts = [wire_part(p) for p in request.parts]
-        if request.response_schema is not None and mode in (OutputMode.JSON_OBJECT, OutputMode.PROMPT):
-            parts.append({"text": "\n" + schema_instruction(request.response_schema)})
+        parts = [wire_part(p) for p in _prompt_parts(request, mode)]
         body: dict[str, Any] = {"contents": [{"parts": parts, "role": "user"}]}
         if request.system_instruction is not None:
             body["systemInstruction"] = {"parts": [{"text": request.system_instruction}], "role": "user"}
@@ -240,16 +271,14 @@ class GeminiProvider(Provider):
 
     async def _generate_with_sdk_types(self, request: ModelRequest, mode: OutputMode | None) -> ModelOutput:
         """The same call through the SDK's public, typed ``generate_content`` (fallback transport)."""
-        parts = [_part(p) for p in request.parts]
-        if request.response_schema is not None and mode in (OutputMode.JSON_OBJECT, OutputMode.PROMPT):
-            parts.append(types.Part.from_text(text="\n" + schema_instruction(request.response_schema)))
+        parts = [_part(p) for p in _prompt_parts(request, mode)]
         response = await self._client.aio.models.generate_content(
             model=self.name,
             contents=[types.Content(role="user", parts=parts)],
             config=self._generation_config(request, mode),
         )
         wire = response.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"sdk_http_response"})
-        return read_response(wire)
+        return read_response(self._generate_content_answer(wire))
 
     def _generation_config(
         self, request: ModelRequest, mode: OutputMode | None = OutputMode.JSON_SCHEMA
@@ -303,7 +332,14 @@ class GeminiProvider(Provider):
             if retry_after is None:
                 retry_after = retry_delay_from_google_details(exc.details)
             body = exc.details if exc.details is not None else exc.message
-            return classify_http_error(int(exc.code or 0), body, f"{type(exc).__name__}: {exc}", retry_after)
+            message = f"{type(exc).__name__}: {exc}"
+            if exc.code == 404:  # a server that serves another API version, or another path
+                requested = answered_url(getattr(exc, "response", None)) or f"POST {self._request_url}"
+                message += (
+                    f"; requested {requested} (API version {self._api_version or 'default'}; for a server that "
+                    "serves another version, e.g. /v1/..., set the api_version option)"
+                )
+            return classify_http_error(int(exc.code or 0), body, message, retry_after)
         if isinstance(exc, google.auth.exceptions.TransportError):
             return ModelError(ErrorKind.TRANSIENT, f"{type(exc).__name__}: {exc}")
         if isinstance(exc, google.auth.exceptions.GoogleAuthError):
@@ -315,6 +351,17 @@ class GeminiProvider(Provider):
     async def aclose(self) -> None:
         """Close the aiohttp session of the running loop (the client stays usable)."""
         await self._client.aio.aclose()
+
+
+_RESPONSE_KEYS = ("candidates", "promptFeedback", "usageMetadata")
+"""Keys of which a ``GenerateContentResponse`` has at least one (a blocked prompt: ``promptFeedback`` only)."""
+
+
+def _prompt_parts(request: ModelRequest, mode: OutputMode | None) -> tuple[str | MediaPart, ...]:
+    """The user turn's parts; in ``json_object``/``prompt`` mode with the schema instruction in its last text part."""
+    if request.response_schema is not None and mode in (OutputMode.JSON_OBJECT, OutputMode.PROMPT):
+        return with_schema_instruction(request.parts, request.response_schema)
+    return request.parts
 
 
 def _emulator_credentials() -> Any:
