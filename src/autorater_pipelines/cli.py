@@ -1,7 +1,8 @@
 """The ``autorater`` command line: compile, run locally, and inspect AutoSxS and Gecko templates.
 
 Exit status: 0 success, 1 the run failed (a pipeline step failed), 2 bad input (parameters, dataset,
-template). Bad input is reported in one line without a traceback and leaves no output files.
+template), 141 stdout closed by its reader (``| head``; no traceback). Bad input is reported in one line
+without a traceback and leaves no output files.
 Subcommands live in :mod:`autorater_pipelines.commands`, one module each.
 """
 
@@ -55,6 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted; no output was written", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _reader_gone()
     except InputError as exc:
         print(f"error: {redact(str(exc))}", file=sys.stderr)
         return 2
@@ -79,6 +82,24 @@ def _tolerate_narrow_terminals() -> None:
                 stream.reconfigure(errors="backslashreplace")
             except (ValueError, OSError):  # a closed or detached stream
                 pass
+
+
+def _reader_gone() -> int:
+    """End quietly when stdout was closed by its reader (``autorater run … | head -1``), as Unix tools do.
+
+    The rest of the output goes to ``/dev/null`` (so the interpreter's final flush raises nothing); the
+    status is that of a process ended by SIGPIPE in a shell (128 + 13).
+    """
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a file descriptor (e.g. captured by a test)
+        pass
+    finally:
+        os.close(devnull)
+    return 128 + 13
 
 
 def _terminate(signum: int, frame: object) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from autorater_pipelines.cli import main
 from autorater_pipelines.redaction import REDACTED
+from autorater_pipelines.report._out_dir import MARKER_FILE, record_outputs
 from autorater_pipelines.testing import ModelEmulator
 from autorater_pipelines.testing.judges import ECHO_MARK, OVERLOAD_MARK, leaky_length_judge, length_judge
 
@@ -137,6 +138,7 @@ def test_a_leaky_overloaded_endpoint_on_an_ascii_terminal(tmp_path):
     out.mkdir()
     (out / "judgments.json").write_text("[]")  # an earlier run's judgments_format=json export
     (out / "metrics.1.json").write_text("{}")  # an earlier run's re-scoring history
+    record_outputs(str(out), ["judgments.json", "metrics.1.json"], "autorater run autosxs")  # as they recorded
     (tmp_path / ".out.partial-999999-abcd").mkdir()  # a killed run's staging folder (pid 999999 is gone)
     with ModelEmulator(leaky_length_judge) as emu:
         params = _params(
@@ -163,13 +165,14 @@ def test_a_leaky_overloaded_endpoint_on_an_ascii_terminal(tmp_path):
     assert "1 rows judged in one order only: excluded" in printed
     assert "read 6 data row(s) from evaluation_dataset" in printed
     assert sorted(p.name for p in out.iterdir()) == [
+        MARKER_FILE,
         "error_messages.jsonl",
         "judgments.jsonl",
         "metrics.json",
         "report.html",
     ]
     assert not [p for p in tmp_path.iterdir() if ".partial-" in p.name]
-    for path in out.iterdir():
+    for path in out.iterdir():  # the marker too
         assert KEY not in path.read_text(encoding="utf-8"), path.name
     errors = _read_jsonl(out / "error_messages.jsonl")
     assert any(REDACTED in e["error"] for e in errors if e["id"] == "r4")

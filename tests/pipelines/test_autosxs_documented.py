@@ -117,6 +117,8 @@ def test_documented_parameter_set_runs(name, vertex, tmp_path, monkeypatch, caps
         assert imported.parent == TUNED_MODEL
         assert imported.metrics["modelWinRate"] == metrics["autorater_model_b_win_rate"]
         assert imported.metrics["baselineModelWinRate"] == metrics["autorater_model_a_win_rate"]
+        # The judgments as the run left them, not the step's artifact in the deleted staging folder.
+        assert imported.evaluation["metadata"]["row_based_metrics_path"] == str(tmp_path / "out" / "judgments.jsonl")
         written = json.loads((out / "model_evaluations.json").read_text())
         assert written == {"b": {"model": TUNED_MODEL, "resource_name": imported.name, "error": None}}
         assert f"ModelEvaluation of model B: {imported.name}" in capsys.readouterr().out

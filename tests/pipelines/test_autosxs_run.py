@@ -42,6 +42,7 @@ def test_quickstart_from_relative_paths(tmp_path, monkeypatch, capsys):
     code = main(["run", "autosxs", "--params", "examples/quickstart/params.json", "--output-dir", str(out), "--quiet"])
     assert code == 0
     assert sorted(p.name for p in out.iterdir()) == [
+        ".autorater-outputs.json",  # the marker: what this run wrote (a re-run replaces only those)
         "error_messages.jsonl",
         "judgments.jsonl",
         "metrics.json",

@@ -55,7 +55,7 @@ def _run(params: dict, tmp_path: Path, name: str = "out", *flags: str) -> tuple[
 
 def _outputs(out: Path) -> tuple[dict, dict, list[dict]]:
     """(results by first id value, metrics, error rows) of a finished run."""
-    assert sorted(p.name for p in out.iterdir()) == OUTPUT_FILES
+    assert sorted(p.name for p in out.iterdir()) == [".autorater-outputs.json", *OUTPUT_FILES]
     results = _read_jsonl(out / "results.jsonl")
     metrics = json.loads((out / "metrics.json").read_text())
     errors = _read_jsonl(out / "error_messages.jsonl")

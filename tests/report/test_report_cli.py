@@ -66,6 +66,7 @@ def test_rescore_command_inline_json_and_output_dir(mixed_gecko_out, tmp_path, c
     printed = capsys.readouterr().out
     assert "masked_questions" in printed and "1 → 0" in printed
     assert sorted(p.name for p in target.iterdir()) == [
+        ".autorater-outputs.json",
         "error_messages.jsonl",
         "metrics.json",
         "results.jsonl",

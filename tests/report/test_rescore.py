@@ -166,7 +166,9 @@ def test_output_dir_leaves_the_run_untouched(quickstart_out, tmp_path):
     target = tmp_path / "rescored"
     write_rescore(rescore(str(quickstart_out), {"ties_as_half": True}), str(quickstart_out), str(target))
     assert {p.name: p.read_bytes() for p in quickstart_out.iterdir()} == before
-    assert sorted(p.name for p in target.iterdir()) == ["error_messages.jsonl", "judgments.jsonl", "metrics.json"]
+    written = ["error_messages.jsonl", "judgments.jsonl", "metrics.json"]
+    assert sorted(p.name for p in target.iterdir()) == [".autorater-outputs.json", *written]
+    assert json.loads((target / ".autorater-outputs.json").read_text())["files"] == written  # a run may replace them
     assert _metrics(target)["ties_as_half"] is True
 
 

@@ -28,6 +28,7 @@ from typing import Any
 __all__ = [
     "EMULATOR_ENV",
     "PAIRWISE_METRICS_SCHEMA_URI",
+    "ROW_BASED_METRICS_PATH_ENV",
     "import_pairwise_evaluations",
     "is_registry_model",
     "pairwise_evaluation_metrics",
@@ -37,6 +38,9 @@ logger = logging.getLogger(__name__)
 
 EMULATOR_ENV = "AIPLATFORM_EMULATOR_HOST"
 """Environment variable that sends Model Registry calls to a local fake (``host:port`` or URL)."""
+ROW_BASED_METRICS_PATH_ENV = "AUTORATER_ROW_BASED_METRICS_PATH"
+"""Environment variable naming where the judgments end up, recorded instead of the step's artifact URI
+(``autorater run`` sets it to ``OUT/judgments.jsonl``)."""
 
 PAIRWISE_METRICS_SCHEMA_URI = (
     "gs://google-cloud-aiplatform/schema/modelevaluation/pairwise_text_generation_metrics_1.0.0.yaml"
@@ -166,7 +170,9 @@ def import_pairwise_evaluations(
         metrics: The run's AutoSxS metrics (:func:`autorater_pipelines.autosxs.metrics.pairwise_metrics`).
         task: The ``task`` parameter, recorded in the evaluation's metadata.
         evaluation_dataset: The ``evaluation_dataset`` parameter, recorded in the metadata.
-        judgments_uri: Where the judgments are (the metadata's ``row_based_metrics_path``).
+        judgments_uri: Where the judgments are (the metadata's ``row_based_metrics_path``);
+            ``$AUTORATER_ROW_BASED_METRICS_PATH`` wins (``autorater run`` sets it to ``OUT/judgments.jsonl``:
+            the step's artifact is in a staging folder that the run deletes).
         api_endpoint: Endpoint override (else ``$AIPLATFORM_EMULATOR_HOST``, else the model's region).
 
     Returns:
@@ -174,6 +180,7 @@ def import_pairwise_evaluations(
         resource name, or an empty one and the error message when the import failed.
     """
     results: dict[str, dict[str, Any]] = {}
+    judgments_uri = os.environ.get(ROW_BASED_METRICS_PATH_ENV) or judgments_uri
     models = {"a": model_a, "b": model_b}
     for side, model in models.items():
         if not is_registry_model(model):

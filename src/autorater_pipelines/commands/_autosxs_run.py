@@ -6,7 +6,15 @@ import json
 import os
 from typing import Any
 
-__all__ = ["AUTORATER_TASK", "METRICS_TASK", "extra_outputs", "preflight", "print_model_evaluations", "print_summary"]
+__all__ = [
+    "AUTORATER_TASK",
+    "METRICS_TASK",
+    "child_env",
+    "extra_outputs",
+    "preflight",
+    "print_model_evaluations",
+    "print_summary",
+]
 
 AUTORATER_TASK = "online-evaluation-pairwise"
 """Task that outputs the judgments (``judgments``, ``error_messages``), named as in Google's template."""
@@ -31,13 +39,38 @@ def extra_outputs(params: dict[str, Any]) -> dict[str, str]:
     return extra
 
 
-def print_model_evaluations(out_dir: str) -> None:
-    """Print the ModelEvaluation written to each Model Registry model, or why it could not be."""
+def child_env(out_dir: str) -> dict[str, str]:
+    """The pipeline steps' environment: where the judgments will be once the run has moved them into OUT.
+
+    The Model Registry import records it as the evaluation's ``row_based_metrics_path`` (the step's own
+    artifact is in the staging folder, which is deleted when the run ends).
+    """
+    from autorater_pipelines.autosxs.model_registry import ROW_BASED_METRICS_PATH_ENV
+
+    return {ROW_BASED_METRICS_PATH_ENV: os.path.join(out_dir, "judgments.jsonl")}
+
+
+def print_model_evaluations(out_dir: str, written: list[str]) -> None:
+    """Print the ModelEvaluation written to each Model Registry model, or why it could not be.
+
+    Reads ``model_evaluations.json`` when this run wrote it (``written``: a run with a Model Registry model);
+    a file of that name from anywhere else is never reported. Content of another shape is reported in one
+    warning line.
+    """
     path = os.path.join(out_dir, MODEL_EVALUATIONS_FILE)
-    if not os.path.exists(path):
+    if MODEL_EVALUATIONS_FILE not in written or not os.path.exists(path):
         return
-    with open(path, encoding="utf-8") as fh:
-        evaluations = json.load(fh)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            evaluations = json.load(fh)
+    except (OSError, ValueError) as exc:
+        evaluations = exc
+    if not isinstance(evaluations, dict) or not all(isinstance(e, dict) for e in evaluations.values()):
+        print(
+            f"  warning: {path} is not the Model Registry report of this run (expected a JSON object of "
+            f"{{side: {{model, resource_name, error}}}}, got {str(evaluations)[:120]!r}); see the metrics step's log"
+        )
+        return
     for side, entry in sorted(evaluations.items()):
         if entry.get("resource_name"):
             print(f"  ModelEvaluation of model {side.upper()}: {entry['resource_name']}")

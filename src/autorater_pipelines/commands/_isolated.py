@@ -48,7 +48,13 @@ _PR_SET_PDEATHSIG = 1
 
 
 def run_isolated(
-    template: str, params: dict[str, Any], staging: str, *, quiet: bool, pipeline_root: str | None = None
+    template: str,
+    params: dict[str, Any],
+    staging: str,
+    *,
+    quiet: bool,
+    pipeline_root: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """Run ``template`` with ``params`` in the KFP local runner, in a child process group under ``staging``.
 
@@ -59,6 +65,7 @@ def run_isolated(
         quiet: Send the runner's logs to ``staging/pipeline.log`` instead of the terminal (their tail is
             printed when the run fails).
         pipeline_root: Where the runner writes each task's outputs (``--keep-pipeline-root``: under OUT).
+        env: Further environment variables of the pipeline process and its steps.
 
     Returns:
         The pipeline's output artifacts: name → local file path.
@@ -78,7 +85,7 @@ def run_isolated(
     spec_path = os.path.join(staging, "run.json")
     with open(spec_path, "w", encoding="utf-8") as fh:
         json.dump(spec, fh)
-    env = {**os.environ, "PYTHONUTF8": "1", "PYTHONIOENCODING": "utf-8"}
+    env = {**os.environ, **(env or {}), "PYTHONUTF8": "1", "PYTHONIOENCODING": "utf-8"}
     log_path = os.path.join(staging, "pipeline.log")
     sink: contextlib.AbstractContextManager[Any] = (
         open(log_path, "w", encoding="utf-8") if quiet else contextlib.nullcontext(sys.stdout)  # noqa: SIM115

@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
     from autorater_pipelines.commands._common import load_params
     from autorater_pipelines.errors import InputError
     from autorater_pipelines.report import REPORT_FILE, changes, rescore, write_report, write_rescore
+    from autorater_pipelines.report._out_dir import marked_files, record_outputs
 
     if args.params.lstrip().startswith("{"):
         from autorater_pipelines.io._jsondup import DuplicateKeyError, duplicate_key_message, unique_keys
@@ -112,5 +113,7 @@ def run(args: argparse.Namespace) -> int:
         print("no figure changed")
     if os.path.isfile(os.path.join(args.out, REPORT_FILE)):
         written.append(write_report(target))
+        if marked_files(target) is not None:
+            record_outputs(target, [REPORT_FILE], "autorater rescore")
     print(f"wrote in {os.path.abspath(target)}: " + ", ".join(os.path.basename(p) for p in written))
     return 0

@@ -3,9 +3,12 @@
 The run is staged in a hidden directory next to ``--output-dir`` (``.OUT.partial-<pid>-*``); only a
 successful run moves its files into ``--output-dir`` (each with an atomic rename), so a failed or
 interrupted run leaves no partial outputs, and the staging folders of killed runs are removed by the next
-run. Outputs of an earlier run that this run does not replace (``judgments.json`` of a ``json`` run,
-re-scored versions ``metrics.<n>.json``, a kept ``pipeline_root``) are removed, so OUT only ever holds one
-run. A run that reads a file inside OUT (dataset, replay, few-shot, params or Gecko media file) is
+run. OUT holds runs, not the user's files (:mod:`autorater_pipelines.report._out_dir`): a run records what
+it wrote in OUT's marker ``.autorater-outputs.json`` and removes only what an earlier run listed there
+(``judgments.json`` of a ``json`` run, ``model_evaluations.json``, re-scored versions ``metrics.<n>.json``, a
+kept ``pipeline_root``); a non-empty OUT without a marker, or a file of the user's where an output goes, is
+refused before the run; a second run into an OUT that a live run is writing is refused (a lock next to OUT).
+A run that reads a file inside OUT (dataset, replay, few-shot, params or Gecko media file) is
 refused before it starts. The pipeline runs in its own process group that dies with the command, even with SIGKILL
 (:mod:`autorater_pipelines.commands._isolated`). Parameters and the dataset are validated in-process
 first, so bad input fails in about a second with one clear line.
@@ -46,20 +49,24 @@ class RunSpec:
             component output artifact found under the pipeline root (``task/output`` form).
         print_summary: Prints the run summary from ``metrics.json``'s dict.
         extra_outputs: Further output files that depend on the parameters (same form as ``outputs``).
-        print_outputs: Prints what the run wrote besides the metrics, from ``--output-dir``.
+        print_outputs: Prints what the run wrote besides the metrics, from ``--output-dir`` and the names of
+            the files this run wrote there.
         failed_rows: ``(failed, total)`` rows of a run from its metrics; the exit status is 1 when no row
             was evaluated, or when ``failed / total`` exceeds ``--max-failed-share``.
         report_options: Options of :func:`autorater_pipelines.report.write_report` matching the pipeline's
             report step, used to rebuild ``report.html`` so that it names ``--output-dir``.
+        child_env: Environment variables for the pipeline's steps, from the final ``--output-dir`` (e.g.
+            where the judgments will be, for the Model Registry import).
     """
 
     preflight: Callable[[dict[str, Any]], tuple[int, list[str]]]
     outputs: dict[str, str]
     print_summary: Callable[[dict[str, Any]], None]
     extra_outputs: Callable[[dict[str, Any]], dict[str, str]] = lambda params: {}
-    print_outputs: Callable[[str], None] = lambda out_dir: None
+    print_outputs: Callable[[str, list[str]], None] = lambda out_dir, written: None
     failed_rows: Callable[[dict[str, Any]], tuple[int, int]] = lambda metrics: (0, 0)
     report_options: Callable[[dict[str, Any]], dict[str, Any]] = lambda params: {}
+    child_env: Callable[[str], dict[str, str]] = lambda out_dir: {}
 
 
 RUNNABLE: dict[str, RunSpec] = {
@@ -74,6 +81,7 @@ RUNNABLE: dict[str, RunSpec] = {
         print_summary=_autosxs_run.print_summary,
         extra_outputs=_autosxs_run.extra_outputs,
         print_outputs=_autosxs_run.print_model_evaluations,
+        child_env=_autosxs_run.child_env,
         # Rows left out of the rates (errors, rows judged in one order only) count as failed.
         failed_rows=lambda m: (
             int(m.get("evaluation_count") or 0) - int(m.get("judged_count") or 0),
@@ -102,7 +110,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--output-dir",
         required=True,
-        help="directory for the output files (created; files replaced; must not hold the run's inputs)",
+        help="directory for the output files: new, empty, or an earlier run's (only the files its "
+        ".autorater-outputs.json lists are replaced; yours are kept); must not hold the run's inputs",
     )
     p.add_argument("--template", default=None, help="compiled YAML to run (default: compiled/<pipeline>.yaml)")
     p.add_argument(
@@ -183,20 +192,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _stale_outputs(out_dir: str, keep: set[str]) -> list[str]:
-    """Files in ``out_dir`` that an earlier run or re-scoring wrote and this run does not replace."""
-    from autorater_pipelines.report._rescore import is_version_copy
-
-    if not os.path.isdir(out_dir):
-        return []
-    ours = {n for s in RUNNABLE.values() for n in s.outputs} | {"judgments.json"}
-    return sorted(
-        name
-        for name in os.listdir(out_dir)
-        if name not in keep and (name in ours or is_version_copy(name) or name == "pipeline_root")
-    )
-
-
 def check_run(pipeline: str, params_path: str, template: str) -> tuple[dict[str, Any], int, list[str]]:
     """Everything ``autorater run`` checks before its pipeline starts; the parameters the pipeline gets.
 
@@ -224,18 +219,46 @@ def check_run(pipeline: str, params_path: str, template: str) -> tuple[dict[str,
 
 def run(args: argparse.Namespace) -> int:
     """Validate, run the template locally, move its outputs into ``--output-dir``, print a summary."""
-    from autorater_pipelines.commands._isolated import run_isolated
-    from autorater_pipelines.pipelines._local import PipelineRunError
+    from autorater_pipelines.report._out_dir import OutputLock, check_output_dir
 
     spec = RUNNABLE[args.pipeline]
     out_dir = os.path.abspath(args.output_dir)
     _clean_partial_runs(out_dir)
     template = _common.template_path(args.pipeline, args.template)
     params, rows_read, inputs = check_run(args.pipeline, args.params, template)
-    _check_output_dir(out_dir, [*spec.outputs, *spec.extra_outputs(params)])
+    names = [*spec.outputs, *spec.extra_outputs(params), *(["pipeline_root"] if args.keep_pipeline_root else [])]
+    _check_output_dir(out_dir, names)
     _check_inputs_outside(out_dir, inputs)
-    print(f"read {rows_read} data row(s) from evaluation_dataset", flush=True)
+    check_output_dir(out_dir, names)  # before the lock too: a refused run leaves no lock file behind
+    with OutputLock(out_dir):
+        check_output_dir(out_dir, names)  # again under the lock: a run that ended meanwhile may have written OUT
+        print(f"read {rows_read} data row(s) from evaluation_dataset", flush=True)
+        written = _run_into(args, spec, template, params, out_dir)
+    if written is None:
+        return 1
+    with open(os.path.join(out_dir, "metrics.json"), encoding="utf-8") as fh:
+        metrics = json.load(fh)
+    spec.print_summary(metrics)
+    spec.print_outputs(out_dir, written)
+    _print_error_reasons(os.path.join(out_dir, "error_messages.jsonl"))
+    print(f"Outputs in {out_dir}: {', '.join(written)}")
+    return _exit_status(*spec.failed_rows(metrics), args.max_failed_share)
 
+
+def _run_into(
+    args: argparse.Namespace, spec: RunSpec, template: str, params: dict[str, Any], out_dir: str
+) -> list[str] | None:
+    """Run the pipeline in a staging folder and replace OUT's outputs with its files (under the OUT lock).
+
+    Returns:
+        The output names written into ``out_dir``, or None when the pipeline failed (message printed; OUT
+        unchanged but for a kept ``pipeline_root``).
+    """
+    from autorater_pipelines.commands._isolated import run_isolated
+    from autorater_pipelines.pipelines._local import PipelineRunError
+    from autorater_pipelines.report._out_dir import record_outputs, replace_outputs
+
+    written_by = f"autorater run {args.pipeline}"
     parent = os.path.dirname(out_dir)
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=f".{os.path.basename(out_dir)}.partial-{os.getpid()}-", dir=parent)
@@ -243,23 +266,27 @@ def run(args: argparse.Namespace) -> int:
     if args.keep_pipeline_root:
         # Run in place, so the artifact URIs recorded in each task's executor_output.json stay valid.
         pipeline_root = os.path.join(out_dir, "pipeline_root")
-        shutil.rmtree(pipeline_root, ignore_errors=True)
+        os.makedirs(out_dir, exist_ok=True)
+        record_outputs(out_dir, ["pipeline_root"], written_by)  # listed before it is written
+        shutil.rmtree(pipeline_root, ignore_errors=True)  # an earlier run's (check_output_dir: it is listed)
     try:
-        outputs = run_isolated(template, params, staging, quiet=args.quiet, pipeline_root=pipeline_root)
+        outputs = run_isolated(
+            template,
+            params,
+            staging,
+            quiet=args.quiet,
+            pipeline_root=pipeline_root,
+            env=spec.child_env(out_dir),
+        )
         wanted = {**spec.outputs, **spec.extra_outputs(params)}
         sources = {name: _locate(outputs, artifact, pipeline_root) for name, artifact in wanted.items()}
         for name, src in sources.items():
             shutil.copyfile(src, os.path.join(staging, name))
         if "report.html" in sources:
             _rename_report(staging, out_dir, spec.report_options(params))
-        os.makedirs(out_dir, exist_ok=True)
-        stale = _stale_outputs(out_dir, set(sources) | ({"pipeline_root"} if args.keep_pipeline_root else set()))
-        for name in stale:  # e.g. judgments.json of an earlier run with judgments_format json
-            path = os.path.join(out_dir, name)
-            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
-        for name in sources:
-            os.replace(os.path.join(staging, name), os.path.join(out_dir, name))
-        if stale:
+        kept = ["pipeline_root"] if args.keep_pipeline_root else []
+        stale = replace_outputs(out_dir, {n: os.path.join(staging, n) for n in sources}, written_by, keep=kept)
+        if stale:  # e.g. judgments.json of an earlier run with judgments_format json
             print(f"removed outputs of an earlier run from {out_dir}: {', '.join(stale)}")
         if args.keep_pipeline_root:
             print(f"pipeline root kept in {pipeline_root}")
@@ -267,16 +294,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: pipeline run failed: {redact(_ANSI.sub('', str(exc)))}", file=sys.stderr)
         if args.keep_pipeline_root:
             print(f"pipeline root kept in {pipeline_root}", file=sys.stderr)
-        return 1
+        return None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    with open(os.path.join(out_dir, "metrics.json"), encoding="utf-8") as fh:
-        metrics = json.load(fh)
-    spec.print_summary(metrics)
-    spec.print_outputs(out_dir)
-    _print_error_reasons(os.path.join(out_dir, "error_messages.jsonl"))
-    print(f"Outputs in {out_dir}: {', '.join(sources)}")
-    return _exit_status(*spec.failed_rows(metrics), args.max_failed_share)
+    return list(sources)
 
 
 def _rename_report(staging: str, out_dir: str, options: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ import shutil
 
 from autorater_pipelines import io
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.report._out_dir import MARKER_FILE, marked_files, record_outputs
 from autorater_pipelines.report._outputs import (
     ERRORS_FILE,
     METRICS_FILE,
@@ -50,6 +51,9 @@ def write_rescore(result: RescoreResult, directory: str, output_dir: str | None 
             in one holding an earlier re-scoring of the same rows, every file replaced is kept as
             ``<name>.<n>.<ext>`` first.
 
+    The names written are added to the target's marker (:mod:`autorater_pipelines.report._out_dir`), so
+    that a later ``autorater run`` into it replaces them; in place, only when the run's directory has one.
+
     Returns:
         The paths written (new files and the copies of the versions they replace).
 
@@ -61,6 +65,7 @@ def write_rescore(result: RescoreResult, directory: str, output_dir: str | None 
     copies = _files_to_copy(result, directory) if elsewhere else []
     if elsewhere:
         _check_target(result, directory, target, [*copies, *result.files])
+    marked = os.path.isdir(target) and marked_files(target) is not None  # an invalid marker: refused here
     written = []
     os.makedirs(target, exist_ok=True)
     for name in [*copies, *result.files]:  # every file replaced is kept as <name>.<n>.<ext>
@@ -81,6 +86,8 @@ def write_rescore(result: RescoreResult, directory: str, output_dir: str | None 
         else:
             io.write_json(path, content)
         written.append(path)
+    if elsewhere or marked:
+        record_outputs(target, [os.path.basename(p) for p in written], "autorater rescore")
     return written
 
 
@@ -92,6 +99,7 @@ def _files_to_copy(result: RescoreResult, directory: str) -> list[str]:
         if name not in result.files
         and name.endswith((".jsonl", ".json"))
         and not is_version_copy(name)
+        and name != MARKER_FILE
         and os.path.isfile(os.path.join(directory, name))
     ]
 

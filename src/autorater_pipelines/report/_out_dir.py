@@ -1,0 +1,230 @@
+"""Which files of an output directory autorater wrote: the marker, the run lock, and replacing outputs.
+
+An output directory (``autorater run --output-dir OUT``, ``autorater rescore --output-dir``) holds the
+marker :data:`MARKER_FILE`, a JSON object whose ``files`` lists the names (in OUT, no subfolders) that
+autorater wrote there. Only those may be replaced or removed by a later run; anything else in OUT is the
+user's and is never touched:
+
+- :func:`check_output_dir` refuses, before anything runs, a non-empty OUT without a marker, and an OUT
+  where a file the run will write exists but is not in the marker (a user's file of that name);
+- :func:`replace_outputs` moves a run's staged files into OUT (each with an atomic rename) and removes the
+  files the marker lists that this run did not write again (an earlier run's ``judgments.json``,
+  ``model_evaluations.json``, re-scored versions ``metrics.<n>.json`` …); the marker is rewritten first
+  with both lists and last with the new one, so a kill in between leaves nothing unlisted;
+- :func:`record_outputs` adds files written into OUT (by a re-scoring) to its marker;
+- :class:`OutputLock` keeps a second run out of OUT while one is writing it: an ``flock`` on the sibling
+  file ``.OUT.lock``, which records the holder's pid, host and start time. The kernel releases the lock
+  when its process dies, so a lock file left by a killed run is recognised as stale and taken over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import os
+import shutil
+import socket
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+from autorater_pipelines.errors import InputError
+
+__all__ = ["MARKER_FILE", "OutputLock", "check_output_dir", "marked_files", "record_outputs", "replace_outputs"]
+
+MARKER_FILE = ".autorater-outputs.json"
+"""The marker in an output directory: ``{"written_by", "files": [names autorater wrote there], "updated"}``."""
+
+_SOURCE = "--output-dir"
+
+
+def _plain(name: Any) -> bool:
+    """A file name directly in the directory (a marker never makes autorater touch anything outside it)."""
+    return isinstance(name, str) and bool(name) and name not in (".", "..", MARKER_FILE) and "/" not in name
+
+
+def marked_files(out_dir: str) -> set[str] | None:
+    """The names the marker of ``out_dir`` lists, or None when it has no marker.
+
+    Raises:
+        InputError: the marker exists but is not a JSON object with a ``files`` list of names.
+    """
+    path = os.path.join(out_dir, MARKER_FILE)
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            marker = json.load(fh)
+    except (OSError, ValueError) as exc:
+        marker = exc
+    files = marker.get("files") if isinstance(marker, dict) else None
+    if not isinstance(files, list) or not all(_plain(n) for n in files):
+        raise InputError(
+            f"is not an autorater output marker (expected a JSON object with a list of file names under 'files', "
+            f"got {str(marker)[:120]!r}); it was changed by hand: remove it together with the files it listed, "
+            "or pick a new --output-dir",
+            source=path,
+        )
+    return set(files)
+
+
+def _write_marker(out_dir: str, files: Iterable[str], written_by: str) -> None:
+    path = os.path.join(out_dir, MARKER_FILE)
+    marker = {
+        "written_by": written_by,
+        "files": sorted(set(files)),
+        "updated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "note": "autorater replaces or removes only the files listed here; every other file is yours",
+    }
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(marker, fh, indent=1)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def check_output_dir(out_dir: str, names: Iterable[str]) -> set[str]:
+    """Refuse an output directory autorater may not write ``names`` into; return what its marker lists.
+
+    Args:
+        out_dir: The output directory (need not exist).
+        names: The file or folder names the run will write in it.
+
+    Returns:
+        The names an earlier run wrote there (empty for a new or empty directory).
+
+    Raises:
+        InputError: ``out_dir`` is not empty and has no marker (naming what it holds), its marker is not
+            valid, or one of ``names`` exists there but is not in the marker.
+    """
+    if not os.path.isdir(out_dir):
+        return set()
+    present = sorted(os.listdir(out_dir))
+    marked = marked_files(out_dir)
+    if marked is None:
+        if not present:
+            return set()
+        shown = ", ".join(present[:5]) + (f" and {len(present) - 5} more" if len(present) > 5 else "")
+        raise InputError(
+            f"{out_dir!r} is not empty ({shown}) and holds no {MARKER_FILE}, so no earlier autorater run wrote it; "
+            "a run replaces the files in its --output-dir, so pick a new or empty --output-dir (or move those "
+            "files out; an output directory of an autorater version before the marker: remove it first)",
+            source=_SOURCE,
+        )
+    theirs = sorted(n for n in names if n not in marked and os.path.lexists(os.path.join(out_dir, n)))
+    if theirs:
+        raise InputError(
+            f"{os.path.join(out_dir, theirs[0])!r} was not written by an earlier autorater run (it is not listed "
+            f"in {MARKER_FILE}) and this run would replace it; move it out or pick another --output-dir",
+            source=_SOURCE,
+        )
+    return marked
+
+
+def record_outputs(out_dir: str, names: Iterable[str], written_by: str) -> None:
+    """Add ``names`` (just written into ``out_dir``) to its marker, creating the marker if there is none.
+
+    Raises:
+        InputError: the existing marker is not valid.
+    """
+    _write_marker(out_dir, (marked_files(out_dir) or set()) | set(names), written_by)
+
+
+def _remove(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.remove(path)
+
+
+def replace_outputs(out_dir: str, staged: dict[str, str], written_by: str, keep: Iterable[str] = ()) -> list[str]:
+    """Move a run's staged files into ``out_dir`` and remove what an earlier run wrote there and this one did not.
+
+    Call it after :func:`check_output_dir` (under :class:`OutputLock`). Files not in the marker are never
+    touched.
+
+    Args:
+        out_dir: The output directory (created if needed).
+        staged: Name in ``out_dir`` → staged file (on the same file system, moved with ``os.replace``).
+        written_by: Recorded in the marker (e.g. ``autorater run autosxs``).
+        keep: Names this run wrote in place (``pipeline_root``): listed in the marker, not removed.
+
+    Returns:
+        The names of the earlier run's outputs that were removed.
+
+    Raises:
+        InputError: the marker is not valid (nothing moved).
+    """
+    os.makedirs(out_dir, exist_ok=True)
+    before = marked_files(out_dir) or set()
+    new = set(staged) | set(keep)
+    _write_marker(out_dir, before | new, written_by)  # a kill from here on leaves nothing unlisted
+    for name, src in staged.items():
+        os.replace(src, os.path.join(out_dir, name))
+    stale = sorted(n for n in before - new if os.path.lexists(os.path.join(out_dir, n)))
+    for name in stale:
+        _remove(os.path.join(out_dir, name))
+    _write_marker(out_dir, new, written_by)
+    return stale
+
+
+class OutputLock:
+    """Exclusive right to write one output directory, for the life of a run (``with OutputLock(out_dir):``).
+
+    Raises:
+        InputError: on enter, another live process holds the lock (naming its pid, host and start time).
+    """
+
+    def __init__(self, out_dir: str) -> None:
+        parent, base = os.path.split(os.path.abspath(out_dir))
+        self.out_dir = out_dir
+        self.path = os.path.join(parent, f".{base}.lock")
+        self._fd: int | None = None
+
+    def __enter__(self) -> OutputLock:
+        import fcntl
+
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _read_holder(fd)
+                os.close(fd)
+                raise InputError(
+                    f"another autorater run ({holder}) is writing {self.out_dir!r}; wait until it ends or pick "
+                    f"another --output-dir (the lock is {self.path!r}; it is released when that process ends)",
+                    source=_SOURCE,
+                ) from None
+            with contextlib.suppress(FileNotFoundError):
+                if os.fstat(fd).st_ino == os.stat(self.path).st_ino:
+                    break  # else the holder removed the file as we locked it: lock the new one
+            os.close(fd)
+        left = _read_holder(fd)
+        if left:
+            print(f"took over {self.path} left by an interrupted run ({left})", file=sys.stderr)
+        stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started": stamp}).encode(), 0)
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self.path)  # while still locked: whoever opens it next locks a new file
+            os.close(self._fd)
+            self._fd = None
+
+
+def _read_holder(fd: int) -> str:
+    """``pid N on host H since T`` from a lock file ('' when empty or unreadable)."""
+    try:
+        holder = json.loads(os.pread(fd, 4096, 0) or b"null")
+    except (OSError, ValueError):
+        return ""
+    if not isinstance(holder, dict):
+        return ""
+    return f"pid {holder.get('pid')} on {holder.get('host')} since {holder.get('started')}"

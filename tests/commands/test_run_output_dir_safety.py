@@ -1,0 +1,223 @@
+"""``autorater run --output-dir OUT`` holds runs, not the user's files (issue 25, item 1).
+
+A run used to delete a user's ``OUT/pipeline_root/`` and files named like outputs, report a stale
+``model_evaluations.json`` as its own, and two runs into one OUT both reported success.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autorater_pipelines.cli import main
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.report._out_dir import MARKER_FILE, OutputLock, check_output_dir, record_outputs
+from autorater_pipelines.testing import ModelEmulator
+from autorater_pipelines.testing.judges import length_judge
+
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+
+ROWS = [{"id": f"q{i}", "question": f"Q{i}?", "a": "x" * i, "b": "yy"} for i in range(1, 4)]
+VERDICT = '{"explanation": "fine", "choice": "%s"}'
+OUTPUTS = ["error_messages.jsonl", "judgments.jsonl", "metrics.json", "report.html"]
+
+
+def _snapshot(directory: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+        for p in sorted(directory.rglob("*"))
+    }
+
+
+def _params(tmp_path: Path, **overrides: Any) -> Path:
+    dataset = tmp_path / "data.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text(
+        "".join(
+            json.dumps({"id": r["id"], "flipped": bool(f), "response": VERDICT % ("AB"[f] if r["id"] != "q2" else "A")})
+            + "\n"
+            for r in ROWS
+            for f in (0, 1)
+        ),
+        encoding="utf-8",
+    )
+    params = {
+        "evaluation_dataset": str(dataset),
+        "task": "question_answering@001",
+        "id_columns": ["id"],
+        "autorater_prompt_parameters": {"inference_instruction": {"column": "question"}},
+        "response_column_a": "a",
+        "response_column_b": "b",
+        "autorater_model": f"replay/{replay}",
+        **overrides,
+    }
+    path = tmp_path / f"params-{len(list(tmp_path.glob('params-*')))}.json"
+    path.write_text(json.dumps(params), encoding="utf-8")
+    return path
+
+
+def _marker(out: Path) -> list[str]:
+    return json.loads((out / MARKER_FILE).read_text(encoding="utf-8"))["files"]
+
+
+def test_a_non_empty_output_dir_without_a_marker_is_refused_and_loses_nothing(tmp_path, capsys):
+    """Every file the hostile trial saw deleted or overwritten is still there, byte for byte."""
+    out = tmp_path / "mine"
+    (out / "pipeline_root" / "deep").mkdir(parents=True)
+    (out / "pipeline_root" / "deep" / "weights.bin").write_bytes(os.urandom(256))
+    for name in ("judgments.json", "results.jsonl", "rubrics.jsonl", "judgments.1.jsonl", "metrics.2.json"):
+        (out / name).write_text(f"the user's {name}\n", encoding="utf-8")
+    (out / "report.html").write_text("<p>my report</p>", encoding="utf-8")
+    before = _snapshot(out)
+
+    code = main(["run", "autosxs", "--params", str(_params(tmp_path)), "--output-dir", str(out), "--quiet"])
+
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"--output-dir: {str(out)!r} is not empty (judgments.1.jsonl, judgments.json, metrics.2.json," in err
+    assert f"holds no {MARKER_FILE}" in err and "pick a new or empty --output-dir" in err
+    assert "Traceback" not in err
+    assert _snapshot(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.jsonl", "mine", "params-0.json", "replay.jsonl"]
+
+
+def test_a_rerun_replaces_only_its_own_files_and_keeps_the_users(tmp_path, capsys):
+    out = tmp_path / "out"
+    first = ["run", "autosxs", "--params", str(_params(tmp_path, judgments_format="json")), "--output-dir", str(out)]
+    assert main([*first, "--quiet", "--keep-pipeline-root"]) == 0
+    assert sorted(_marker(out)) == sorted([*OUTPUTS, "judgments.json", "pipeline_root"])
+    (out / "notes.txt").write_text("mine\n", encoding="utf-8")
+    # A file of the user's named like an output this run does not write (a registry run's report).
+    (out / "model_evaluations.json").write_text("[1, 2]", encoding="utf-8")
+    capsys.readouterr()
+
+    code = main(["run", "autosxs", "--params", str(_params(tmp_path)), "--output-dir", str(out), "--quiet"])
+
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert f"removed outputs of an earlier run from {out}: judgments.json, pipeline_root" in printed
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [*OUTPUTS, MARKER_FILE, "model_evaluations.json", "notes.txt"]
+    )
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "mine\n"
+    assert (out / "model_evaluations.json").read_text(encoding="utf-8") == "[1, 2]"
+    assert "ModelEvaluation" not in printed and "model_evaluations" not in printed
+    assert sorted(_marker(out)) == OUTPUTS
+
+    # A user's file where an output goes is refused before the run, and kept.
+    (out / "judgments.json").write_text("my judgments", encoding="utf-8")
+    before = _snapshot(out)
+    code = main(
+        ["run", "autosxs", "--params", str(_params(tmp_path, judgments_format="json")), "--output-dir", str(out)]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{str(out / 'judgments.json')!r} was not written by an earlier autorater run" in err
+    assert _snapshot(out) == before
+
+
+def test_a_stale_model_evaluations_file_is_removed_and_never_reported(tmp_path, capsys):
+    """An earlier registry run's ``model_evaluations.json`` (in the marker) does not outlive a run without one."""
+    out = tmp_path / "out"
+    out.mkdir()
+    stale = {"b": {"model": "projects/p/locations/l/models/m", "resource_name": "projects/p/stale", "error": None}}
+    (out / "model_evaluations.json").write_text(json.dumps(stale), encoding="utf-8")
+    record_outputs(str(out), ["model_evaluations.json"], "autorater run autosxs")  # as that run recorded it
+
+    code = main(["run", "autosxs", "--params", str(_params(tmp_path)), "--output-dir", str(out), "--quiet"])
+
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "projects/p/stale" not in printed and "ModelEvaluation" not in printed
+    assert f"removed outputs of an earlier run from {out}: model_evaluations.json" in printed
+    assert not (out / "model_evaluations.json").exists()
+
+
+def test_a_registry_run_refuses_a_users_model_evaluations_file_with_a_clear_error(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "judgments.jsonl").write_text("", encoding="utf-8")
+    record_outputs(str(out), ["judgments.jsonl"], "autorater run autosxs")
+    (out / "model_evaluations.json").write_text("not json at all", encoding="utf-8")
+    names = ["judgments.jsonl", "model_evaluations.json"]
+    with pytest.raises(InputError, match=r"model_evaluations.json' was not written by an earlier autorater run"):
+        check_output_dir(str(out), names)
+    (out / MARKER_FILE).write_text('{"files": ["../../etc"]}', encoding="utf-8")
+    with pytest.raises(InputError, match=r"is not an autorater output marker .* changed by hand"):
+        check_output_dir(str(out), names)
+
+
+def _autorater(args: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "GEMINI_", "OPENAI_"))}
+    return subprocess.Popen(
+        [sys.executable, "-m", "autorater_pipelines.cli", *args], env=env, stderr=subprocess.PIPE, **kwargs
+    )
+
+
+def test_two_runs_into_one_output_dir_never_both_succeed(tmp_path, capsys):
+    out = tmp_path / "out"
+    lock = tmp_path / ".out.lock"
+    with ModelEmulator(length_judge, latency_s=0.3) as emu:
+        params = _params(
+            tmp_path,
+            autorater_model="gemini-2.5-flash",
+            autorater_parameters={"base_url": emu.url, "max_concurrency": 1, "cache_dir": "off"},
+        )
+        first = _autorater(["run", "autosxs", "--params", str(params), "--output-dir", str(out), "--quiet"])
+        deadline = time.monotonic() + 600
+        while emu.call_count < 1:
+            assert first.poll() is None, first.communicate()[1].decode()[-3000:]
+            assert time.monotonic() < deadline, "judging never started"
+            time.sleep(0.1)
+        assert lock.exists()
+
+        code = main(["run", "autosxs", "--params", str(params), "--output-dir", str(out), "--quiet"])
+
+        err = capsys.readouterr().err
+        assert code == 2
+        host = socket.gethostname()
+        assert f"another autorater run (pid {first.pid} on {host} since " in err and "is writing" in err
+        _, first_err = first.communicate(timeout=600)
+    assert first.returncode == 0, first_err.decode()[-3000:]
+    assert sorted(_marker(out)) == OUTPUTS
+    assert not lock.exists()
+
+
+def test_a_lock_left_by_a_killed_run_is_taken_over(tmp_path, capsys):
+    """The kernel releases a killed holder's ``flock``; its lock file, still naming it, does not block."""
+    out = tmp_path / "out"
+    lock = tmp_path / ".out.lock"
+    lock.write_text(json.dumps({"pid": 999999, "host": socket.gethostname(), "started": "2026-01-01T00:00:00"}))
+
+    with OutputLock(str(out)):
+        assert json.loads(lock.read_text())["pid"] == os.getpid()
+        with pytest.raises(InputError, match=rf"another autorater run \(pid {os.getpid()} on .*\) is writing"):
+            OutputLock(str(out)).__enter__()
+    err = capsys.readouterr().err
+    assert f"took over {lock} left by an interrupted run (pid 999999 on " in err
+    assert not lock.exists()
+
+
+def test_run_piped_into_head_ends_without_a_traceback(tmp_path):
+    out = tmp_path / "out"
+    proc = _autorater(
+        ["run", "autosxs", "--params", str(_params(tmp_path)), "--output-dir", str(out)], stdout=subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    first_line = proc.stdout.readline()  # what `| head -1` reads before it exits
+    proc.stdout.close()
+    _, stderr = proc.communicate(timeout=600)
+    assert first_line == b"read 3 data row(s) from evaluation_dataset\n"
+    assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr, stderr.decode()[-3000:]
+    assert proc.returncode == 141
+    assert sorted(_marker(out)) == OUTPUTS  # the run itself finished
