@@ -50,6 +50,13 @@ def test_gcs_cache_tiny(capsys: pytest.CaptureFixture[str]) -> None:
     assert last.startswith("calls=300 segments=") and 3 <= int(last.split()[1].split("=")[1]) <= 6  # <= 100 each
 
 
+def test_arena_ranking_tiny(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--models", "4", "--battles", "2000", "--prompts", "50", "--rounds", "20", "--repeat", "1"]
+    assert _load("arena_ranking").main(args) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("models=4 battles=2000 rounds=20 bt_s=") and last.endswith("order_recovered=True")
+
+
 def test_scale_rows_tiny(capsys: pytest.CaptureFixture[str]) -> None:
     assert _load("scale_rows").main(["--rows", "300"]) == 0
     # strip(): after a ParallelFor, the KFP local runner leaves print() indenting in this process (NOTES.md).
