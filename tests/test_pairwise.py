@@ -259,12 +259,12 @@ def _s(choice, index=0, flipped=False, explanation="", distribution=None):
     "choices, expected_choice, expected_confidence",
     [
         (["A", "A"], "A", 1.0),
-        (["A", "B"], "TIE", 1.0),
+        (["A", "B"], "TIE", 0.0),  # a split vote: no sample said TIE (the vote share of TIE)
         (["A", "A", "B"], "A", 2 / 3),
         (["A", "TIE"], "TIE", 0.5),
         (["TIE", "TIE"], "TIE", 1.0),
         (["B", "ERROR"], "B", 1.0),
-        (["A", "A", "B", "B", "TIE"], "TIE", 1.0),
+        (["A", "A", "B", "B", "TIE"], "TIE", 0.2),
         (["A", "A", "A", "B", "TIE", "TIE"], "A", 0.5),
     ],
 )

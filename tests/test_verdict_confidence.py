@@ -244,3 +244,34 @@ def test_a_character_split_over_two_tokens_elsewhere_does_not_hide_the_verdict_t
         output = ModelOutput(text=text, logprobs=tuple(TokenLogprob(t, lp, tuple(top)) for t, lp, top in pieces))
         sample = to_sample(_request(), output, JudgeSettings.from_params(FASTCHAT))
         assert sample.distribution == pytest.approx({"B": _p(-0.3, -1.6), "A": _p(-1.6, -0.3)}), text
+
+
+# A judge that always names the first position: with flip on, its two samples split (A, then B once mapped back).
+FIRST_POSITION = [("[[", -0.01, []), ("A", -0.2, [("A", -0.2), ("B", -1.9), ("C", -2.3)]), ("]]", -0.001, [])]
+
+
+@pytest.mark.parametrize("with_logprobs", [True, False])
+def test_a_split_vote_tie_has_one_meaning_of_confidence_with_or_without_logprobs(tmp_path, with_logprobs):
+    # Found by the newcomer trial: the same split-vote TIE had confidence 1.0 without logprobs, 0.059 with.
+    params: dict[str, Any] = {**FASTCHAT, "sampling_count": 2, "flip": True}
+    if not with_logprobs:
+        params["logprobs"] = None
+    with ModelEmulator(_responder(FIRST_POSITION)) as emulator:
+        row = _judge(tmp_path, "openai/judge", emulator.url + "/v1", **params)
+    assert [s["choice"] for s in sorted(row["samples"], key=lambda s: s["flipped"])] == ["A", "B"]
+    assert row["choice"] == "TIE"
+    # Support for TIE: mean P(TIE) (the "C" token) over the two samples with logprobs; the TIE vote share
+    # (no sample said TIE) without.
+    expected = _p(-2.3, -0.2, -1.9) if with_logprobs else 0.0
+    assert row["confidence"] == pytest.approx(expected, abs=1e-6)
+    assert row["confidence"] < 0.1
+
+
+def test_confidence_is_the_mean_support_for_the_choice_when_only_some_samples_have_logprobs():
+    settings = JudgeSettings.from_params(FASTCHAT)
+    pieces = tuple(TokenLogprob(t, lp, tuple(top)) for t, lp, top in FIRST_POSITION)
+    with_lp = to_sample(_request(), ModelOutput(text="[[A]]", logprobs=pieces), settings)
+    bare = to_sample(_request(), ModelOutput(text="[[A]]"), settings)
+    choice, confidence, _ = combine_samples([with_lp, bare])
+    assert choice == "A"
+    assert confidence == pytest.approx((_p(-0.2, -1.9, -2.3) + 1.0) / 2, abs=1e-6)

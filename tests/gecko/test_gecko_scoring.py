@@ -115,6 +115,24 @@ def test_a_split_vote_does_not_depend_on_which_sample_came_first():
     assert r["qa_results"][0]["score"] == 0.0  # "a" has 2 of 4 votes: a clear verdict, not a tie
 
 
+def test_a_split_vote_scores_only_when_the_expected_answer_is_among_the_tied_winners():
+    # Found by the hostile trial: a×2, b×2, c×1 with "c" expected scored 0.2 although "c" lost the vote.
+    def votes(*answers):
+        return [sample(a, index=i) for i, a in enumerate(answers)]
+
+    choices = ["a", "b", "c"]
+    cases = [
+        (votes("a", "b", "a", "b", "c"), "c", 0.0, "a | b"),  # expected is a runner-up: as in a lost vote
+        (votes("a", "b", "a", "b", "c"), "a", 0.5, "a | b"),  # one of 2 tied winners: 1/2, not 2/5
+        (votes("a", "b", "c"), "b", 1 / 3, "a | b | c"),  # one of 3 tied winners
+        (votes("c", "c", "a"), "a", 0.0, "c"),  # no tie: the runner-up scores 0 as before
+    ]
+    for answers, expected, want, verdict in cases:
+        (r,) = score([row(1, [qa("1", expected, choices)], {"1": answers})], id_columns=["id"]).results
+        q = r["qa_results"][0]
+        assert (q["verdict"], q["score"]) == (verdict, pytest.approx(want)), (answers, expected)
+
+
 @pytest.mark.parametrize(
     ("answer", "expected", "choices"),
     [

@@ -1,4 +1,12 @@
-"""Confidence from log-probabilities: the probability of the token that carries the parsed verdict.
+"""A row's confidence, and the verdict probability it is read from with log-probabilities.
+
+One meaning, with or without log-probabilities (:func:`row_confidence`): a row's ``confidence`` is the judge's
+support for the row's choice — the mean, over the samples that voted, of the probability each sample gives that
+choice. With log-probabilities a sample's probabilities are those of its verdict token (below); without them a
+sample gives probability 1 to its own verdict and 0 to the others, so the confidence is the vote share. A ``TIE``
+that comes from a split vote (``A``×1, ``B``×1) therefore has a low confidence on both paths — 0 without
+log-probabilities, the samples' mean probability of ``TIE`` with them — since no sample judged the responses
+equal; a unanimous ``TIE`` has 1 (or its mean probability).
 
 With ``logprobs`` set, a judge's answer comes with one log-probability per generated token and its top
 alternatives. The verdict's probability is read at the token where the verdict parser found the verdict
@@ -19,10 +27,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-__all__ = ["VerdictProbability", "json_choice_span", "verdict_probability"]
+__all__ = ["VerdictProbability", "json_choice_span", "row_confidence", "verdict_probability"]
 
 Label = Callable[[str], "str | None"]
 """Maps verdict text (a match, or an alternative token read in the same frame) to ``A``/``B``/``TIE`` or None."""
@@ -149,3 +157,26 @@ def verdict_probability(
     if total <= 0:
         return VerdictProbability(None, f"no alternative of the verdict token {chosen.token!r} names a verdict")
     return VerdictProbability({k: v / total for k, v in mass.items()}, None)
+
+
+def row_confidence(choice: str, samples: Sequence[tuple[str, Mapping[str, float] | None]]) -> float | None:
+    """The confidence of a row whose vote gave ``choice`` (module docstring: one meaning on both paths).
+
+    Args:
+        choice: The row's choice, ``A``/``B``/``TIE`` in model terms.
+        samples: Per voting sample (choice ``ERROR`` excluded): its verdict in model terms and its verdict
+            distribution in model terms (:class:`VerdictProbability`, un-flipped), or None without
+            log-probabilities.
+
+    Returns:
+        In [0, 1]: the mean over ``samples`` of the probability each gives ``choice`` (its distribution's, else 1
+        when its verdict is ``choice`` and 0 when not); None without samples. E.g. ``A``×1 + ``B``×1 → ``TIE``
+        with 0.0; ``A``, ``A``, ``B`` → ``A`` with 0.667; ``A`` with P(A) 0.9 twice → 0.9.
+    """
+    if not samples:
+        return None
+    support = [
+        float(distribution.get(choice, 0.0)) if distribution else float(verdict == choice)
+        for verdict, distribution in samples
+    ]
+    return sum(support) / len(support)

@@ -36,7 +36,7 @@ from autorater_pipelines.autosxs.answers import (
     parse_verdict_at,
     parse_verdict_note,
 )
-from autorater_pipelines.autosxs.confidence import verdict_probability
+from autorater_pipelines.autosxs.confidence import row_confidence, verdict_probability
 from autorater_pipelines.autosxs.scoring import parse_scores
 from autorater_pipelines.autosxs.verdicts import VerdictPattern, lookup_verdict, preference_label
 from autorater_pipelines.errors import InputError
@@ -277,11 +277,11 @@ def combine_samples(samples: Sequence[Sample]) -> tuple[str, float | None, str]:
     when no label has strictly the most votes (e.g. one ``A`` and one ``B``) the choice is ``TIE``.
     No valid sample gives ``ERROR`` with confidence None.
 
-    Confidence: when every voting sample carries a verdict-token probability (logprobs), the mean
-    probability those samples give to the chosen label; None when log-probabilities were returned but a
-    voting sample's verdict token could not be read (:mod:`~autorater_pipelines.autosxs.confidence`; the
-    sample's ``note`` says why); otherwise the vote share of the chosen label, and for ``TIE``
-    ``1 - |n_A - n_B| / n`` (1.0 for a perfect split or unanimous TIE).
+    Confidence: the mean probability the voting samples give the chosen label — a sample's verdict-token
+    probability with logprobs, else 1 for its own verdict (the vote share); one meaning on both paths, so a
+    ``TIE`` from a split vote (``A``×1, ``B``×1) has 0 without logprobs and its mean P(TIE) with them
+    (:func:`~autorater_pipelines.autosxs.confidence.row_confidence`). None when log-probabilities were
+    returned but a voting sample's verdict token could not be read (the sample's ``note`` says why).
     """
     valid = [s for s in samples if s.choice != "ERROR"]
     if not valid:
@@ -292,16 +292,11 @@ def combine_samples(samples: Sequence[Sample]) -> tuple[str, float | None, str]:
         choice = "TIE"
     else:
         choice = ranked[0][0]
-    n = len(valid)
     confidence: float | None
     if any(s.confidence_reason for s in valid):
         confidence = None
-    elif all(s.distribution for s in valid):
-        confidence = sum((s.distribution or {}).get(choice, 0.0) for s in valid) / n
-    elif choice == "TIE":
-        confidence = 1.0 - abs(counts["A"] - counts["B"]) / n
     else:
-        confidence = counts[choice] / n
+        confidence = row_confidence(choice, [(s.choice, s.distribution) for s in valid])
     agreeing = [s for s in valid if s.choice == choice]
     if agreeing:
         explanation = agreeing[0].explanation

@@ -114,10 +114,11 @@ def _count_votes(result: dict[str, Any], parsed: list[str], no_choice_votes: boo
     verdict = ranked[0][0]
     exact = 1.0 if normalize(verdict) == normalize(expected) else 0.0
     if len(ranked) > 1 and ranked[1][1] == ranked[0][1]:
-        # A split vote has no single verdict: the score is the share of votes for the expected answer
-        # (yes×1, no×1 → 0.5), never whichever sample happened to come first.
+        # A split vote has no single verdict: the score is the chance that a verdict drawn among the tied
+        # winners is the expected answer, 1/k when it is one of the k winners (yes×1, no×1 → 0.5), else 0 (a
+        # runner-up's votes earn nothing, as in an undivided vote) — never whichever sample came first.
         tied = sorted(choice for choice, count in ranked if count == ranked[0][1])
-        exact = sum(n for c, n in votes.items() if normalize(c) == normalize(expected)) / len(parsed)
+        exact = 1.0 / len(tied) if any(normalize(c) == normalize(expected) for c in tied) else 0.0
         verdict = " | ".join(tied)
         result["tied_vote"] = True
     result.update(verdict=verdict, score=exact, status="scored", votes=dict(votes), exact_score=exact)

@@ -3,8 +3,9 @@
 Per question (Gecko, arXiv 2404.16820; TIFA, arXiv 2303.11897): each sample's answer is resolved to
 one of the question's choices (:func:`autorater_pipelines.gecko.verdicts.resolve` — never substring
 matching); the most frequent choice is the verdict; score = 1 when the verdict is the expected answer,
-else 0. A tie between the most frequent choices scores the share of votes for the expected answer
-(``yes``×1, ``no``×1 → 0.5; the verdict reads ``no | yes`` and ``tied_vote`` is set). With
+else 0. A tie between the k most frequent choices scores 1/k when the expected answer is one of them
+and 0 when it is not (``yes``×1, ``no``×1 → 0.5; ``a``×2, ``b``×2, ``c``×1 with ``c`` expected → 0; the
+verdict reads ``no | yes`` and ``tied_vote`` is set). With
 ``logprob_weighting`` the score is instead the mean probability of the expected answer over samples
 that carry choice probabilities (questions without them fall back to exact match and are counted).
 A question whose answers all fail to parse (no answer names a choice: ``"1000…0"``, ``""``,
