@@ -109,6 +109,8 @@ def run_isolated(
             forward.join(timeout=_GRACE_S)
         finally:
             _end_group(child)
+        if isinstance(lines, _QuietSink):
+            lines.print_warnings()
     try:
         with open(spec["result"], encoding="utf-8") as fh:
             result = json.load(fh)
@@ -186,16 +188,19 @@ class _Chain:
 
 
 class _QuietSink:
-    """The ``--quiet`` log file, except that warnings and model-call heartbeats also go to stderr as they come.
+    """The ``--quiet`` log file; model-call heartbeats also go to stderr as they come, warnings once per kind.
 
-    A step's log lines at WARNING or above are shown as ``WARNING: <message>`` (``run --help``: warnings still
-    print). Heartbeats (``[autorater progress] ...``: progress, failures and the last error, every ``heartbeat_s``
+    A step's log lines at WARNING or above are counted by kind (:func:`warning_kind`) and, when the pipeline
+    ends, :meth:`print_warnings` prints one line per kind: ``WARNING: <message>`` for a kind seen once, else
+    ``WARNING ×<n>: <first message> (and <n - 1> more like it; ...)`` (``run --help``: warnings still print).
+    Heartbeats (``[autorater progress] ...``: progress, failures and the last error, every ``heartbeat_s``
     seconds) and the line saying that model calls stopped early keep a quiet run from being silent for long.
     """
 
     def __init__(self, log: Any) -> None:
         self.log = log
         self.encoding = getattr(log, "encoding", None)
+        self.warnings: dict[tuple[str, str], list[Any]] = {}  # kind -> [level, first message, count]
 
     def write(self, text: str) -> None:
         self.log.write(text)
@@ -206,10 +211,43 @@ class _QuietSink:
             elif "calls stopped early" in clean:
                 _write(sys.stderr, clean.split("]: ", 1)[-1] + "\n")  # without the KFP log prefix
             elif warning := _STEP_WARNING.match(clean):
-                _write(sys.stderr, f"{warning.group('level')}: {warning.group('message')}\n")
+                level, message = warning.group("level"), warning.group("message")
+                if any(message.startswith(p) for p in _SUMMARIZED_BY_COMMAND):
+                    continue
+                entry = self.warnings.setdefault(warning_kind(level, message), [level, message, 0])
+                entry[2] += 1
+
+    def print_warnings(self) -> None:
+        """One line per warning kind on stderr, with its count (nothing when the steps logged no warning)."""
+        for level, message, count in self.warnings.values():
+            if count == 1:
+                _write(sys.stderr, f"{level}: {message}\n")
+            else:
+                more = f"and {count - 1} more like it; the run without --quiet prints each"
+                _write(sys.stderr, f"{level} ×{count}: {message} ({more})\n")
 
     def flush(self) -> None:
         self.log.flush()
+
+
+_SUMMARIZED_BY_COMMAND = ("could not import the ModelEvaluation of model",)
+"""Step warnings that ``autorater run``'s summary states itself (``warning: no ModelEvaluation written …``)."""
+
+_ID_DICT = re.compile(r"\{[^{}]*\}")
+_VARIABLE = re.compile(r"\{[^{}]*\}|'[^']*'|\"[^\"]*\"|\d+(?:\.\d+)?")
+
+
+def warning_kind(level: str, message: str) -> tuple[str, str]:
+    """What makes two step warnings "the same kind" for ``--quiet``: the level and the message's fixed words.
+
+    The text before the first ``: `` after an id dict (``rubric of {'id': '3'}: …`` → ``rubric of {}``), or
+    else the whole message, with dicts, quoted strings and numbers blanked: ``rubric of {'id': '3'}: question 5
+    repeats 1`` and ``rubric of {'id': '7'}: question 2: ignored dependency '2' on itself`` are one kind, a
+    warning about ``validator_parameters.logprobs`` another.
+    """
+    ids = _ID_DICT.search(message)
+    cut = message.find(": ", ids.end()) if ids else -1
+    return level, _VARIABLE.sub("_", message[:cut] if cut >= 0 else message)
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

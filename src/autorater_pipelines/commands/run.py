@@ -98,13 +98,33 @@ RUNNABLE: dict[str, RunSpec] = {
 }
 """Pipelines ``autorater run`` can run, by name."""
 
+RUN_EXAMPLES = """\
+examples:
+  autorater run autosxs --params examples/quickstart/params.json --output-dir out/quickstart --quiet
+  autorater run gecko --params examples/gecko_quickstart/params.json --output-dir out/gecko --quiet
+  autorater params autosxs        # every parameter of PARAMS.json, with types and defaults
+
+  # a documented parameter set against the local model emulator (no credentials):
+  python -m autorater_pipelines.testing.emulator --port 18765 --judge length &
+  GOOGLE_VERTEX_BASE_URL=http://127.0.0.1:18765 autorater run autosxs \\
+      --params examples/autosxs_docs/check_alignment.json --output-dir out/docs --quiet
+"""
+"""Examples shown by ``autorater run --help``."""
+
 DEFAULT_MAX_FAILED_SHARE = 0.1
 """Default of ``--max-failed-share``: a run where more than 10 % of the rows failed exits with status 1."""
 
 
 def register(sub: Any) -> None:
     """Add the ``run`` subcommand."""
-    p = sub.add_parser("run", help="run a compiled template in the KFP local runner")
+    p = sub.add_parser(
+        "run",
+        help="run a compiled template in the KFP local runner",
+        description="Check PARAMS.json, run compiled/<pipeline>.yaml in the KFP local runner, move its output "
+        "files into --output-dir and print a summary.",
+        epilog=RUN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("pipeline", choices=sorted(RUNNABLE), help="which pipeline to run")
     p.add_argument("--params", required=True, help="JSON file mapping pipeline parameter names to values")
     p.add_argument(

@@ -48,6 +48,22 @@ def console_url(project: str, location: str, job_id: str) -> str:
     return f"https://console.cloud.google.com/vertex-ai/locations/{location}/pipelines/runs/{job_id}?project={project}"
 
 
+SUBMIT_EXAMPLES = """\
+examples:
+  # check everything that can be checked from here, create nothing:
+  autorater submit autosxs --params examples/quickstart/params.json --template build/compiled/autosxs.yaml \\
+      --project my-project --location us-central1 --pipeline-root gs://my-bucket/runs --dry-run
+
+  # submit a published template and wait for it:
+  autorater submit gecko --params params.json --project my-project --location us-central1 \\
+      --pipeline-root gs://my-bucket/runs \\
+      --template https://us-central1-kfp.pkg.dev/my-project/my-repo/gecko/latest --wait
+
+  autorater params gecko          # every parameter of PARAMS.json, with types and defaults
+"""
+"""Examples shown by ``autorater submit --help``."""
+
+
 def register(sub: Any) -> None:
     """Add the ``submit`` subcommand."""
     from autorater_pipelines.pipelines import PIPELINE_NAMES
@@ -57,6 +73,8 @@ def register(sub: Any) -> None:
         help="validate parameters and submit a template to Vertex AI Pipelines",
         description="Validate PARAMS.json against the template (names, required parameters, types), then create "
         "a Vertex AI PipelineJob with Application Default Credentials and print its console URL.",
+        epilog=SUBMIT_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("pipeline", choices=sorted(PIPELINE_NAMES), help="which pipeline to submit")
     p.add_argument("--params", required=True, help="JSON file mapping pipeline parameter names to values")
