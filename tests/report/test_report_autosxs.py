@@ -208,3 +208,85 @@ def test_optional_files_may_be_absent(quickstart_out, copy_out, name):
         assert "metrics.json was not found" in render_report(outputs)
     else:
         assert outputs.errors == [] and "No errors." in render_report(outputs)
+
+
+class _Cards(__import__("html.parser").parser.HTMLParser):
+    """label → (number shown, data-key, "before re-scoring" text, its data-original) of the headline cards."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cards: dict[str, dict] = {}
+        self._card: dict | None = None
+        self._field: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "div" and attrs.get("class") == "card":
+            self._card = {"label": "", "num": "", "key": None, "original": "", "original_value": None}
+        elif self._card is not None and tag == "span":
+            cls = attrs.get("class")
+            self._field = {"label": "label", "num": "num", "original": "original"}.get(cls)
+            if cls == "num":
+                self._card["key"] = attrs.get("data-key")
+            if cls == "original":
+                self._card["original_value"] = json.loads(attrs["data-original"])
+
+    def handle_data(self, data):
+        if self._card is not None and self._field:
+            self._card[self._field] += data
+
+    def handle_endtag(self, tag):
+        if tag == "span":
+            self._field = None
+        elif tag == "div" and self._card is not None:
+            self.cards[self._card["label"]] = self._card
+            self._card = None
+
+
+def _cards(page: str) -> dict[str, dict]:
+    parser = _Cards()
+    parser.feed(page)
+    return parser.cards
+
+
+def test_a_report_rescored_with_ties_as_half_labels_the_scores_and_shows_the_original_rates(
+    quickstart_out, copy_out
+):
+    # Found by the newcomer trial: after rescore, the cards read A 50 % + B 50 % + tie 13 % under the old
+    # labels, and the run's own win rates were gone from the page.
+    from autorater_pipelines.report import rescore, write_rescore
+
+    out = copy_out(quickstart_out)
+    before = json.loads((out / "metrics.json").read_text())
+    write_rescore(rescore(str(out), {"ties_as_half": True}), str(out))
+    after = json.loads((out / "metrics.json").read_text())
+    write_report(str(out))
+    cards = _cards((out / "report.html").read_text())
+    a, b = cards["Model A score, ties as ½"], cards["Model B score, ties as ½"]
+    assert "Model A win rate" not in cards and "Model B win rate" not in cards
+    assert (a["key"], a["num"]) == ("autorater_model_a_win_rate", f"{after['autorater_model_a_win_rate']:.1%}")
+    assert a["original_value"] == before["autorater_model_a_win_rate"] != after["autorater_model_a_win_rate"]
+    assert a["original"].startswith(f"before re-scoring: {before['autorater_model_a_win_rate']:.1%} (95% CI ")
+    assert b["original_value"] == before["autorater_model_b_win_rate"]
+    tie = cards["Tie rate"]
+    assert tie["num"] == f"{before['autorater_tie_rate']:.1%}" and tie["original"] == ""  # unchanged: no note
+    # the quickstart without q6: 2 A, 1 B, 2 ties of 5 judged rows → 40 % / 20 % / 40 %; as scores
+    # (win 1, tie ½) A (2 + 1) / 5 = 60 % and B (1 + 1) / 5 = 40 %
+    assert [before[f"autorater_{k}"] for k in ("model_a_win_rate", "model_b_win_rate", "tie_rate")] == [0.4, 0.2, 0.4]
+    assert (a["num"], b["num"]) == ("60.0%", "40.0%")
+    # a report of the run itself has no "before re-scoring" note
+    write_report(str(quickstart_out), str(out / "own.html"))
+    assert all(not c["original"] for c in _cards((out / "own.html").read_text()).values())
+
+
+def test_a_sample_shown_b_first_says_its_choice_was_mapped_back(quickstart_out):
+    page = render_report(load_outputs(str(quickstart_out)))
+    judgments = io.read_jsonl(str(quickstart_out / "judgments.jsonl"))
+    flipped = [s for j in judgments for s in j["samples"] if s["flipped"] and s["choice"] in ("A", "B")]
+    unflipped = [s for j in judgments for s in j["samples"] if not s["flipped"] and s["choice"] in ("A", "B")]
+    assert flipped and unflipped
+    notes = re.findall(r'<div class="muted mapped">([^<]*)</div>', page)
+    assert len(notes) == len(flipped)  # one per B-first sample with a model choice, none for A-first samples
+    sample = next(s for s in flipped if s["choice"] == "A")
+    assert json.loads(sample["raw_response"])["choice"] == "B"  # the judge named the second position
+    assert "mapped back: the raw answer names position B (shown second), which was model A" in notes

@@ -37,7 +37,7 @@ def test_llmbar_ties_as_half_changes_only_tie_dependent_figures(llmbar_out, copy
     assert {k for k, _, _ in changes(before, after)} - {"ties_as_half"} == TIE_DEPENDENT | {
         f"rescore_options.{k}"
         for k in ("ties_as_half", "include_incomplete", "human_preference_column", "human_labels_from")
-    }
+    } | {f"rescore_options.original.{k}" for k in TIE_DEPENDENT}
     for key in set(before) - TIE_DEPENDENT:
         assert after[key] == before[key], key
     # 87 A + 26 ties of 200 judged rows: (87 + 13) / 200
@@ -50,6 +50,7 @@ def test_llmbar_ties_as_half_changes_only_tie_dependent_figures(llmbar_out, copy
         "include_incomplete": False,
         "human_preference_column": "human_preference",
         "human_labels_from": "judgments.jsonl",
+        "original": {k: before[k] for k in TIE_DEPENDENT},  # the run's own values, for the report
     }
     # the old metrics are kept; the judgments are untouched
     assert json.loads((out / "metrics.1.json").read_text()) == before
@@ -127,6 +128,10 @@ def test_another_label_column_from_the_original_dataset(quickstart_out, copy_out
         {"A": "B", "B": "A", "TIE": "TIE"}[r["human_preference"]] for r in rows
     ]
     m = _metrics(out)
+    original = m["rescore_options"].pop("original")
+    before = _metrics(quickstart_out)
+    assert original == {k: before[k] for k, old, _ in changes(before, m) if k in before and "." not in k}
+    assert original["accuracy"] == before["accuracy"] != m["accuracy"]
     assert m == {
         **pairwise_metrics(judgments, human_preference_column="second_rater"),
         "rescore_options": {

@@ -101,9 +101,20 @@ def _excludes(m: Mapping[str, Any]) -> bool:
     return m.get("one_order_only_excluded") is not False
 
 
+def _rate_labels(m: Mapping[str, Any]) -> tuple[str, str]:
+    """What ``autorater_model_a_win_rate`` / ``_b_`` are: win rates, or mean scores after ``ties_as_half``."""
+    if m.get("ties_as_half"):
+        return "Model A score, ties as ½", "Model B score, ties as ½"
+    return "Model A win rate", "Model B win rate"
+
+
 def _win_rates_figure(m: Mapping[str, Any]) -> FigureHTML:
     keys = ["autorater_model_a_win_rate", "autorater_model_b_win_rate", "autorater_tie_rate"]
-    labels = ["model A wins", "model B wins", "tie"]
+    labels = (
+        ["model A, ties as ½", "model B, ties as ½", "tie"]
+        if m.get("ties_as_half")
+        else ["model A wins", "model B wins", "tie"]
+    )
     colors = [COLORS["A"], COLORS["B"], COLORS["TIE"]]
     if not m.get("ties_as_half"):
         keys.append("autorater_model_a_win_rate_ties_as_half")
@@ -112,7 +123,12 @@ def _win_rates_figure(m: Mapping[str, Any]) -> FigureHTML:
     left_out = " and rows judged in one order only" if _left_out(m) else ""
     caption = (
         f"Share of the {m.get('judged_count')} judged rows (errors{left_out} excluded); whiskers: 95 % intervals "
-        + ("(Student-t: ties count ½ for each model)." if m.get("ties_as_half") else "(Wilson; ties as ½: Student-t).")
+        + (
+            "(Student-t). Re-scored with ties as ½: the model bars are mean scores (win 1, tie ½, loss 0), so they "
+            "and the tie bar do not add up to 100 %."
+            if m.get("ties_as_half")
+            else "(Wilson; ties as ½: Student-t)."
+        )
     )
     chart = bar_with_intervals(
         labels,
@@ -211,6 +227,7 @@ def _judgment_view(row: Mapping[str, Any], ids: Sequence[str], human: str | None
                 "index": s.get("sample_index"),
                 "order": "B shown first" if s.get("flipped") else "A shown first",
                 "choice": s.get("choice"),
+                "mapped": _mapped_back(s),
                 "explanation": s.get("explanation") or "",
                 "raw": s.get("raw_response") or "",
                 "error": s.get("error") or s.get("note") or "",  # note: verdicts in the answer disagreed
@@ -219,6 +236,20 @@ def _judgment_view(row: Mapping[str, Any], ids: Sequence[str], human: str | None
         ],
         "flags": " ".join(flags),
     }
+
+
+def _mapped_back(sample: Mapping[str, Any]) -> str:
+    """For a sample shown B-first whose choice names a model: the position its raw answer named, in words.
+
+    Samples' ``choice`` is in model terms (DESIGN: ``A`` = model A whichever position it was shown in); the
+    judge answered with a position, so a B-first sample's raw ``"B"`` (the second shown) reads as choice ``A``.
+    """
+    choice = sample.get("choice")
+    if not sample.get("flipped") or choice not in ("A", "B"):
+        return ""
+    position = "B" if choice == "A" else "A"
+    shown = "second" if position == "B" else "first"
+    return f"mapped back: the raw answer names position {position} (shown {shown}), which was model {choice}"
 
 
 def _select_rows(views: list[dict[str, Any]], max_rows: int) -> list[dict[str, Any]]:
@@ -238,8 +269,8 @@ def _headline_stats(m: Mapping[str, Any], human: str | None) -> list[Stat]:
             "count",
             note="left out of the rates" if _excludes(m) else "counted in the rates",
         ),
-        metric(m, "autorater_model_a_win_rate", "Model A win rate"),
-        metric(m, "autorater_model_b_win_rate", "Model B win rate"),
+        metric(m, "autorater_model_a_win_rate", _rate_labels(m)[0]),
+        metric(m, "autorater_model_b_win_rate", _rate_labels(m)[1]),
         metric(m, "autorater_tie_rate", "Tie rate"),
         metric(m, "position_consistency", "Position consistency"),
     ]
@@ -250,8 +281,8 @@ def _headline_stats(m: Mapping[str, Any], human: str | None) -> list[Stat]:
 
 def _rate_stats(m: Mapping[str, Any]) -> list[Stat]:
     return [
-        metric(m, "autorater_model_a_win_rate", "Model A win rate"),
-        metric(m, "autorater_model_b_win_rate", "Model B win rate"),
+        metric(m, "autorater_model_a_win_rate", _rate_labels(m)[0]),
+        metric(m, "autorater_model_b_win_rate", _rate_labels(m)[1]),
         metric(m, "autorater_tie_rate", "Tie rate"),
         metric(m, "autorater_model_a_win_rate_ties_as_half", "Model A win rate, ties as ½"),
     ]

@@ -26,7 +26,9 @@ Gecko
     not score stay in ``error_messages.jsonl`` as they were.
     ``id_columns`` (list): the row id columns (default: from ``error_messages.jsonl``).
 
-Every re-scored metrics.json holds ``rescore_options``: the options used and where labels came from.
+Every re-scored metrics.json holds ``rescore_options``: the options used, where labels came from, and
+``original``: the run's own value of every top-level number the re-scoring changed (kept through later
+re-scorings, so it is always the run's own; the report shows it beside the new value).
 """
 
 from __future__ import annotations
@@ -136,6 +138,19 @@ def _labels_from_dataset(
     return out
 
 
+def _original(previous: Mapping[str, Any], metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's own value of each top-level number that ``metrics`` changes (``rescore_options.original``).
+
+    ``previous`` may itself be a re-scoring: its ``original`` values win, so the run's own stay.
+    """
+    earlier = (previous.get("rescore_options") or {}).get("original") or {}
+    own = {
+        k: v for k, v in previous.items() if k != "rescore_options" and (v is None or isinstance(v, (int, float)))
+    }
+    own.update(earlier)
+    return {k: v for k, v in own.items() if k in metrics and metrics[k] != v}
+
+
 def _rescore_autosxs(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreResult:
     opts: _AutosxsOptions = _parse(_AutosxsOptions, params, "autosxs")
     rows, previous = outputs.rows, outputs.metrics
@@ -175,6 +190,7 @@ def _rescore_autosxs(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreR
         "include_incomplete": incomplete,
         "human_preference_column": column or "",
         "human_labels_from": source if column else "",
+        "original": _original(previous, metrics),
     }
     files["metrics.json"] = metrics
     return RescoreResult("autosxs", metrics, previous, files)
@@ -253,7 +269,12 @@ def _rescore_gecko(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreRes
         metrics["unscored_rows_by_stage"] = dict(sorted(unscored.items()))
     if "error_count" in previous:
         metrics["error_count"] = len(errors)
-    metrics["rescore_options"] = {"scoring": options.model_dump(), "rows_from": source, "id_columns": ids}
+    metrics["rescore_options"] = {
+        "scoring": options.model_dump(),
+        "rows_from": source,
+        "id_columns": ids,
+        "original": _original(previous, metrics),
+    }
     files = {"results.jsonl": scored.results, "error_messages.jsonl": errors, "metrics.json": metrics}
     return RescoreResult("gecko", metrics, previous, files)
 

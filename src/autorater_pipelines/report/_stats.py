@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-__all__ = ["Stat", "flagged_first", "fmt", "metric"]
+__all__ = ["Stat", "flagged_first", "fmt", "metric", "original_metrics"]
 
 Format = Literal["pct", "count", "float", "score"]
 
@@ -43,6 +43,9 @@ class Stat:
         value: The exact value (JSON text in the HTML) when ``key`` is set.
         interval: The 95 % interval as shown ("36.8%–50.4%"), or "".
         note: Extra text shown after the number (e.g. "174 of 200 rows").
+        original: After ``autorater rescore`` changed this number: the run's own value as shown, with its
+            interval ("43.5% (95% CI 36.8%–50.4%)"), from ``rescore_options.original``; else "".
+        original_value: That value exactly (JSON text in the HTML), or None.
     """
 
     label: str
@@ -51,19 +54,45 @@ class Stat:
     value: Any = None
     interval: str = ""
     note: str = ""
+    original: str = ""
+    original_value: Any = None
 
     @property
     def value_json(self) -> str:
         """The exact value as JSON (for the ``data-value`` attribute)."""
         return json.dumps(self.value)
 
+    @property
+    def original_json(self) -> str:
+        """The run's own value as JSON (for the ``data-original`` attribute)."""
+        return json.dumps(self.original_value)
+
 
 def metric(metrics: Mapping[str, Any], key: str, label: str, kind: Format = "pct", note: str = "") -> Stat:
-    """A :class:`Stat` for ``metrics[key]``, with its ``_ci_lower``/``_ci_upper`` interval when present."""
+    """A :class:`Stat` for ``metrics[key]``, with its ``_ci_lower``/``_ci_upper`` interval when present.
+
+    When a re-scoring changed the value, the run's own value (``rescore_options.original``) comes with it.
+    """
     value = metrics.get(key)
+    stat = Stat(label, fmt(value, kind), key=key, value=value, interval=_interval(metrics, key, kind), note=note)
+    original = original_metrics(metrics)
+    if key in original:
+        before = _interval({**metrics, **original}, key, kind)
+        shown = fmt(original[key], kind) + (f" (95% CI {before})" if before else "")
+        stat = dataclasses.replace(stat, original=shown, original_value=original[key])
+    return stat
+
+
+def _interval(metrics: Mapping[str, Any], key: str, kind: Format) -> str:
     low, high = metrics.get(f"{key}_ci_lower"), metrics.get(f"{key}_ci_upper")
-    interval = f"{fmt(low, kind)}–{fmt(high, kind)}" if low is not None and high is not None else ""
-    return Stat(label, fmt(value, kind), key=key, value=value, interval=interval, note=note)
+    return f"{fmt(low, kind)}–{fmt(high, kind)}" if low is not None and high is not None else ""
+
+
+def original_metrics(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The run's own values of the metrics a re-scoring changed (``rescore_options.original``), else {}."""
+    options = metrics.get("rescore_options")
+    original = options.get("original") if isinstance(options, Mapping) else None
+    return original if isinstance(original, Mapping) else {}
 
 
 def flagged_first(flagged: Sequence[bool], max_rows: int) -> list[int]:
