@@ -236,6 +236,12 @@ def parse_numbers(page: str) -> NumberParser:
 def metric_value(metrics: dict, key: str):
     """``metrics[key]``, with dotted keys reaching into nested dicts (``accuracy_by_question_type.color``)."""
     value = metrics
-    for part in key.split(".", 1) if key.startswith("accuracy_by_question_type.") else [key]:
+    if key.startswith("accuracy_by_question_type."):
+        parts = key.split(".", 1)
+    elif key.startswith("final_score_by_group.groups."):  # final_score_by_group.groups.<group>.mean_final_score
+        parts = ["final_score_by_group", "groups", *key.removeprefix("final_score_by_group.groups.").rsplit(".", 1)]
+    else:
+        parts = [key]
+    for part in parts:
         value = value[part]
     return value

@@ -249,9 +249,7 @@ def _cards(page: str) -> dict[str, dict]:
     return parser.cards
 
 
-def test_a_report_rescored_with_ties_as_half_labels_the_scores_and_shows_the_original_rates(
-    quickstart_out, copy_out
-):
+def test_a_report_rescored_with_ties_as_half_labels_the_scores_and_shows_the_original_rates(quickstart_out, copy_out):
     # Found by the newcomer trial: after rescore, the cards read A 50 % + B 50 % + tie 13 % under the old
     # labels, and the run's own win rates were gone from the page.
     from autorater_pipelines.report import rescore, write_rescore

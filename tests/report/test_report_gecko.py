@@ -43,7 +43,7 @@ def test_tifa_acceptance_report(tifa_out, tmp_path):
     assert ">1.0000</span>" in page and ">0.6250</span>" in page
     assert set(re.findall(r'<figure id="([\w-]+)">', page)) == {"fig-final-score", "fig-question-types"}
     # both real JPEGs are embedded as thumbnails, so the page shows them offline
-    assert len(re.findall(r'<img src="data:image/jpeg;base64,', page)) == 2
+    assert len(re.findall(r'<img class="thumb" src="data:image/jpeg;base64,', page)) == 2
     # every question with expected answer, verdict and score
     assert page.count("<tr class=") == 19
     assert "how many dogs are in the picture?" in page
@@ -57,7 +57,7 @@ def test_mixed_outputs_show_masking_failures_and_errors(mixed_gecko_out):
     assert '<mark class="kw" title="keyword 2"><sup>2</sup>car</mark>' in page
     assert "A red &lt;b&gt;car&lt;/b&gt; next to a tree" in page and "<b>car</b>" not in page
     # local image embedded; gs:// media linked, never loaded
-    assert page.count('<img src="data:image/jpeg;base64,') == 2
+    assert page.count('<img class="thumb" src="data:image/jpeg;base64,') == 2
     assert '<a href="https://storage.cloud.google.com/bucket/images/two dogs.png">' in page
     assert '<img src="https://' not in page
     # masked, unparseable and missing questions, each with its reason
@@ -66,14 +66,16 @@ def test_mixed_outputs_show_masking_failures_and_errors(mixed_gecko_out):
     assert re.search(r"<td>r3</td><td>2: Is the bird blue\?</td><td>missing</td>", page)
     # the invalid-rubric row and the scored-as-zero row are listed as errors
     assert "invalid_rubric" in page and "scored_zero" in page and "[&#34;2&#34;]" in page  # question_ids as JSON
-    pattern = r'<details class="gecko-row item" data-flags="([a-z ]*)">\s*<summary><span class="ids">(\w+)'
+    pattern = (
+        r'<details class="gecko-row item" data-flags="([a-z ]*)">\s*<summary>(?:<img [^>]*>)?<span class="ids">(\w+)'
+    )
     flags = {row: flag for flag, row in re.findall(pattern, page)}
     assert flags == {"r1": "wrong", "r2": "failed wrong", "r3": "failed wrong"}
 
 
 def test_gecko_quickstart_keywords_and_thumbnails(gecko_quickstart_out):
     page = render_report(load_outputs(str(gecko_quickstart_out)))
-    assert page.count('<img src="data:image/jpeg;base64,') == 3
+    assert page.count('<img class="thumb" src="data:image/jpeg;base64,') == 3
     assert page.count('<mark class="kw"') > 3
     assert "Keyword coverage" in page
 

@@ -57,4 +57,4 @@ def test_gecko_template_writes_the_report(tmp_path):
     metrics = json.loads(next(root.glob("*/score-gecko-validations/metrics_json")).read_text())
     page = (_task_dir(root, "build-gecko-report") / "report").read_text()
     assert parse_numbers(page).numbers["mean_final_score"][0][0] == metrics["mean_final_score"]
-    assert page.count('<img src="data:image/jpeg;base64,') == 3  # the quickstart's local PNGs
+    assert page.count('<img class="thumb" src="data:image/jpeg;base64,') == 3  # the quickstart's local PNGs

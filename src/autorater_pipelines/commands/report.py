@@ -24,6 +24,13 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--prompt-column", default=None, help="Gecko: column of the generation prompt (default: detected)")
     p.add_argument("--media-column", default=None, help="Gecko: column of the image or video (default: detected)")
+    p.add_argument(
+        "--group-by",
+        default=None,
+        metavar="COLUMN",
+        help="Gecko: show the mean final_score per value of this column, e.g. t2i_model (default: the run's "
+        "scoring.group_by, which also puts the breakdown in metrics.json; none)",
+    )
     p.set_defaults(func=run)
 
 
@@ -42,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
         id_columns=[c.strip() for c in args.id_columns.split(",") if c.strip()] if args.id_columns else None,
         prompt_column=args.prompt_column,
         media_column=args.media_column,
+        group_by=args.group_by,
     )
     print(f"{'AutoSxS' if kind == 'autosxs' else 'Gecko'} report: {os.path.abspath(path)}")
     return 0

@@ -36,12 +36,15 @@ re-scoring options (--params); an option left out keeps the value the run used, 
                                logprob_weighting          true/false (default false)
                                missing_answer_policy      "error" (default), "zero" or "skip"
                                unparseable_answer_policy  "skip" (default) or "zero"
+                               group_by                   a column, "" = none (default ""): mean
+                                                          final_score per value, e.g. "t2i_model"
     id_columns               the row id columns (default: detected from the files)
 
 examples:
   autorater rescore out/quickstart --params '{"ties_as_half": true}'
   autorater rescore out/quickstart --params '{"include_incomplete": true}' --output-dir out/qs-all
   autorater rescore out/gecko --params '{"scoring": {"unparseable_answer_policy": "zero"}}'
+  autorater rescore out/dsg --params '{"scoring": {"group_by": "t2i_model"}}'
 """
 """The options of ``--params`` with their defaults (``autorater rescore --help``); a test checks it against the
 option models."""

@@ -267,4 +267,22 @@ def validate_run(
         prompt_column=run.prompt_column or None,
         rubrics_column=run.rubrics_column or None,
     )
+    _check_group_by(run.scoring.group_by, rows, run.evaluation_dataset)
     return ValidatedRun(run, rows, notes)
+
+
+def _check_group_by(column: str, rows: list[dict[str, Any]], dataset: str) -> None:
+    """Refuse a ``scoring.group_by`` column that some dataset row lacks (before any model call).
+
+    Raises:
+        InputError: naming the first row without the column and the columns it has.
+    """
+    if not column:
+        return
+    for i, row in enumerate(rows, start=1):
+        if column not in row:
+            raise InputError(
+                f"scoring.group_by {column!r} is not a column of data row {i}; columns: {sorted(row)} "
+                '(give a column every row has, or "" for no breakdown)',
+                source=dataset,
+            )

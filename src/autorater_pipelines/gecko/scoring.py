@@ -46,6 +46,7 @@ import pydantic
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.error_rows import error_row
 from autorater_pipelines.evaluation.parameters import Flag, ParameterModel
+from autorater_pipelines.gecko._groups import scores_by_group, type_intervals
 from autorater_pipelines.gecko._questions import NO_CHOICE, score_question
 from autorater_pipelines.gecko.rubrics import keyword_coverage, parse_keywords
 
@@ -74,6 +75,9 @@ class ScoringOptions(ParameterModel):
     """What a question without an answer does to its row (module docstring)."""
     unparseable_answer_policy: Literal["skip", "zero"] = "skip"
     """``skip``: a question whose answer names no choice is left out of the mean; ``zero``: it scores 0 (TIFA/DSG)."""
+    group_by: str = ""
+    """A dataset column (e.g. ``t2i_model``): ``metrics.json`` adds ``final_score_by_group``, the mean
+    ``final_score`` with its 95 % interval and per-type accuracy for each of its values; "" = no breakdown."""
 
     @classmethod
     def from_params(
@@ -271,6 +275,8 @@ def score(
         if result is not None:
             results.append(result)
     metrics = summarize(results, errors=errors)
+    if opts.group_by:
+        metrics["final_score_by_group"] = scores_by_group(results, opts.group_by)
     metrics["scoring_options"] = opts.model_dump()
     metrics["final_score_denominator"] = final_score_denominator(opts)
     return ScoreResult(results, errors, metrics)
@@ -311,11 +317,14 @@ def summarize(
         as TIFA reports it; None below 2 rows), ``rows_scored``, ``rows_unscored``, the question counts of
         :data:`COUNT_DEFINITIONS` (each says over which rows it counts, also in ``count_definitions``),
         ``logprob_fallbacks``, ``accuracy_by_question_type`` (mean question score per type over scored
-        questions), ``questions_by_question_type``, ``keyword_coverage`` (fraction of all marked keywords
-        checked by at least one question; None when no row has keyword markup).
+        questions) with its 95 % interval per type in ``accuracy_by_question_type_ci_lower`` / ``_ci_upper``
+        (:func:`~autorater_pipelines.gecko._groups.type_intervals`), ``questions_by_question_type``,
+        ``keyword_coverage`` (fraction of all marked keywords checked by at least one question; None when no
+        row has keyword markup).
 
     """
     finals = [r["final_score"] for r in results]
+    intervals = type_intervals(results)
     by_type: dict[str, list[float]] = defaultdict(list)
     qa_all = [qa for r in results for qa in r["qa_results"]]
     for qa in qa_all:
@@ -351,6 +360,8 @@ def summarize(
         "count_definitions": dict(COUNT_DEFINITIONS),
         "logprob_fallbacks": sum(bool(qa.get("logprob_fallback")) for qa in qa_all),
         "accuracy_by_question_type": {t: statistics.fmean(v) for t, v in sorted(by_type.items())},
+        "accuracy_by_question_type_ci_lower": {t: low for t, (low, _) in intervals.items()},
+        "accuracy_by_question_type_ci_upper": {t: high for t, (_, high) in intervals.items()},
         "questions_by_question_type": {t: len(v) for t, v in sorted(by_type.items())},
         "keyword_coverage": covered / total_keywords if total_keywords else None,
     }

@@ -2,8 +2,12 @@
 
 Headline numbers come from ``metrics.json`` (:func:`autorater_pipelines.gecko.summarize`); the
 drill-down shows each result row (:func:`autorater_pipelines.gecko.scoring.score_row`) with its
-media: local images (and inline ``inline_data``) are embedded as JPEG thumbnails, anything else —
-videos, ``gs://`` and ``http(s)`` media — is a link, so the page never fetches anything.
+media: local images (and inline ``inline_data``) are embedded as JPEG thumbnails re-encoded by Pillow, shown in
+each row's line (no need to open it), anything else — videos, ``gs://`` and ``http(s)`` media — is a link, so the
+page never fetches anything and no file of the data is put in the page as it is. Bars per question type carry
+95 % intervals (``metrics.json`` ``accuracy_by_question_type_ci_lower``/``_upper``, else computed from the rows
+the same way); the rubric warnings of the run (``rubric_warnings`` of each row) are listed; with a grouping column
+(``scoring.group_by`` of the run, or ``group_by`` here) the mean final_score per group is drawn with intervals.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.gecko._groups import scores_by_group, type_intervals
 from autorater_pipelines.gecko._rubric_fields import _KEYWORD  # the {n}[...] keyword markup
 from autorater_pipelines.gecko.media import MediaError, mime_type_for, resolve_media
 from autorater_pipelines.report._figures import COLORS, FigureHTML, bar_with_intervals, figure, histogram
@@ -125,11 +131,15 @@ def _row_view(
 ) -> dict[str, Any]:
     qas = row.get("qa_results") or []
     flags = _flags(qas)
+    warnings = [str(w) for w in row.get("rubric_warnings") or []]
+    if warnings:
+        flags.add("warning")
     return {
         "ids": ", ".join(str(row.get(c)) for c in ids) or "—",
         "prompt": str(row.get(prompt)) if prompt and row.get(prompt) is not None else "",
         "keywords": keywords_html(row.get("keywords")),
         "media": media_view(row.get(media), base_dirs=base_dirs) if media else None,
+        "warnings": warnings,
         "final_score": row.get("final_score"),
         "final_score_text": fmt(row.get("final_score"), "score"),
         "questions": [
@@ -154,6 +164,53 @@ def _row_view(
     }
 
 
+def _type_intervals(
+    rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any]
+) -> dict[str, tuple[float | None, float | None]]:
+    """Per question type, the 95 % interval of metrics.json, or (an earlier version's file) from the rows."""
+    low, high = m.get("accuracy_by_question_type_ci_lower"), m.get("accuracy_by_question_type_ci_upper")
+    if isinstance(low, Mapping) and isinstance(high, Mapping):
+        return {t: (low.get(t), high.get(t)) for t in low}
+    return type_intervals(rows)
+
+
+def _group_breakdown(
+    rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any], group_by: str | None
+) -> dict[str, Any] | None:
+    """The breakdown by ``group_by`` (default: the run's ``scoring.group_by``): metrics.json's, else from the rows.
+
+    Raises:
+        InputError: ``group_by`` is not a column of the result rows.
+    """
+    column = group_by or (m.get("scoring_options") or {}).get("group_by") or ""
+    if not column:
+        return None
+    stored = m.get("final_score_by_group")
+    if isinstance(stored, Mapping) and stored.get("column") == column:
+        return dict(stored)
+    if rows and not any(column in r for r in rows):
+        raise InputError(
+            f"group_by {column!r} is not a column of results.jsonl; columns: {sorted(rows[0])}", source="--group-by"
+        )
+    return scores_by_group(rows, column)
+
+
+def _group_figure(breakdown: Mapping[str, Any]) -> FigureHTML:
+    groups = breakdown["groups"]
+    caption = (
+        f"Mean final_score per value of {breakdown['column']} over its scored rows (n = rows); whiskers: 95 % "
+        "intervals of the mean (Student-t; Wilson when every score is equal or n = 1)."
+    )
+    chart = bar_with_intervals(
+        [f"{g} (n={v['rows']})" for g, v in groups.items()],
+        [v["mean_final_score"] for v in groups.values()],
+        [(v["ci_lower"], v["ci_upper"]) for v in groups.values()],
+        [COLORS["A"]] * len(groups),
+        xlabel="mean final_score",
+    )
+    return figure("fig-groups", f"final_score by {breakdown['column']}", caption, chart)
+
+
 def _figures(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any]) -> list[FigureHTML]:
     figures: list[FigureHTML] = []
     scores = [float(r["final_score"]) for r in rows if r.get("final_score") is not None]
@@ -171,11 +228,16 @@ def _figures(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any]) -> list[Fi
     by_type = m.get("accuracy_by_question_type") or {}
     counts = m.get("questions_by_question_type") or {}
     types = sorted(by_type, key=lambda t: (-counts.get(t, 0), t))
-    caption = "Mean question score per question type over scored questions (n = questions of that type)."
+    caption = (
+        "Mean question score per question type over scored questions (n = questions of that type); whiskers: "
+        "95 % intervals (Student-t; Wilson when every score is equal or n = 1, so one right answer reads "
+        "20.7 %–100 %), counting questions as independent."
+    )
+    intervals = _type_intervals(rows, m)
     chart = bar_with_intervals(
         [f"{t} (n={counts.get(t, '?')})" for t in types],
         [by_type[t] for t in types],
-        [(None, None)] * len(types),
+        [intervals.get(t, (None, None)) for t in types],
         [COLORS["A"]] * len(types),
         xlabel="mean question score",
     )
@@ -231,18 +293,43 @@ def _headline_stats(m: Mapping[str, Any]) -> list[Stat]:
     return headline
 
 
-def _type_stats(m: Mapping[str, Any]) -> list[Stat]:
+def _type_stats(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any]) -> list[Stat]:
     by_type = m.get("accuracy_by_question_type") or {}
     counts = m.get("questions_by_question_type") or {}
+    intervals = _type_intervals(rows, m)
     return [
         Stat(
             t,
             fmt(by_type[t]),
             key=f"accuracy_by_question_type.{t}",
             value=by_type[t],
+            interval=_shown_interval(intervals.get(t)),
             note=f"{counts.get(t)} question{'' if counts.get(t) == 1 else 's'}",
         )
         for t in sorted(by_type)
+    ]
+
+
+def _shown_interval(interval: tuple[float | None, float | None] | None) -> str:
+    low, high = interval or (None, None)
+    return f"{fmt(low)}–{fmt(high)}" if low is not None and high is not None else ""
+
+
+def _group_stats(breakdown: Mapping[str, Any] | None) -> list[Stat]:
+    if not breakdown:
+        return []
+    return [
+        Stat(
+            group,
+            fmt(v["mean_final_score"], "score"),
+            key=f"final_score_by_group.groups.{group}.mean_final_score",
+            value=v["mean_final_score"],
+            interval=(
+                f"{fmt(v['ci_lower'], 'score')}–{fmt(v['ci_upper'], 'score')}" if v["ci_lower"] is not None else ""
+            ),
+            note=f"{v['rows']} row{'' if v['rows'] == 1 else 's'}",
+        )
+        for group, v in breakdown["groups"].items()
     ]
 
 
@@ -253,6 +340,7 @@ def gecko_context(
     id_columns: Sequence[str] | None = None,
     prompt_column: str | None = None,
     media_column: str | None = None,
+    group_by: str | None = None,
 ) -> dict[str, Any]:
     """Template context of the Gecko report (see ``templates/gecko.html.j2``).
 
@@ -262,6 +350,10 @@ def gecko_context(
         id_columns: Columns identifying a row (default: from ``error_messages``, else the first column).
         prompt_column: Column of the generation prompt (default: the first of :data:`PROMPT_COLUMNS` present).
         media_column: Column of the media (default: the first column holding a media path, URI or JSON).
+        group_by: Column whose values break final_score down (default: the run's ``scoring.group_by``; none).
+
+    Raises:
+        InputError: ``group_by`` is not a column of the result rows.
     """
     rows, m = outputs.rows, outputs.metrics
     ids = gecko_id_columns(outputs.rows, outputs.errors, id_columns)
@@ -273,13 +365,23 @@ def gecko_context(
     views = [_row_view(rows[i], ids, prompt, media, base_dirs) for i in shown]
     flagged_total = sum(bool(f) for f in flags)
     flag_counts = Counter(f for v in views for f in v["flags"].split())
+    breakdown = _group_breakdown(rows, m, group_by)
+    figures = _figures(rows, m) + ([_group_figure(breakdown)] if breakdown else [])
+    warned = [r for r in rows if r.get("rubric_warnings")]
     return {
         "kind": "gecko",
         "title": "Gecko report",
         "headline": _headline_stats(m),
-        "type_stats": _type_stats(m),
+        "type_stats": _type_stats(rows, m),
         "scoring_options": m.get("scoring_options") or {},
-        "figures": {f.id: f for f in _figures(rows, m)},
+        "figures": {f.id: f for f in figures},
+        "group_column": breakdown["column"] if breakdown else None,
+        "group_stats": _group_stats(breakdown),
+        "rubric_warnings": [
+            {"ids": ", ".join(str(r.get(c)) for c in ids) or "—", "warnings": [str(w) for w in r["rubric_warnings"]]}
+            for r in warned
+        ],
+        "rubric_warning_count": sum(len(r["rubric_warnings"]) for r in warned),
         "rows": views,
         "row_count": len(rows),
         "rows_not_shown": max(0, len(rows) - max_rows),
@@ -289,6 +391,7 @@ def gecko_context(
             "all": len(views),
             "wrong": flag_counts.get("wrong", 0),
             "failed": flag_counts.get("failed", 0),
+            "warning": flag_counts.get("warning", 0),
         },
         "columns": {"id": ids, "prompt": prompt, "media": media},
         "failures": _failures(rows, ids),

@@ -64,6 +64,7 @@ def render_report(
     id_columns: Sequence[str] | None = None,
     prompt_column: str | None = None,
     media_column: str | None = None,
+    group_by: str | None = None,
     source: str | None = None,
 ) -> str:
     """The report of ``outputs`` as one HTML document.
@@ -74,6 +75,7 @@ def render_report(
         id_columns: Gecko only: columns identifying a row (default: detected).
         prompt_column: Gecko only: column of the generation prompt (default: detected).
         media_column: Gecko only: column of the image or video (default: detected).
+        group_by: Gecko only: column to break final_score down by (default: the run's ``scoring.group_by``).
         source: Where the run's outputs are, as named in the page title and heading (default: the absolute
             path of ``outputs.directory``; ``autorater run`` names its ``--output-dir``, not the staging folder
             the files were read from).
@@ -82,7 +84,12 @@ def render_report(
         context = autosxs_context(outputs, max_rows=max_rows)
     else:
         context = gecko_context(
-            outputs, max_rows=max_rows, id_columns=id_columns, prompt_column=prompt_column, media_column=media_column
+            outputs,
+            max_rows=max_rows,
+            id_columns=id_columns,
+            prompt_column=prompt_column,
+            media_column=media_column,
+            group_by=group_by,
         )
     context.update(
         source=source or os.path.abspath(outputs.directory),

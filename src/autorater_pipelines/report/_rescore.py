@@ -144,9 +144,7 @@ def _original(previous: Mapping[str, Any], metrics: Mapping[str, Any]) -> dict[s
     ``previous`` may itself be a re-scoring: its ``original`` values win, so the run's own stay.
     """
     earlier = (previous.get("rescore_options") or {}).get("original") or {}
-    own = {
-        k: v for k, v in previous.items() if k != "rescore_options" and (v is None or isinstance(v, (int, float)))
-    }
+    own = {k: v for k, v in previous.items() if k != "rescore_options" and (v is None or isinstance(v, (int, float)))}
     own.update(earlier)
     return {k: v for k, v in own.items() if k in metrics and metrics[k] != v}
 
