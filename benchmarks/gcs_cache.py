@@ -8,7 +8,11 @@ Against ``gcp-storage-emulator`` (its own process, in memory) through google-clo
 2. **resume**: a fresh cache (a retried task or a re-run) lists and downloads the segments and answers a
    lookup for every call: seconds and requests;
 3. **one object per call** (what a file-per-entry cache on the ``/gcs/`` FUSE mount amounts to):
-   ``--per-call-sample`` single-entry uploads, timed and extrapolated to ``--calls``.
+   ``--per-call-sample`` single-entry uploads, timed and extrapolated to ``--calls``;
+4. **streaming** (how a judging run writes): ``--stream-calls`` answers from ``--stream-concurrency`` threads,
+   each waiting until its answer is stored before the next (a call counts as finished only then, so a SIGKILL
+   loses at most the calls in flight): seconds from answer to stored (p50/p99), objects created, merged away,
+   and left after the final flush.
 
     python benchmarks/gcs_cache.py                 # 100,000 calls, ~1-2 min
     python benchmarks/gcs_cache.py --calls 5000    # quick
@@ -61,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=100_000, help="cached calls (default: 100000)")
     parser.add_argument("--batch-entries", type=int, default=1000, help="entries per segment (default: 1000)")
     parser.add_argument("--per-call-sample", type=int, default=500, help="single-object uploads timed (default: 500)")
+    parser.add_argument("--stream-calls", type=int, default=2000, help="answers written one by one (default: 2000)")
+    parser.add_argument("--stream-concurrency", type=int, default=16, help="threads writing them (default: 16)")
     args = parser.parse_args(argv)
     reason = missing_emulator("gcs")
     if reason:
@@ -112,11 +118,46 @@ def main(argv: list[str] | None = None) -> int:
             f"one object per call: {args.per_call_sample} uploads in {sample_s:.1f} s -> {args.calls} objects "
             f"~{per_call_s:.0f} s of upload requests (and {args.calls} object writes instead of {len(blobs)})"
         )
+        stream = _stream(f"gs://{BUCKET}/stream/autorater-cache", args.stream_calls, args.stream_concurrency)
+        left = len(list(client.list_blobs(BUCKET, prefix="stream/autorater-cache/segments/")))
+        print(
+            f"streaming: {args.stream_calls} answers from {args.stream_concurrency} threads in {stream['s']:.1f} s, "
+            f"stored {stream['p50_ms']:.0f} ms (p50) / {stream['p99_ms']:.0f} ms (p99) after each answer; "
+            f"{stream['written']} objects created, {stream['merged']} merged away, {left} left after the flush"
+        )
     print(
         f"calls={args.calls} segments={len(blobs)} write_s={write_s:.1f} resume_s={resume_s:.1f} "
-        f"per_call_objects_s={per_call_s:.0f}"
+        f"per_call_objects_s={per_call_s:.0f} stream_p50_ms={stream['p50_ms']:.0f} stream_objects_left={left}"
     )
     return 0
+
+
+def _stream(uri: str, calls: int, concurrency: int) -> dict[str, float]:
+    """Answers put one by one from ``concurrency`` threads, each waiting until stored; timings and counts."""
+    import concurrent.futures
+
+    cache = GcsResponseCache(uri)
+    latencies: list[float] = []
+
+    def write(i: int) -> None:
+        t0 = time.perf_counter()
+        stored = cache.put(key(i), output(i))
+        if stored is not None:
+            stored.result()
+        latencies.append(time.perf_counter() - t0)
+
+    started = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
+        list(pool.map(write, range(calls)))
+    cache.flush()
+    latencies.sort()
+    return {
+        "s": time.perf_counter() - started,
+        "p50_ms": latencies[len(latencies) // 2] * 1000,
+        "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
+        "written": cache.segments_written,
+        "merged": cache.segments_merged,
+    }
 
 
 if __name__ == "__main__":

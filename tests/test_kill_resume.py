@@ -174,3 +174,52 @@ def test_sigterm_mid_run_with_a_gcs_cache_then_resume(tmp_path: Path, bucket) ->
     judgments = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [j["id"] for j in judgments] == [f"q{i}" for i in range(ROWS)]
     assert sum(s["cached"] for j in judgments for s in j["samples"]) == len(answered)
+
+
+CONCURRENCY = 2  # max_concurrency of SCRIPT: the calls in flight at any moment
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX SIGKILL")
+def test_sigkill_mid_run_with_a_gcs_cache_repeats_at_most_the_calls_in_flight(tmp_path: Path, bucket) -> None:
+    """SIGKILL (no handler runs, nothing is flushed) of a judging process whose cache is under gs://.
+
+    Issue 25: 28 of 70 answered calls were asked again on resume (answers waited up to 10 s for a batch
+    upload). Every answer is now stored before its call counts as finished, so the re-run repeats at most
+    the calls that were in flight.
+    """
+    gcs_bucket, folder = bucket
+    cache = f"{folder}/autorater-cache"
+    dataset = tmp_path / "dataset.jsonl"
+    with open(dataset, "w", encoding="utf-8") as f:
+        for i in range(ROWS):
+            f.write(json.dumps({"id": f"q{i}", "question": f"question {i}?", "a": "a " * (3 + i % 5), "b": "b"}) + "\n")
+    script = tmp_path / "judge.py"
+    script.write_text(SCRIPT)
+    out = tmp_path / "judgments.jsonl"
+
+    with ModelEmulator(length_judge, latency_s=0.05) as emu:
+        args = [str(dataset), emu.url, cache, str(out)]
+        proc = _run(script, args)
+        deadline = time.monotonic() + 120
+        while emu.stats()["by_status"].get("200", 0) < TOTAL // 3:
+            assert proc.poll() is None, f"the judging process ended early: {proc.stderr.read().decode()[-2000:]}"
+            assert time.monotonic() < deadline, "no progress within 120 s"
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        proc.stderr.close()
+        answered = [r.prompt_text for r in emu.requests if r.status == 200]
+        assert TOTAL // 3 <= len(answered) < TOTAL, "the kill did not land mid-run"
+
+        emu.reset()
+        proc = _run(script, args)
+        _, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 0, stderr.decode()[-3000:]
+        resumed = [r.prompt_text for r in emu.requests]
+
+    repeated = set(resumed) & set(answered)
+    print(f"answered before SIGKILL: {len(answered)}, asked again on resume: {len(repeated)}")
+    assert len(repeated) <= CONCURRENCY, f"{len(repeated)} of {len(answered)} answered calls were asked again"
+    assert len(resumed) == TOTAL - len(answered) + len(repeated) and len(set(resumed)) == len(resumed)
+    judgments = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [j["id"] for j in judgments] == [f"q{i}" for i in range(ROWS)]

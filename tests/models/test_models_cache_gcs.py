@@ -118,3 +118,26 @@ def test_no_form_of_a_key_the_model_repeats_is_uploaded(bucket, emulator: ModelE
     runs = ("tq8xv3jm", "rtn7pkd4", "shc6yb9qz", "5471385876334a6d", "72546e37704b6434", "73486336794239517a")
     assert [run for run in runs if run in stored.lower()] == []
     assert "VHE4WHYzSm0vNUx3MityVG43cEtkND1zSGM2eUI5UX" not in stored  # base64 of apikey:KEY at offset 0 mod 3
+
+
+def test_each_answer_is_stored_before_its_call_finishes_and_small_segments_are_merged(bucket) -> None:
+    """Answers written one by one (as calls finish): each is in the bucket when put's future is done; the
+    small segments this makes are merged (``merge_fan`` of one size class → one) and deleted by their writer."""
+    from autorater_pipelines.models import ModelOutput
+
+    gcs_bucket, folder = bucket
+    uri = f"{folder}/stream"
+    cache = GcsResponseCache(uri, merge_fan=4)
+    most_left = 0
+    for i in range(20):
+        stored = cache.put(f"{i:064d}", ModelOutput(text=f"t{i}"))
+        assert stored is not None
+        stored.result(timeout=30)
+        assert GcsResponseCache(uri).get(f"{i:064d}").text == f"t{i}"  # a fresh reader (a resumed task) has it
+        most_left = max(most_left, len(_segments(gcs_bucket, uri)))
+    assert cache.segments_written > 20 and cache.segments_merged >= 16  # one upload each, then merges
+    assert most_left <= 3 * 2  # never more than merge_fan - 1 per size class (levels 0 and 1 here) + merged
+    cache.flush()
+    assert len(_segments(gcs_bucket, uri)) == 1
+    fresh = GcsResponseCache(uri)
+    assert len(fresh) == 20 and fresh.get(f"{7:064d}").text == "t7"

@@ -8,30 +8,40 @@
   :class:`GcsResponseCache`.
 
 :class:`GcsResponseCache` layout: ``<prefix>/segments/<UTC time>-<random>.jsonl``, each object a batch of
-entries (one JSON object per line, the same entry format as the local cache). Objects are only ever
-created, never rewritten, so parallel shards and retried tasks write side by side without coordination.
+entries (one JSON object per line, the same entry format as the local cache). Objects are created whole and
+never rewritten, so parallel shards and retried tasks write side by side without coordination.
 On first use the store lists and downloads every segment into a local spool file and indexes the
-entries (key → offset), so a lookup is one local read. New entries are kept in memory (hits see them at
-once) and uploaded as one new segment when ``batch_entries`` have gathered or ``batch_s`` seconds have
-passed since the oldest, at :meth:`GcsResponseCache.flush` (end of every ``Model.generate`` run,
-``Model.aclose``, SIGTERM) and at interpreter exit. A process killed with SIGKILL loses at most the
-entries of the last ``batch_s`` seconds; it never leaves a partial segment (an upload is one request).
+entries (key → offset), so a lookup is one local read.
+
+Writing: an answer is uploaded as soon as the upload before it has ended (one upload at a time, carrying
+every answer that arrived meanwhile: group commit), and the call that produced it only counts as finished
+once it is stored (:meth:`GcsResponseCache.put` returns a future the model layer awaits). A process killed
+with SIGKILL therefore loses at most the answers of the calls in flight (issue 25: a 10 s batch window lost
+every answer of its last 10 s, 30 of 30 in ``tests/test_kill_resume.py``). The small segments this makes
+are merged: when ``merge_fan`` of a process's own segments of one size class exist, they are rewritten as
+one segment (at most ``batch_entries`` entries) and then deleted — only ever the process's own, after their
+entries are stored again — and at :meth:`GcsResponseCache.flush` (end of every ``Model.generate`` run,
+``Model.aclose``, SIGTERM, interpreter exit) all of them are merged, so a finished run leaves about one
+segment per ``batch_entries`` answers. A reader that listed a segment just before its writer merged it away
+lists again and reads the merged one.
 
 Every process of the same prefix keeps its own index: entries another process writes after this one
 loaded are not seen until the next load (shards judge disjoint rows, so they need none of each other's).
-Cloud Storage failures are logged once and never fail a run (the cache is an optimization).
+Cloud Storage failures are logged once and never fail a run (the cache is an optimization); after one, calls
+no longer wait for their answers to be stored.
 """
 
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
+import contextlib
 import datetime
 import json
 import logging
 import os
 import tempfile
 import threading
-import time
 import uuid
 import weakref
 from typing import Any, Protocol
@@ -71,8 +81,8 @@ class Store(Protocol):
         """The cached output for ``key``, or None."""
         ...
 
-    def put(self, key: str, output: ModelOutput) -> None:
-        """Store a successful output."""
+    def put(self, key: str, output: ModelOutput) -> concurrent.futures.Future[None] | None:
+        """Store a successful output; a future done once it is stored, or None (stored, or not waited for)."""
         ...
 
     def flush(self) -> None:
@@ -141,15 +151,15 @@ class GcsResponseCache:
 
     Args:
         uri: ``gs://bucket/prefix``.
-        batch_entries: Upload a segment once this many entries are waiting.
-        batch_s: Upload a segment once the oldest waiting entry is this many seconds old.
+        batch_entries: Most entries in one segment; merging stops at this size.
+        merge_fan: Merge a process's own segments once this many of one size class exist.
         filesystem: A :class:`~autorater_pipelines.io.GcsFileSystem` (default: a new one).
     """
 
     retry_deadline_s = 30.0
     """How long one Cloud Storage operation is retried (google-api-core retry) before it is given up."""
 
-    def __init__(self, uri: str, *, batch_entries: int = 1000, batch_s: float = 10.0, filesystem: Any = None) -> None:
+    def __init__(self, uri: str, *, batch_entries: int = 1000, merge_fan: int = 8, filesystem: Any = None) -> None:
         from autorater_pipelines.io._gcs import GcsFileSystem, split_gcs_uri
 
         self.location = uri.rstrip("/")
@@ -157,17 +167,20 @@ class GcsResponseCache:
         self._prefix = f"{prefix.strip('/')}/segments/" if prefix.strip("/") else "segments/"
         self._fs = filesystem if filesystem is not None else GcsFileSystem()
         self.batch_entries = batch_entries
-        self.batch_s = batch_s
+        self.merge_fan = max(2, merge_fan)
         self.segments_written = 0
         self.segments_read = 0
+        self.segments_merged = 0
         self._lock = threading.RLock()
         self._upload_lock = threading.Lock()
         self._loaded = False
         self._spool: Any = None
         self._index: dict[str, tuple[int, int]] = {}  # key -> (offset, length) in the spool file
         self._pending: dict[str, ModelOutput] = {}  # not uploaded yet
-        self._oldest_pending: float | None = None
+        self._waiting: dict[str, list[concurrent.futures.Future[None]]] = {}  # put() futures by key
+        self._own: list[tuple[str, list[str], int]] = []  # this process's mergeable segments: name, keys, level
         self._failed = False
+        self._upload_failed = False
         self._wake = threading.Event()
         self._uploader: threading.Thread | None = None
         _LIVE.add(self)
@@ -204,20 +217,33 @@ class GcsResponseCache:
                 return
             self._loaded = True
             self._spool = tempfile.TemporaryFile(prefix="autorater-cache-")
-            try:
-                names = self._list()
-            except Exception as exc:  # noqa: BLE001 - the cache never fails a run
-                self._warn("cannot list", exc)
-                return
-            for name in names:
+            seen: set[str] = set()
+            for _ in range(5):  # again while segments vanish: their writer merged them into a newer one
                 try:
-                    blob = self._fs.client().bucket(self._bucket).blob(name)
-                    data = blob.download_as_bytes(retry=self._retry(), timeout=self.retry_deadline_s)
-                except Exception as exc:  # noqa: BLE001 - e.g. removed meanwhile
+                    names = [n for n in self._list() if n not in seen]
+                except Exception as exc:  # noqa: BLE001 - the cache never fails a run
+                    self._warn("cannot list", exc)
+                    return
+                if not self._read_segments(names, seen):
+                    return
+
+    def _read_segments(self, names: list[str], seen: set[str]) -> bool:
+        """Download and index ``names`` (adding them to ``seen``); True when one had been deleted meanwhile."""
+        vanished = False
+        for name in names:
+            seen.add(name)
+            try:
+                blob = self._fs.client().bucket(self._bucket).blob(name)
+                data = blob.download_as_bytes(retry=self._retry(), timeout=self.retry_deadline_s)
+            except Exception as exc:  # noqa: BLE001 - the cache never fails a run
+                if type(exc).__name__ == "NotFound":  # merged away by its writer since the listing
+                    vanished = True
+                else:
                     self._warn(f"cannot read gs://{self._bucket}/{name}", exc)
-                    continue
-                self.segments_read += 1
-                self._index_segment(bytes(data))
+                continue
+            self.segments_read += 1
+            self._index_segment(bytes(data))
+        return vanished
 
     def _list(self) -> list[str]:
         blobs = self._fs.client().list_blobs(
@@ -244,58 +270,87 @@ class GcsResponseCache:
             start = end + 1
 
     # --- writing ------------------------------------------------------------------------------
-    def put(self, key: str, output: ModelOutput) -> None:
-        """Keep a successful output for the next segment (failed outputs are never stored)."""
+    def put(self, key: str, output: ModelOutput) -> concurrent.futures.Future[None] | None:
+        """Upload a successful output with the next segment (failed outputs are never stored).
+
+        Returns:
+            A future done once the upload carrying it has ended (stored, or the upload failed: the cache
+            never fails a run), or None when there is nothing to wait for (a failed output, or Cloud Storage
+            already failed in this process).
+        """
         if not output.ok:
-            return
+            return None
+        done: concurrent.futures.Future[None] = concurrent.futures.Future()
         with self._lock:
             self._pending[key] = output
-            if self._oldest_pending is None:
-                self._oldest_pending = time.monotonic()
+            if self._upload_failed:
+                return None
+            self._waiting.setdefault(key, []).append(done)
             if self._uploader is None:
                 self._uploader = threading.Thread(target=self._upload_loop, name="gcs-response-cache", daemon=True)
                 self._uploader.start()
-            if len(self._pending) >= self.batch_entries:
-                self._wake.set()
+        self._wake.set()
+        return done
 
     def flush(self) -> None:
-        """Upload every waiting entry now (one segment), and wait until it is stored."""
-        self._upload()
+        """Upload every waiting entry now, merge this process's segments, and wait until they are stored."""
+        self._upload(merge_all=True)
 
     def _upload_loop(self) -> None:
-        """Upload due batches; ends when nothing waits (``put`` starts it again)."""
+        """Upload whatever waits, one upload at a time; ends when nothing waits (``put`` starts it again)."""
         while True:
-            self._wake.wait(timeout=min(1.0, self.batch_s))
+            self._wake.wait(timeout=1.0)
             self._wake.clear()
             with self._lock:
                 if not self._pending:
                     self._uploader = None
                     return
-                due = (
-                    len(self._pending) >= self.batch_entries
-                    or time.monotonic() - (self._oldest_pending or 0.0) >= self.batch_s
-                )
-            if due:
-                self._upload()
+            self._upload()
 
     def _retry(self) -> Any:
         from google.cloud.storage.retry import DEFAULT_RETRY
 
         return DEFAULT_RETRY.with_deadline(self.retry_deadline_s)
 
-    def _upload(self) -> None:
-        """Upload every waiting entry, in segments of at most ``batch_entries``."""
+    def _upload(self, merge_all: bool = False) -> None:
+        """Upload every waiting entry (segments of at most ``batch_entries``), then merge own segments."""
         self._load()  # own segments are indexed once uploaded: load the others first
         with self._upload_lock:
             with self._lock:
                 waiting = list(self._pending.items())
             for start in range(0, len(waiting), self.batch_entries):
-                if not self._upload_segment(dict(waiting[start : start + self.batch_entries])):
-                    return  # kept in memory; retried at the next flush
+                batch = dict(waiting[start : start + self.batch_entries])
+                name = self._upload_segment(batch)
+                if name is None:
+                    self._release(list(batch))  # kept in memory; retried at the next flush
+                    return
+                if len(batch) < self.batch_entries:
+                    self._own.append((name, list(batch), 0))
+            self._merge(merge_all)
 
-    def _upload_segment(self, batch: dict[str, ModelOutput]) -> bool:
+    def _release(self, keys: list[str]) -> None:
+        """Wake the calls waiting for ``keys`` (their upload has ended, stored or not)."""
+        with self._lock:
+            futures = [f for k in keys for f in self._waiting.pop(k, [])]
+        for future in futures:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):  # cancelled by its waiter
+                future.set_result(None)
+
+    def _upload_segment(self, batch: dict[str, ModelOutput]) -> str | None:
+        """Upload one segment of ``batch``; its object name, or None when the upload failed."""
         lines = [json.dumps(encode_entry(k, o), ensure_ascii=False, default=str) for k, o in batch.items()]
-        data = ("\n".join(lines) + "\n").encode("utf-8")
+        name = self._write_segment(("\n".join(lines) + "\n").encode("utf-8"))
+        if name is None:
+            return None
+        with self._lock:
+            for key, output in batch.items():
+                if self._pending.get(key) is output:
+                    del self._pending[key]
+        self._release(list(batch))
+        return name
+
+    def _write_segment(self, data: bytes) -> str | None:
+        """Create one segment object holding ``data`` and index it; its name, or None when it failed."""
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
         name = f"{self._prefix}{stamp}-{uuid.uuid4().hex[:12]}.jsonl"
         try:
@@ -304,17 +359,55 @@ class GcsResponseCache:
                 data, content_type="application/x-ndjson", retry=self._retry(), timeout=self.retry_deadline_s
             )
         except Exception as exc:  # noqa: BLE001 - the cache never fails a run
+            with self._lock:
+                self._upload_failed = True
             self._warn(f"cannot write gs://{self._bucket}/{name}", exc)
-            return False
+            return None
         self.segments_written += 1
         with self._lock:
             if self._spool is not None:
                 self._index_segment(data)
-            for key, output in batch.items():
-                if self._pending.get(key) is output:
-                    del self._pending[key]
-            self._oldest_pending = time.monotonic() if self._pending else None
-        return True
+        return name
+
+    def _merge(self, merge_all: bool) -> None:
+        """Rewrite this process's small segments as fewer larger ones, then delete them (under the upload lock).
+
+        ``merge_fan`` segments of one level become one of the next level; with ``merge_all`` every own
+        segment is merged. A merged segment of ``batch_entries`` entries is final (never merged again).
+        """
+        while True:
+            levels: dict[int, list[tuple[str, list[str], int]]] = {}
+            for segment in self._own:
+                levels.setdefault(segment[2], []).append(segment)
+            group = next((g for _, g in sorted(levels.items()) if len(g) >= self.merge_fan), None)
+            if group is None and merge_all and len(self._own) > 1:
+                group = list(self._own)
+            if group is None:
+                return
+            level = max(g[2] for g in group) + 1
+            keys = list(dict.fromkeys(k for g in group for k in g[1]))
+            merged: list[tuple[str, list[str], int]] = []
+            for start in range(0, len(keys), self.batch_entries):
+                chunk = keys[start : start + self.batch_entries]
+                with self._lock:
+                    where = [self._index.get(k) for k in chunk]
+                    lines = [os.pread(self._spool.fileno(), w[1], w[0]) for w in where if w is not None]
+                name = self._write_segment(b"\n".join(lines) + b"\n")
+                if name is None:
+                    return  # the small segments stay; nothing is lost
+                if len(chunk) < self.batch_entries:
+                    merged.append((name, chunk, level))
+            for name, _, _ in group:
+                self._delete(name)
+            self.segments_merged += len(group)
+            self._own = [s for s in self._own if s not in group] + merged
+
+    def _delete(self, name: str) -> None:
+        """Delete one of this process's own segments (its entries are stored again); failures only cost space."""
+        try:
+            self._fs.client().bucket(self._bucket).blob(name).delete(retry=self._retry(), timeout=self.retry_deadline_s)
+        except Exception as exc:  # noqa: BLE001 - a left-over segment is read twice, never wrong
+            logger.debug("response cache %s: could not delete merged segment %s: %s", self.location, name, exc)
 
     def _warn(self, what: str, exc: Exception) -> None:
         if not self._failed:

@@ -362,7 +362,9 @@ class Model(RetryLoop):
                     "max_consecutive_failures.",
                 )
         if output.ok and self._cache is not None and key is not None:
-            self._cache.put(key, output)
+            stored = self._cache.put(key, output)
+            if stored is not None:  # a Cloud Storage cache: the call is finished once its answer is stored
+                await asyncio.wrap_future(stored)
         return output
 
 
