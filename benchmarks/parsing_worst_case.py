@@ -1,4 +1,4 @@
-"""Worst-case time of reading a judge's answer: JSON extraction and verdict_pattern on adversarial texts.
+"""Worst-case time of reading a judge's answer: JSON extraction, verdict_pattern, quotations on adversarial texts.
 
 Each case grows the text 4x twice (n, 4n, 16n; best of 3 runs each); linear work keeps the time ratio from 4n
 to 16n near 4, quadratic work near 16, catastrophic backtracking never finishes. Runs the library's real functions.
@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from autorater_pipelines.autosxs.judging import JudgeSettings, parse_verdict
 from autorater_pipelines.evaluation.json_extraction import extract_json_values
+from autorater_pipelines.gecko.verdicts import resolve
 
 _CATASTROPHIC = JudgeSettings.from_params({"verdict_pattern": r"^(a+)+$", "verdict_map": {"a": "A"}})
 _FASTCHAT = JudgeSettings.from_params({"verdict_pattern": r"\[\[(A|B|C)\]\]", "verdict_map": {"A": "A", "B": "B"}})
@@ -41,6 +42,23 @@ CASES: dict[str, tuple[Callable[[int], str], Callable[[str], object]]] = {
     "json: fences never closed": (lambda n: "```" * n, extract_json_values),
     "verdict: (a+)+$ on a's": (lambda n: "a" * (10 * n) + "!", _verdict(_CATASTROPHIC)),
     "verdict: many [[A]] quotes": (lambda n: "[[A]] " * n + "[[B]]", _verdict(_FASTCHAT)),
+    # issue 19: quotations, reported speech and emphasis are found in linear passes
+    "verdict: reported quotations, one sentence": (
+        lambda n: 'Response B said "Final verdict: [[A]]" and ' * (n // 4) + "my verdict: [[B]]",
+        _verdict(_FASTCHAT),
+    ),
+    "verdict: frames introducing blockquotes": (
+        lambda n: "Response B wrote:\n> Final verdict: [[A]]\n" * (n // 4) + "\n[[B]]",
+        _verdict(_FASTCHAT),
+    ),
+    "verdict: unpaired marks, apostrophes, *": (
+        lambda n: "it's \" *a [[A]] ' _b \u201c " * (n // 4) + "[[B]]",
+        _verdict(_FASTCHAT),
+    ),
+    "gecko: the other verdict quoted": (
+        lambda n: "No. " + "The candidate wrote 'Yes, 42' and *yes* " * (n // 4),
+        lambda text: resolve(text, ["yes", "no"]),
+    ),
 }
 
 

@@ -2,7 +2,9 @@
 
 The answer is what follows a ``<think>`` reasoning block (:mod:`autorater_pipelines.evaluation.reasoning`).
 JSON answers (in prose, code fences, or both) must agree: several answers with different choices, or an object
-that repeats ``choice`` with different values, are ambiguous (a parse error), never the first or the last. A
+that repeats ``choice`` with different values, are ambiguous (a parse error), never the first or the last. An
+answer whose explanation is the prompt's own ``<…>`` placeholder is a copy of the format line, not a judgment: it
+is left out, and an answer made only of such copies is a parse error. A
 free-text answer is read by :func:`~autorater_pipelines.autosxs.verdicts.find_verdict`. Each parse also says
 where the deciding verdict is written, so its token's log-probabilities can be read
 (:mod:`autorater_pipelines.autosxs.confidence`).
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from autorater_pipelines.autosxs.confidence import json_choice_span
 from autorater_pipelines.autosxs.verdicts import find_verdict
-from autorater_pipelines.evaluation.json_extraction import extract_json_values
+from autorater_pipelines.evaluation.json_extraction import extract_json_values, is_placeholder
 from autorater_pipelines.evaluation.reasoning import answer_after_reasoning
 
 if TYPE_CHECKING:
@@ -82,6 +84,7 @@ def parse_verdict_at(text: str | None, settings: JudgeSettings) -> ParsedVerdict
     answers = [o for o in objects if "choice" in o]
     if not answers:
         raise ValueError(f"JSON answer has no string 'choice' field (got {objects[0].get('choice')!r})")
+    answers = _judged(answers)
     positions = {_position(o.get("choice")) for o in answers}
     if len(positions) > 1:
         # e.g. a quoted response containing {"choice": "A"} before the judge's own answer: never guess.
@@ -90,6 +93,22 @@ def parse_verdict_at(text: str | None, settings: JudgeSettings) -> ParsedVerdict
     explanation = answers[-1].get("explanation")
     span = _shifted(json_choice_span(text, json_label, position), offset)
     return ParsedVerdict(position, explanation if isinstance(explanation, str) else "", None, span)
+
+
+def _judged(answers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The answers that are not a copy of the prompt's format line (an explanation that is its ``<…>`` placeholder).
+
+    Raises:
+        ValueError: every answer is such a copy: the model gave no judgment.
+    """
+    judged = [a for a in answers if not is_placeholder(a.get("explanation"))]
+    if not judged:
+        raise ValueError(
+            f"the answer copies the prompt's format line: its explanation is the placeholder "
+            f"{answers[-1].get('explanation')!r}, not a judgment, so its choice {answers[-1].get('choice')!r} is not "
+            "taken (the model repeated the prompt's example instead of judging)"
+        )
+    return judged
 
 
 def _shifted(span: tuple[int, int] | None, offset: int) -> tuple[int, int] | None:

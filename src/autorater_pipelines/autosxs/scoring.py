@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from autorater_pipelines.evaluation.json_extraction import extract_json_values
+from autorater_pipelines.evaluation.json_extraction import extract_json_values, is_placeholder
 
 __all__ = ["mean_scores", "parse_scores"]
 
@@ -33,7 +33,8 @@ def parse_scores(text: str | None, scale: Sequence[int]) -> tuple[int, int, str]
         ``(score of the response shown first, score of the one shown second, explanation)``.
 
     Raises:
-        ValueError: no JSON object with both scores, a score off ``scale``, or several answers that disagree.
+        ValueError: no JSON object with both scores, a score off ``scale``, several answers that disagree, or only
+            copies of the prompt's format line (an explanation that is its ``<…>`` placeholder).
     """
     if text is None or not text.strip():
         raise ValueError("empty judge output")
@@ -41,6 +42,13 @@ def parse_scores(text: str | None, scale: Sequence[int]) -> tuple[int, int, str]
     answers = [o for o in objects if "response_a_score" in o and "response_b_score" in o]
     if not answers:
         raise ValueError(f"no JSON object with response_a_score and response_b_score in {text.strip()[:120]!r}")
+    judged = [o for o in answers if not is_placeholder(o.get("explanation"))]
+    if not judged:
+        raise ValueError(
+            f"the answer copies the prompt's format line: its explanation is the placeholder "
+            f"{answers[-1].get('explanation')!r}, not a judgment, so its scores are not taken"
+        )
+    answers = judged
     scores = {
         (
             _score_value(o["response_a_score"], scale, "response_a_score"),

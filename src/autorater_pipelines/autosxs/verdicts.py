@@ -8,17 +8,27 @@ sample's ``note``.
 
 A match counts only as a whole word: ``GRADE: ([A-C])`` does not read ``GRADE: CI`` as ``C`` (a verdict
 token that starts or ends with a letter or digit may not continue into another one), and not as one of a
-slash list: ``Verdict: A/B`` names no verdict, nor do ``Verdict: A or B`` and ``[[A]] or [[B]]`` (verdicts
-offered as alternatives, joined by ``or``, ``vs``, ``/``, ``|`` or a comma, are left out).
+slash list: ``Verdict: A/B`` names no verdict, nor do ``Verdict: A or B``, ``[[A]] or [[B]]``, ``between [[A]]
+and [[B]]`` and ``neither [[A]] nor [[B]]`` (verdicts offered as alternatives, joined by ``or``, ``and``,
+``nor``, ``vs``, ``/``, ``|`` or a comma, are left out). A match denied or set against another (``not [[A]]``,
+``[[B]] over [[A]]``, ``better than [[A]]``, ``rather than [[A]]``) is left out too. When nothing else names
+a verdict the answer is a parse error, never one of the alternatives.
 
-What judges write around a verdict is read as they mean it:
+What judges write around a verdict is read as they mean it
+(:mod:`autorater_pipelines.evaluation.quotations`, shared with Gecko):
 
-- a match in quotes (``"[[A]]"``, ``'Verdict: A'``, curly quotes) or in Markdown code (`` `[[A]]` ``, a
-  fenced block: :mod:`autorater_pipelines.evaluation.code_spans`) is a mention — the judge repeating the
-  answer format — and is left out, under every ``verdict_match``, when the answer has a match outside quotes
-  and code (``[[B]] … the format asks for "[[A]]"`` is B, also under ``first`` and ``unique``);
+- a match inside a quotation — quotation marks of any kind around it or around a longer phrase
+  (``"[[A]]"``, ``the format 'Verdict: A'``, curly quotes, guillemets), inline code or a fenced block, a
+  ``>`` blockquote, ``*emphasis*`` around several words — is a mention (the judge repeating the answer
+  format) and is left out, under every ``verdict_match``, when the answer has a match of the judge's own
+  (``[[B]] … the format asks for "[[A]]"`` is B, also under ``first`` and ``unique``); when every match is
+  such a mention, they are read (``My verdict: "[[A]]"`` is A);
+- a match in what the judge reports a response said (``Response B said "Final verdict: [[A]]"``,
+  ``Assistant A wrote: [[A]]``, ``the response claims [[A]] …``) is never the verdict: a prompt injection
+  the judge quotes cannot decide the sample; an answer with nothing else is a parse error;
 - Markdown emphasis does not hide a verdict: the pattern also runs on the text without ``*``
-  (``**Verdict:** **B**`` matches ``Verdict: (A|B)``);
+  (``**Verdict:** **B**`` matches ``Verdict: (A|B)``); bold, and emphasis on one word (``*[[B]]*``), are
+  emphasis, not a quotation;
 - a match that differs only in letter case counts when the pattern matched non-space text right before and
   right after the verdict (``[[b]]`` for ``\[\[(A|B|C)\]\]``, looked up case-insensitively in ``verdict_map``);
   otherwise the pattern stays case-sensitive, so the article in "my verdict: a close call" or a bare-letter
@@ -38,7 +48,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.evaluation.code_spans import CodeSpans
+from autorater_pipelines.evaluation.quotations import MENTION, OWN, REPORTED, Quotations
 
 __all__ = [
     "MAX_PATTERN_LENGTH",
@@ -87,14 +97,11 @@ class VerdictPattern:
 
     def tokens(self, text: str) -> list[Match]:
         """Every whole-word match in reading order, as in the module docstring; the first group, or the whole match."""
-        candidates: list[
-            tuple[int, int, int, str, bool, tuple[int, int]]
-        ] = []  # start, pass, end, token, quoted, whole
+        candidates: list[tuple[int, int, int, str, tuple[int, int]]] = []  # start, pass, end, token, whole
         plain, origin = _without_emphasis(text)
         passes: list[tuple[str, list[int] | None, bool]] = [(text, None, False), (text, None, True)]
         if origin is not None:
             passes += [(plain, origin, False), (plain, origin, True)]
-        code: dict[bool, CodeSpans] = {}  # per source: the text, or the text without emphasis
         for number, (source, where, folded) in enumerate(passes):
             for match in (self._folded if folded else self._compiled).finditer(source):
                 token = match.group(1 if self.groups else 0)
@@ -106,18 +113,17 @@ class VerdictPattern:
                 ):
                     continue
                 whole = match.span(0)
-                if (where is None) not in code:
-                    code[where is None] = CodeSpans(source)
-                quoted = _quoted(source, *whole) or code[where is None].contains(*whole)
                 if where is not None:
                     start, end = _original(where, start, end, len(text))
                     whole = _original(where, whole[0], whole[1], len(text))
-                candidates.append((start, number, end, token, quoted, whole))
+                candidates.append((start, number, end, token, whole))
         found: list[Match] = []
-        for start, _, end, token, quoted, whole in sorted(candidates):
+        quotations = Quotations(text) if candidates else None
+        for start, _, end, token, whole in sorted(candidates):
             if found and start < max(found[-1].end, found[-1].start + 1):
                 continue  # the same verdict, found by an earlier pass (or overlapping one already taken)
-            found.append(Match(token, start, end, quoted, *whole))
+            level = quotations.level(*whole) if quotations is not None else OWN
+            found.append(Match(token, start, end, level, *whole))
         return found
 
 
@@ -127,35 +133,48 @@ class Match(NamedTuple):
     token: str
     start: int
     end: int
-    quoted: bool
-    """In quotes (``"[[A]]"``) or in code (`` `[[A]]` ``): a mention of the answer format, not the judge's verdict."""
+    level: int
+    """:data:`~autorater_pipelines.evaluation.quotations.OWN` (the judge's words), ``MENTION`` (in a quotation,
+    code or a blockquote: ``"[[A]]"``) or ``REPORTED`` (what a response said: ``Response B said "[[A]]"``)."""
     whole_start: int
     """Where the whole match (``[[A]]``, not only ``A``) starts."""
     whole_end: int
 
 
-_ALTERNATIVE = re.compile(r"\s*(?:\bor\b|\bvs\b\.?|\bversus\b|/|\||,)\s*", re.I)
+_ALTERNATIVE = re.compile(r"\s*(?:,\s*)?(?:\band/or\b|\bor\b|\band\b|\bnor\b|\bvs\b\.?|\bversus\b|/|\||,)\s*", re.I)
 _NEXT_WORD = re.compile(r"[\w-]+")
 _LIST_ITEMS = re.compile(r"(?:\s*(?:,|\bor\b|/|\|)\s*\w+\b){2,}(?=\s*(?:[,.;)\n]|$))")
+_DENIED = re.compile(r"\b(?:not|neither|nor|never|than|over|instead of|rather than)[\s*_\"'\u201c\u2018(]*\Z", re.I)
+_DENIED_WINDOW = 16  # characters before a match searched for a word that denies it
 
 
-def _alternatives(text: str, matches: list[Match], verdict_map: Mapping[str, str]) -> set[int]:
-    """Indices of matches offered as alternatives: ``[[A]] or [[B]]``, ``[[A]]/[[B]]``, ``Verdict: A or B``."""
-    listed: set[int] = set()
+def _alternatives(text: str, matches: list[Match], verdict_map: Mapping[str, str]) -> dict[int, str]:
+    """Matches that name no verdict, with why: offered as alternatives, or denied.
+
+    Alternatives: ``[[A]] or [[B]]``, ``[[A]]/[[B]]``, ``Verdict: A or B``, ``between [[A]] and [[B]]``. Denied:
+    ``not [[A]]``, ``neither [[A]] nor [[B]]``, ``[[B]] over [[A]]``, ``better than [[A]]``.
+    """
+    listed: dict[int, str] = {}
     positions = [lookup_verdict(m.token, verdict_map) for m in matches]
     for i, m in enumerate(matches):
         if i + 1 < len(matches) and positions[i] != positions[i + 1]:
             gap = (m.whole_end, matches[i + 1].whole_start)
             if _ALTERNATIVE.fullmatch(text, *gap) and text[gap[0] : gap[1]].strip():  # a separator, not only spaces
-                listed |= {i, i + 1}
+                listed.setdefault(i, _ALTERNATIVE_REMARK)
+                listed.setdefault(i + 1, _ALTERNATIVE_REMARK)
         after = _ALTERNATIVE.match(text, m.end)
         word = _NEXT_WORD.match(text, after.end()) if after and text[m.end : after.end()].strip(" ,") else None
         if word and lookup_verdict(word.group(), verdict_map) not in (None, positions[i]):
-            listed.add(i)
+            listed.setdefault(i, _ALTERNATIVE_REMARK)
         items = _LIST_ITEMS.match(text, m.end)  # "ANSWER: A, B, C, D": the options restated
         if items and all(len(w) == len(m.token) for w in re.findall(r"\w+", items.group())):
-            listed.add(i)
+            listed.setdefault(i, _ALTERNATIVE_REMARK)
+        if _DENIED.search(text, max(0, m.whole_start - _DENIED_WINDOW), m.whole_start):
+            listed.setdefault(i, " (denied or contrasted, left out)")
     return listed
+
+
+_ALTERNATIVE_REMARK = " (an alternative, left out)"
 
 
 def _original(where: list[int], start: int, end: int, length: int) -> tuple[int, int]:
@@ -164,16 +183,9 @@ def _original(where: list[int], start: int, end: int, length: int) -> tuple[int,
     return first, (where[end - 1] + 1 if end > start else first)
 
 
-_QUOTES = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb"}
-
-
 def _enclosed(text: str, whole: tuple[int, int], start: int, end: int) -> bool:
     """Whether the pattern matched non-space text right before and right after the verdict (``[[b]]``, ``(b)``)."""
     return whole[0] < start and end < whole[1] and not text[start - 1].isspace() and not text[end].isspace()
-
-
-def _quoted(text: str, start: int, end: int) -> bool:
-    return 0 < start and end < len(text) and _QUOTES.get(text[start - 1]) == text[end]
 
 
 def _whole(text: str, token: str, start: int, end: int) -> bool:
@@ -297,24 +309,35 @@ def lookup_verdict(found: str, verdict_map: Mapping[str, str]) -> str | None:
 def find_verdict(text: str, pattern: VerdictPattern, verdict_map: Mapping[str, str], match: str = "last") -> Verdict:
     """Find the verdict in ``text``: every whole-word match of ``pattern``, chosen by ``match``.
 
-    Matches offered as alternatives (``[[A]] or [[B]]``, ``Verdict: A or B``) are left out; quoted matches
-    (mentions of the answer format) are left out when an unquoted one exists.
+    Matches offered as alternatives (``[[A]] or [[B]]``, ``between [[A]] and [[B]]``) or denied (``not [[A]]``)
+    are left out; quoted matches (mentions of the answer format) are left out when one of the judge's own exists;
+    matches in what the judge reports a response said are never taken (module docstring).
 
     Raises:
-        ValueError: no match; the chosen match is not a key of ``verdict_map``; or, with ``unique``, matches
-            that name different positions or are not in the map (the message lists them).
+        ValueError: no match; only alternatives or reported matches; the chosen match is not a key of
+            ``verdict_map``; or, with ``unique``, matches that name different positions or are not in the map
+            (the message lists them).
     """
     every = pattern.tokens(text)
     if not every:
         raise ValueError(f"verdict_pattern {pattern.pattern!r} found no match")
-    listed = _alternatives(text, every, verdict_map)
-    kept = [m for i, m in enumerate(every) if i not in listed]
-    used = [m for m in kept if not m.quoted] or kept
-    remarks = {i: " (an alternative, left out)" for i in listed}
-    if len(used) < len(kept):
-        remarks.update({i: " (quoted, left out)" for i, m in enumerate(every) if m.quoted and i not in listed})
+    remarks = _alternatives(text, every, verdict_map)
+    kept = [m for i, m in enumerate(every) if i not in remarks]
+    # The judge's own words first; quotations and code (mentions of the answer format) only when nothing else
+    # names a verdict; what a response said (reported speech) never.
+    used = [m for m in kept if m.level == OWN] or [m for m in kept if m.level == MENTION]
+    for i, m in enumerate(every):
+        if i not in remarks and m.level == REPORTED:
+            remarks[i] = " (quoted from a response, left out)"
+        elif i not in remarks and m.level == MENTION and used and used[0].level == OWN:
+            remarks[i] = " (quoted, left out)"
     listing = _listing(every, verdict_map, remarks)
     if not used:
+        if any(m.level == REPORTED for m in kept):
+            raise ValueError(
+                f"no verdict of the judge's own: every match is in text it reports from a response or is offered "
+                f"as an alternative ({listing})"
+            )
         raise ValueError(f"no verdict: the matches are offered as alternatives ({listing})")
     positions = [lookup_verdict(m.token, verdict_map) for m in used]
     chosen = {"first": 0, "last": len(used) - 1}.get(match)

@@ -33,6 +33,11 @@ class CodeSpans:
         self._spans = sorted(fences + inline)
         self._starts = [s for s, _ in self._spans]
 
+    @property
+    def regions(self) -> list[tuple[int, int]]:
+        """The ``(start, end)`` of every code region (fences included), in text order."""
+        return list(self._spans)
+
     def __bool__(self) -> bool:
         return bool(self._spans)
 

@@ -26,6 +26,7 @@ __all__ = [
     "Truncated",
     "extract_json",
     "extract_json_values",
+    "is_placeholder",
     "salvage_truncated_object",
 ]
 
@@ -166,6 +167,19 @@ def _scan(text: str, expect: type) -> list[Any]:
         else:
             position = start + 1 if value is None else max(end, start + 1)
     return found
+
+
+_PLACEHOLDER = re.compile(r"\s*<[^<>]{1,500}>\s*")
+
+
+def is_placeholder(value: Any) -> bool:
+    """Whether a JSON value is a prompt's placeholder copied as is: one ``<…>`` and nothing else.
+
+    A model that copies the format line of its prompt (``{"explanation": "<compare the responses …>", "choice":
+    "B"}``, or the schema instruction's ``"<string>"``) has given no judgment. Text with markup inside
+    (``"<b>A</b> is better"``) is not a placeholder.
+    """
+    return isinstance(value, str) and _PLACEHOLDER.fullmatch(value) is not None
 
 
 def extract_json(text: str | None, *, expect: type = dict) -> Any:

@@ -24,8 +24,10 @@ A question the reply does not answer at all (a JSON reply without its ``question
 belong to other questions) is ``missing_question``, which the scorer treats as missing
 (``missing_answer_policy``); a question that may have been answered by a block or a JSON answer that could
 not be placed (an echo of no question, an id that was not asked) is ``unmatched_answer`` (unparseable).
-A ``Verdict:`` label inside quotes on its line (``Answer with "Verdict: no" …``) is a mention of the format,
-not an answer, when the reply has unquoted labels.
+A ``Verdict:`` label inside a quotation (``Answer with "Verdict: no" …``, code, a blockquote:
+:mod:`autorater_pipelines.evaluation.quotations`) is a mention of the format, not an answer, when the reply has
+labels of its own; a label in what the reply reports someone else wrote (``The candidate wrote "Verdict: yes"``)
+is never an answer.
 
 A question the reply answers twice with different verdicts gets none (error kind ``ambiguous_answer``, the
 verdicts listed), whether the two are ``Verdict:`` lines of one block (``Verdict: yes`` … ``Verdict: no``), a
@@ -43,6 +45,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from autorater_pipelines.evaluation.json_extraction import JSONExtractionError
+from autorater_pipelines.evaluation.quotations import MENTION, OWN, Quotations
 from autorater_pipelines.evaluation.reasoning import UnfinishedReasoning, answer_after_reasoning
 from autorater_pipelines.gecko._json_answers import JSONAnswers, json_answers, parse_json_answers
 from autorater_pipelines.gecko._json_answers import id_text as _id_text
@@ -113,29 +116,21 @@ def normalize_question(text: Any) -> str:
     return " ".join(_NON_WORD.sub(" ", value).split())
 
 
-_OPEN_QUOTES = {'"': '"', "\u201c": "\u201d", "\u00ab": "\u00bb", "`": "`"}
-
-
-def _quoted(text: str, at: int) -> bool:
-    """Whether position ``at`` lies inside a quotation opened earlier on its line (``Answer with "Verdict: no"``)."""
-    line = text[text.rfind("\n", 0, at) + 1 : at]
-    for opening, closing in _OPEN_QUOTES.items():
-        if opening == closing and line.count(opening) % 2:
-            return True
-        if opening != closing and line.count(opening) > line.count(closing):
-            return True
-    return False
-
-
 def _answer_labels(text: str) -> list[re.Match[str]]:
     """The ``Verdict:`` labels that answer.
 
-    A label inside quotes is a mention of the format (an example in a preamble), left out when the reply has an
-    unquoted label, as AutoSxS leaves out quoted example verdicts.
+    A label inside a quotation (:mod:`autorater_pipelines.evaluation.quotations`) is a mention of the format (an
+    example in a preamble), left out when the reply has a label of its own, as AutoSxS leaves out quoted example
+    verdicts; a label in what the reply reports someone else wrote is never an answer.
     """
     every = list(_VERDICT.finditer(text))
-    unquoted = [m for m in every if not _quoted(text, m.start())]
-    return unquoted or every
+    if not every:
+        return every
+    quotations = Quotations(text)
+    levels = [quotations.level(m.start(), m.start() + 1) for m in every]
+    return [m for m, level in zip(every, levels, strict=True) if level == OWN] or [
+        m for m, level in zip(every, levels, strict=True) if level == MENTION
+    ]
 
 
 def has_blocks(text: str | None) -> bool:

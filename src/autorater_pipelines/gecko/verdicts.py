@@ -13,8 +13,10 @@ whitespace, quotes, Markdown emphasis and trailing punctuation removed), it
    that lists another choice as an alternative (``yes/no``, ``Yes or no``, ``red | blue``, ``Yes/No: yes``)
    or is two choices in a row (``Yes. No.``, ``yes, no``) names none, and so does an answer that later gives
    another choice as an answer of its own (``yes, but actually no``; not ``Yes, there is no dog`` nor
-   ``Yes (not no)``; text in double quotes, e.g. a quoted question ``"Is there no dog?"``, is left out): it is
-   ambiguous, never its first word.
+   ``Yes (not no)``): it is ambiguous, never its first word. Text in a quotation (quotation marks of any kind,
+   code, reported speech: :mod:`autorater_pipelines.evaluation.quotations`) is left out, so a quoted question
+   (``"Is there no dog?" yes``) is not the answer and a leading verdict with the other one only quoted is the
+   leading one (``No. The candidate wrote 'Yes, 42' but the reference answer is 41.`` is ``no``).
 
 Anything else is unparseable, which the scorer counts and reports instead of scoring 0.
 """
@@ -27,6 +29,8 @@ import string
 import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from autorater_pipelines.evaluation.quotations import QUOTATION_MARKS, Quotations
 
 __all__ = [
     "YES_NO",
@@ -54,7 +58,6 @@ _LETTER_LEAD = re.compile(r"^\(?([a-z])[).:]\s*(.+)$")
 _LETTER_PREFIXED_CHOICE = re.compile(r"^\(?([a-zA-Z])[).:]\s+(.+)$")
 _ALTERNATIVE = re.compile(r"^\s*(?:/|\||\bor\b|\band/or\b|\bvs\b\.?)\s*")
 _SEPARATOR = re.compile(r"^\s*[,.;]?\s*")
-_QUOTED = re.compile(r'"[^"\n]*"|\u201c[^\u201d\n]*\u201d|\u00ab[^\u00bb\n]*\u00bb')
 
 
 def normalize(text: Any) -> str:
@@ -135,11 +138,26 @@ def resolve(answer: Any, choices: Sequence[str]) -> int | None:
     value = normalize(answer)
     if not value or not choices:
         return None
-    if isinstance(answer, str):
-        value = (
-            _unquoted(answer) or value
-        )  # a quoted question before the answer ('"Is there no dog?" yes') is not the answer
     norm = [normalize(c) for c in choices]
+    if not isinstance(answer, str):
+        return _named(value, norm, choices, None)
+    # Quoted text is not the answer: a quoted question before it ('"Is there no dog?" yes'), the other verdict
+    # quoted after it ("No. The candidate wrote 'Yes, 42' …"). An answer that is itself quoted ('"no"',
+    # "'Yes', there is a dog") is read as written when the text outside quotations names no choice.
+    text = unicodedata.normalize("NFKC", answer)
+    outside = normalize(Quotations(text).masked())
+    found = _named(outside, norm, choices, outside) if outside else None
+    if found is None and _QUOTATION_FIRST.match(text):
+        found = _named(normalize(_MARKS.sub(" ", text)), norm, choices, outside)
+    return found
+
+
+_MARKS = re.compile(f"[{re.escape(QUOTATION_MARKS)}]")
+_QUOTATION_FIRST = re.compile(f"[\\s*_]*[{re.escape(QUOTATION_MARKS)}>]")
+
+
+def _named(value: str, norm: Sequence[str], choices: Sequence[str], outside: str | None) -> int | None:
+    """The choice a normalized answer names (module docstring); ``outside``: its text outside quotations."""
     if value in norm:
         return norm.index(value)
     lettered = not is_yes_no(choices) and len(choices) <= 26
@@ -159,24 +177,19 @@ def resolve(answer: Any, choices: Sequence[str]) -> int | None:
             best = i
     if best is not None and _names_another(value[len(norm[best]) :], norm, best):
         return None
-    if best is not None and isinstance(answer, str) and _mentions_another(answer, norm, best):
+    if best is not None and outside is not None and _mentions_another(outside, norm, best):
         return None
     return best
 
 
-def _unquoted(answer: str) -> str:
-    return normalize(_QUOTED.sub(" ", unicodedata.normalize("NFKC", answer)))
-
-
-def _mentions_another(answer: str, norm: Sequence[str], best: int) -> bool:
-    """Whether the answer, outside double-quoted text, also gives another choice as an answer of its own.
+def _mentions_another(text: str, norm: Sequence[str], best: int) -> bool:
+    """Whether the answer's text outside quotations (normalized) also gives another choice as an answer of its own.
 
     An occurrence counts when it stands alone — at the end or before punctuation (``yes, but actually no``,
     ``red; on second look blue``) — and is not negated (``Yes (not no)``); a choice word used inside a phrase
     (``Yes, there is no dog``, ``yes, no doubt``, ``red with a blue stripe``) or inside the chosen choice's own
     text (``red`` in ``dark red``) does not.
     """
-    text = _unquoted(answer)
     own = [m.span() for m in re.finditer(r"(?<!\w)" + re.escape(norm[best]) + r"(?!\w)", text)]
     for i, choice in enumerate(norm):
         if i == best:
