@@ -73,7 +73,15 @@ def test_all_questions_in_one_call_with_replay(tmp_path):
     r0, r1, r2 = result.rows
     assert r0["answers"]["q2"][0]["verdict"] == "c"
     assert r0["raw_responses"][0]["text"].startswith('{"answers"')
-    assert r0["validator"] == {"model": spec, "questions_per_call": 0, "sampling_count": 1}
+    skipped = {
+        "status": "skipped",
+        "mode": "error",
+        "model": spec,
+        "endpoint": None,
+        "answers": None,
+        "message": "a replay validator reads no media",
+    }
+    assert r0["validator"] == {"model": spec, "questions_per_call": 0, "sampling_count": 1, "media_probe": skipped}
     assert r1["answers"]["q1"][0]["error"]["kind"] == "unparseable_response"
     assert r2["answers"]["q1"][0]["error"]["kind"] == "not_recorded"
 

@@ -76,6 +76,13 @@ def print_summary(metrics: dict[str, Any]) -> None:
         + (f"  (stdev {stdev:.4f})" if stdev is not None else "")
         + f"  over {metrics['rows_scored']} of {metrics['evaluation_count']} rows"
     )
+    recorded = metrics.get("media_probe")
+    probe: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
+    if probe.get("status") in ("failed", "inconclusive"):
+        print(
+            f"  WARNING media probe {probe['status']}: the validator may not have seen the media: "
+            f"{probe.get('message')}"
+        )
     if metrics.get("not_called_count"):
         print(
             f"  model calls stopped early: {metrics['not_called_count']} row(s) not called, unscored (why: "

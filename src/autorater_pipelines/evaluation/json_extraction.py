@@ -16,8 +16,11 @@ counts as "not JSON".
 from __future__ import annotations
 
 import json
+import logging
 import re
 from typing import Any, NamedTuple
+
+from autorater_pipelines.unencodable import has_surrogate_escape, replace_unencodable
 
 __all__ = [
     "WORK_FACTOR",
@@ -29,6 +32,8 @@ __all__ = [
     "is_placeholder",
     "salvage_truncated_object",
 ]
+
+logger = logging.getLogger(__name__)
 
 WORK_FACTOR = 8
 """The scan reads at most this many times the text's length (plus a constant) across all attempts."""
@@ -110,7 +115,7 @@ def _decode_at(text: str, start: int) -> tuple[Any, int, int]:
 
 
 def extract_json_values(text: str | None, *, expect: type = dict, outside_fences: bool = False) -> list[Any]:
-    """Every JSON value of type ``expect`` found in ``text``, in order of appearance.
+    r"""Every JSON value of type ``expect`` found in ``text``, in order of appearance.
 
     Tries the whole text first (if it is one JSON value of that type, only it is returned), then the
     contents of Markdown code fences (every fenced value of that type, in order), then JSON values
@@ -118,9 +123,32 @@ def extract_json_values(text: str | None, *, expect: type = dict, outside_fences
     With ``outside_fences``, values written outside the fences follow the fenced ones (an example in a
     fence and the answer in prose are both seen, so a caller can refuse answers that disagree).
 
+    A string the JSON spells as a lone UTF-16 surrogate escape (``"\ud800"``: valid JSON, but no UTF-8 file can
+    hold it) comes back with U+FFFD in its place, and a warning is logged (:mod:`autorater_pipelines.unencodable`).
+
     Raises:
         AmbiguousJSONError: a JSON object in the text repeats a key with different values.
     """
+    values = _extract_values(text, expect, outside_fences)
+    if values and text is not None and has_surrogate_escape(text):
+        values = _repaired(values, text)
+    return values
+
+
+def _repaired(value: Any, text: str) -> Any:
+    """``value`` decoded from ``text`` with lone surrogates replaced by U+FFFD (a warning when there were any)."""
+    fixed, count = replace_unencodable(value)
+    if count:
+        logger.warning(
+            "a model answer's JSON holds %d lone UTF-16 surrogate escape(s) such as \\ud800 (valid JSON that no UTF-8 "
+            "file can hold): replaced by U+FFFD; the answer starts %r",
+            count,
+            text.strip()[:80],
+        )
+    return fixed
+
+
+def _extract_values(text: str | None, expect: type, outside_fences: bool) -> list[Any]:
     if not text or not text.strip():
         return []
     stripped = text.strip()
@@ -235,8 +263,15 @@ def salvage_truncated_object(text: str | None) -> Truncated | None:
 
     Returns:
         None when ``text`` holds no ``{``, when the first object is complete (nothing was cut off), or when
-        not even one member is complete.
+        not even one member is complete. Lone surrogate escapes are replaced as in :func:`extract_json_values`.
     """
+    found = _salvage(text)
+    if found is not None and text is not None and has_surrogate_escape(text):
+        found = Truncated(_repaired(found.value, text), found.cut_member)
+    return found
+
+
+def _salvage(text: str | None) -> Truncated | None:
     start = (text or "").find("{")
     if text is None or start < 0:
         return None

@@ -2,7 +2,8 @@
 
 - :func:`frame_rows` turns a pandas DataFrame into JSON-compatible row dicts (NaN and NaT become None, numpy
   scalars Python numbers); when no id columns are given the row index becomes one (``index`` or the index's
-  name), as the Vertex AI SDK identifies rows by position.
+  name), as the Vertex AI SDK identifies rows by position; a lone UTF-16 surrogate in a value (no UTF-8 file can
+  hold it) is replaced by U+FFFD with a warning naming the row.
 - :func:`outside_event_loop` runs a blocking call in a worker thread when the calling thread already runs an
   asyncio event loop (Jupyter, IPython with autoawait), so ``asyncio.run`` inside the model-call layer works.
 """
@@ -12,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from autorater_pipelines import io
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.unencodable import replace_unencodable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,6 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["FrameRows", "frame_rows", "outside_event_loop"]
 
 _T = TypeVar("_T")
+
+logger = logging.getLogger(__name__)
 
 
 class FrameRows(NamedTuple):
@@ -76,6 +81,15 @@ def frame_rows(df: pd.DataFrame, *, id_columns: Sequence[str] | None, source: st
         row = io.to_jsonable(record)
         if index_column is not None:
             row[index_column] = io.to_jsonable(label)
+        row, replaced = replace_unencodable(row)
+        if replaced:
+            logger.warning(
+                "%s, the row at index %r: %d lone UTF-16 surrogate(s) such as '\\ud800' (no UTF-8 file can hold "
+                "them) replaced by U+FFFD",
+                source,
+                label,
+                replaced,
+            )
         rows.append(row)
     if index_column is not None:
         _check_unique_index(df, rows, index_column)

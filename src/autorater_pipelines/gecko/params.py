@@ -65,6 +65,23 @@ class ValidatorParameters(ModelCallOptions):
     """Answers per question; the most frequent choice wins."""
     strict: Flag = False
     """Fail the validator step when the model calls stop early, after writing every row (default false)."""
+    media_probe: str = "error"
+    """Check first that the validator sees images (:mod:`autorater_pipelines.gecko.media_probe`): ``error``
+    (default: a failed probe stops the run), ``warn`` (score anyway, with a warning) or ``off``."""
+
+    @pydantic.field_validator("media_probe", mode="before")
+    @classmethod
+    def _probe_mode(cls, value: Any) -> Any:
+        from autorater_pipelines.gecko.media_probe import PROBE_MODES
+
+        if value is None:
+            return "error"
+        if not isinstance(value, str) or value.strip().lower() not in PROBE_MODES:
+            raise InputError(
+                f"validator_parameters.media_probe must be one of {', '.join(PROBE_MODES)}, got {value!r}",
+                source="validator_parameters",
+            )
+        return value.strip().lower()
 
     @pydantic.field_validator("questions_per_call", mode="before")
     @classmethod

@@ -37,6 +37,7 @@ from autorater_pipelines.gecko._rubric_fields import (
 )
 from autorater_pipelines.gecko.replies import normalize_question
 from autorater_pipelines.gecko.verdicts import YES_NO, normalize, parse_choices, resolve
+from autorater_pipelines.unencodable import replace_unencodable
 
 __all__ = [
     "MAX_QUESTIONS_PER_RUBRIC",
@@ -213,6 +214,11 @@ def _rubric_object(value: Any) -> Mapping[str, Any]:
             raise RubricError(
                 "invalid_rubric", f"rubric is not JSON ({exc.msg} at char {exc.pos}): {value[:120]!r}"
             ) from None
+        value, replaced = replace_unencodable(value)
+        if replaced:
+            logger.warning(
+                "a supplied rubric's JSON held %d lone UTF-16 surrogate escape(s): replaced by U+FFFD", replaced
+            )
     if isinstance(value, list):
         value = {"qas": value}
     if not isinstance(value, Mapping) or not isinstance(value.get("qas"), list):

@@ -40,6 +40,7 @@ from autorater_pipelines.gecko._rubric_step import (
 )
 from autorater_pipelines.gecko.export import OUTPUT_FORMATS, ExportResult
 from autorater_pipelines.gecko.export import export_results as export_result_rows
+from autorater_pipelines.gecko.media_probe import MEDIA_UNSEEN
 from autorater_pipelines.gecko.params import GeckoParams, ValidatorParameters, check_parameters
 
 __all__ = [
@@ -212,10 +213,11 @@ def score_rows(
 
     Raises:
         InputError: the validator refused the media (an earlier error of kind ``media_not_supported``: a
-            text-only model), with the model and the fix; raised here, in a step without a retry policy, so the
-            run fails at once instead of retrying a validator that cannot see images.
+            text-only model) or failed the media probe (``media_not_seen``), with the model and the fix; raised
+            here, in a step without a retry policy, so the run fails at once instead of retrying a validator that
+            cannot see images.
     """
-    refused = next((e for e in earlier_errors if e.get("error_kind") == MEDIA_REFUSED), None)
+    refused = next((e for e in earlier_errors if e.get("error_kind") in (MEDIA_REFUSED, MEDIA_UNSEEN)), None)
     if refused is not None:  # not N row errors: one error naming the model and the fix, before any score
         raise InputError(str(refused.get("error_message")), source="validator_model")
     result = gecko.score(rows, id_columns=id_columns, options=from_struct(scoring))
@@ -231,6 +233,9 @@ def score_rows(
         not_called_count=len(not_called),
         model_calls_stopped=str(not_called[0].get("error_message") or "") if not_called else "",
     )
+    probe = next((r["validator"]["media_probe"] for r in rows if "media_probe" in (r.get("validator") or {})), None)
+    if probe is not None:
+        metrics["media_probe"] = probe
     return gecko.ScoreResult(result.results, errors, metrics)
 
 
@@ -262,7 +267,9 @@ def score_validations(
         ``evaluation_count`` (dataset rows), ``rows_unscored`` (dataset rows without a result, any stage),
         ``unscored_rows_by_stage``, ``error_count`` (rows in error messages, including rows scored
         under a lenient ``missing_answer_policy``), ``not_called_count`` (rows unscored because the model calls
-        stopped early before theirs were made) and ``model_calls_stopped`` (the first such reason, or empty).
+        stopped early before theirs were made), ``model_calls_stopped`` (the first such reason, or empty) and
+        ``media_probe`` (the validator's media probe, :mod:`autorater_pipelines.gecko.media_probe`; absent when
+        no row was validated).
 
     Raises:
         InputError: invalid scoring options.

@@ -41,6 +41,7 @@ from autorater_pipelines.gecko._common import (
     id_values,
 )
 from autorater_pipelines.gecko.media import MediaError, resolve_media
+from autorater_pipelines.gecko.media_probe import MEDIA_UNSEEN, run_probe
 from autorater_pipelines.gecko.verdicts import choice_label, choice_probabilities, is_yes_no
 from autorater_pipelines.models import ModelOutput, ModelRequest, get_model
 
@@ -53,6 +54,7 @@ VALIDATOR_DEFAULTS: dict[str, Any] = {"questions_per_call": 0, "sampling_count":
 
 UNPARSEABLE = "unparseable_response"
 _MEDIA_REASON = "media_input_not_supported"  # ModelError.reason of an endpoint that refuses images/videos
+_DESC = "gecko validation"
 
 parse_all_answers = replies.parse_json_answers
 
@@ -152,7 +154,10 @@ def validate(
         a row scored on the questions that happened to be asked (nor scored 0 under ``missing_answer_policy``
         ``zero``); its answers are in the response cache, so a re-run asks only the others. When the endpoint
         refuses the media (a text-only model; the model layer stops at its first such answer), every row is an
-        error row of kind ``media_not_supported`` with that one message, and no row is validated.
+        error row of kind ``media_not_supported`` with that one message, and no row is validated. Before the
+        questions, the validator answers the media probe (:mod:`autorater_pipelines.gecko.media_probe`); when it
+        fails under ``media_probe: "error"``, every row is an error row of kind ``media_not_seen`` with the probe's
+        message (naming the model and the endpoint), and no row is validated.
 
     Raises:
         InputError: bad parameters, template, media column or id columns.
@@ -173,7 +178,17 @@ def validate(
     for row in rows:
         _plan_row(plan, row, id_columns, media_column, media_type, base_dir, template, prompt_column, one, count)
     model = get_model(model_spec, config)
-    outputs = call_model(model, plan.requests, desc="gecko validation")
+    probe: dict[str, Any] | None = None
+    outputs: list[ModelOutput] = []
+    if plan.requests:  # first, does the validator see media at all (gecko/media_probe.py)
+        probe, refused_probe = run_probe(model, mode=options.media_probe, media_type=media_type)
+        if probe["status"] == "failed" and options.media_probe == "error" and refused_probe is None:
+            unseen = [
+                error_row(row, id_columns, stage="validation", kind=MEDIA_UNSEEN, message=probe["message"])
+                for row in plan.rows
+            ]
+            return StageResult([], plan.errors + unseen)
+        outputs = [refused_probe] if refused_probe is not None else call_model(model, plan.requests, desc=_DESC)
     refused = next((o.error for o in outputs if o.error is not None and o.error.reason == _MEDIA_REASON), None)
     if refused is not None:  # a text-only model: none of its answers looked at the media
         rows_refused = [
@@ -196,6 +211,8 @@ def validate(
                 answers[position][q].append(sample)
 
     validator = {"model": model_spec, "questions_per_call": options.questions_per_call, "sampling_count": count}
+    if probe is not None:
+        validator["media_probe"] = probe
     out = []
     for position, row in enumerate(plan.rows):
         not_called = _not_called(answers[position])

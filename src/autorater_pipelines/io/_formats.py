@@ -17,6 +17,7 @@ Formats are chosen by file extension:
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -25,6 +26,7 @@ from autorater_pipelines.errors import InputError
 from autorater_pipelines.io._csv import read_csv_records
 from autorater_pipelines.io._jsondup import DuplicateKeyError, duplicate_key_line, duplicate_key_message, unique_keys
 from autorater_pipelines.io._jsonsafe import to_jsonable
+from autorater_pipelines.unencodable import has_surrogate_escape, replace_unencodable
 
 __all__ = [
     "SUPPORTED_EXTENSIONS",
@@ -35,6 +37,8 @@ __all__ = [
     "parse_bytes",
     "parse_jsonl_text",
 ]
+
+logger = logging.getLogger("autorater_pipelines.io")
 
 NumberedRows = list[tuple[int, dict[str, Any]]]
 """Rows of one file as ``(1-based line or row number, row)`` pairs, in file order."""
@@ -109,7 +113,11 @@ def _too_deep(name: str, line: int | None) -> InputError:
 
 
 def load_json(text: str, name: str, line: int | None) -> Any:
-    """``json.loads`` with this package's rules: NaN → None, Infinity refused, a key twice in one object refused.
+    r"""``json.loads`` with this package's rules: NaN → None, Infinity refused, a key twice in one object refused.
+
+    A lone UTF-16 surrogate escape (``"\ud800"``: valid JSON, but no UTF-8 writer can encode the string it gives)
+    is replaced by U+FFFD, with a warning naming the file, the line and the count
+    (:mod:`autorater_pipelines.unencodable`).
 
     Raises:
         json.JSONDecodeError: ``text`` is not valid JSON (callers word the message).
@@ -118,12 +126,23 @@ def load_json(text: str, name: str, line: int | None) -> Any:
 
     """
     try:
-        return json.loads(text, parse_constant=_reject_constant(name, line), object_pairs_hook=unique_keys)
+        value = json.loads(text, parse_constant=_reject_constant(name, line), object_pairs_hook=unique_keys)
     except RecursionError:
         raise _too_deep(name, line) from None
     except DuplicateKeyError as exc:
         where = line if line is not None else duplicate_key_line(text, exc.key)
         raise InputError(duplicate_key_message(exc.key), source=name, row=where, unit="line") from None
+    if has_surrogate_escape(text):
+        value, count = replace_unencodable(value)
+        if count:
+            logger.warning(
+                "%s%s: %d lone UTF-16 surrogate escape(s) such as \\ud800 (valid JSON that no UTF-8 file can hold) "
+                "replaced by U+FFFD",
+                name,
+                f", line {line}" if line is not None else "",
+                count,
+            )
+    return value
 
 
 def parse_jsonl_text(text: str, name: str, *, note: str = "") -> NumberedRows:

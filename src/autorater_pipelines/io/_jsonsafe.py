@@ -13,11 +13,16 @@ import datetime as dt
 import decimal
 import enum
 import json
+import logging
 import math
 from collections.abc import Mapping
 from typing import Any
 
+from autorater_pipelines.unencodable import replace_unencodable
+
 __all__ = ["dumps", "to_jsonable"]
+
+logger = logging.getLogger("autorater_pipelines.io")
 
 
 def _is_missing_scalar(value: Any) -> bool:
@@ -83,7 +88,15 @@ def dumps(value: Any, *, indent: int | None = None) -> str:
         indent: Indentation in spaces; ``None`` writes one line.
 
     Returns:
-        The JSON text. Non-ASCII characters are kept as is (not ``\u`` escaped).
+        The JSON text. Non-ASCII characters are kept as is (not ``\u`` escaped). A lone UTF-16 surrogate, which
+        UTF-8 cannot encode, is written as U+FFFD with a warning: text enters the package repaired
+        (:mod:`autorater_pipelines.unencodable`), so this only keeps a finished result from being lost.
 
     """
-    return json.dumps(to_jsonable(value), ensure_ascii=False, allow_nan=False, indent=indent)
+    text = json.dumps(to_jsonable(value), ensure_ascii=False, allow_nan=False, indent=indent)
+    if not text.isascii():
+        fixed, count = replace_unencodable(text)
+        if count:
+            logger.warning("%d lone UTF-16 surrogate(s) in a value being written replaced by U+FFFD", count)
+            return str(fixed)
+    return text

@@ -27,6 +27,7 @@ from typing import Any
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._types import MediaPart, ModelOutput, ModelRequest, TokenLogprob
 from autorater_pipelines.redaction import redact_value, redactor
+from autorater_pipelines.unencodable import replace_unencodable
 
 __all__ = [
     "ResponseCache",
@@ -247,9 +248,11 @@ def encode_entry(key: str, output: ModelOutput) -> dict[str, Any]:
 
     Known credentials are redacted (:mod:`autorater_pipelines.redaction`) from the text, the tokens and the
     raw answer: a model that repeats its request's headers would otherwise put the key on disk or in the bucket.
+    The entry is always encodable as UTF-8 (a lone surrogate left in an output is replaced by U+FFFD, as
+    :class:`~autorater_pipelines.models.ModelOutput` does), so what is stored is what a hit gives back.
     """
     apply = redactor()
-    return {
+    entry = {
         "v": _FORMAT_VERSION,
         "key": key,
         "text": None if output.text is None else apply(output.text),
@@ -259,6 +262,7 @@ def encode_entry(key: str, output: ModelOutput) -> dict[str, Any]:
         else [[apply(lp.token), lp.logprob, [[apply(t), v] for t, v in lp.top]] for lp in output.logprobs],
         "raw": redact_value(output.raw, apply),
     }
+    return replace_unencodable(entry)[0]
 
 
 def decode_entry(entry: dict[str, Any], key: str) -> ModelOutput | None:

@@ -167,6 +167,15 @@ class Model(RetryLoop):
             output = await self._agenerate_network(request)
         if output.error is not None:
             self.stats.failures += 1
+        if output.replaced_characters:
+            self.stats.repaired_answers += 1
+            logger.warning(
+                "the answer of %s to request %s held %d lone UTF-16 surrogate(s) (e.g. a JSON escape \\ud800), "
+                "which no UTF-8 file can hold: replaced by U+FFFD",
+                self.spec,
+                request.key,
+                output.replaced_characters,
+            )
         self.stats.usage = self.stats.usage + output.usage
         return output
 

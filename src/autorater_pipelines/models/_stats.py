@@ -90,6 +90,8 @@ class CallStats:
         failures: Requests whose output carries an error (any kind).
         usage: Token usage summed over successful calls.
         latency: Wall-clock seconds of every successful network attempt (p50/p99 via ``quantile``).
+        repaired_answers: Answers in which lone UTF-16 surrogates were replaced by U+FFFD
+            (:attr:`~autorater_pipelines.models.ModelOutput.replaced_characters`).
     """
 
     requests: int = 0
@@ -100,6 +102,7 @@ class CallStats:
     failures: int = 0
     usage: Usage = Usage()
     latency: LatencyHistogram = dataclasses.field(default_factory=LatencyHistogram)
+    repaired_answers: int = 0
 
     def snapshot(self) -> CallStats:
         """An independent copy, to pass to :meth:`since` later."""
@@ -128,4 +131,6 @@ class CallStats:
         p50, p99 = self.latency.quantile(0.5), self.latency.quantile(0.99)
         if p50 is not None and p99 is not None:
             text += f", latency p50 {p50 * 1000:.0f} ms / p99 {p99 * 1000:.0f} ms"
+        if self.repaired_answers:
+            text += f", {self.repaired_answers} answers with unencodable characters replaced"
         return text

@@ -7,6 +7,7 @@ import enum
 from typing import Any
 
 from autorater_pipelines.redaction import redact
+from autorater_pipelines.unencodable import replace_unencodable
 
 __all__ = [
     "ErrorKind",
@@ -140,6 +141,9 @@ class ModelOutput:
         logprobs: Per-token log-probabilities when requested and returned.
         raw: The provider's response as a JSON-compatible dict, when available.
         error: Set when the call failed; ``text`` is then None.
+        replaced_characters: Lone UTF-16 surrogates (its JSON body spelt U+D800 as an escape, say) that were
+            replaced by U+FFFD in ``text``, ``logprobs`` and ``raw`` when this output was built
+            (:mod:`autorater_pipelines.unencodable`), so that every writer can encode it; 0 almost always.
     """
 
     text: str | None
@@ -151,6 +155,27 @@ class ModelOutput:
     logprobs: tuple[TokenLogprob, ...] | None = None
     raw: dict[str, Any] | None = None
     error: ModelError | None = None
+    replaced_characters: int = 0
+
+    def __post_init__(self) -> None:
+        # The one way in of every model answer: text no UTF-8 writer can encode never goes further.
+        text, a = replace_unencodable(self.text)
+        raw, b = replace_unencodable(self.raw)
+        logprobs, c = self.logprobs, 0
+        if logprobs is not None:
+            fixed = []
+            for lp in logprobs:
+                token, n = replace_unencodable(lp.token)
+                top, m = replace_unencodable(lp.top)
+                c += n + m
+                fixed.append(TokenLogprob(token, lp.logprob, top) if n or m else lp)
+            logprobs = tuple(fixed) if c else logprobs
+        if a or b or c:
+            object.__setattr__(self, "text", text)
+            object.__setattr__(self, "raw", raw)
+            object.__setattr__(self, "logprobs", logprobs)
+            # counted where people read it (the text and its tokens); the raw answer repeats them
+            object.__setattr__(self, "replaced_characters", self.replaced_characters + (a + c or b))
 
     @property
     def ok(self) -> bool:

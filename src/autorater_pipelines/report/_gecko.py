@@ -374,6 +374,7 @@ def gecko_context(
         "headline": _headline_stats(m),
         "type_stats": _type_stats(rows, m),
         "scoring_options": m.get("scoring_options") or {},
+        "media_probe": m.get("media_probe") if isinstance(m.get("media_probe"), Mapping) else None,
         "figures": {f.id: f for f in figures},
         "group_column": breakdown["column"] if breakdown else None,
         "group_stats": _group_stats(breakdown),

@@ -29,6 +29,10 @@ Protocol mismatches: ``api_versions=("v1",)`` routes only paths of those API ver
 answered 404, as a server that serves another version); ``catch_all`` answers every path without a route
 with HTTP 200 and that body (a dict as JSON, a string as an HTML page), as a web app's catch-all route does.
 
+Gecko's media probe (a prompt holding ``[gecko media probe]``) is answered first, as a seeing model would,
+by looking at the image it received (:mod:`autorater_pipelines.testing._probe`); probe requests are kept apart
+(:attr:`ModelEmulator.probe_requests`), not in ``requests`` or ``call_count``.
+
 ``GET /stats`` answers the counters as JSON (``calls``, ``by_status``, ``max_in_flight``), so a client in
 another process (benchmarks) can read them.
 
@@ -49,7 +53,9 @@ from typing import Any
 from autorater_pipelines.testing._batch import BatchJobs
 from autorater_pipelines.testing._bodies import error_body, success_body
 from autorater_pipelines.testing._http import EmulatorServer, RequestHandler
+from autorater_pipelines.testing._probe import is_probe, probe_answer
 from autorater_pipelines.testing._protocols import (
+    Answer,
     EmulatedRequest,
     Refusal,
     Responder,
@@ -139,6 +145,7 @@ class ModelEmulator:
         self._host, self._port = host, port
         self._lock = threading.Lock()
         self._requests: list[EmulatedRequest] = []
+        self._probe_requests: list[EmulatedRequest] = []
         self._call_count = 0
         self._by_status: collections.Counter[int] = collections.Counter()
         self._injected: collections.deque[tuple[int, float | None]] = collections.deque()
@@ -204,6 +211,17 @@ class ModelEmulator:
             return list(self._requests)
 
     @property
+    def probe_requests(self) -> list[EmulatedRequest]:
+        """The Gecko media probe's requests received so far (a copy).
+
+        They are answered before everything else (no latency, quota or injected failure), by looking at the image
+        received (:mod:`autorater_pipelines.testing._probe`), and are not in :attr:`requests` nor
+        :attr:`call_count`, which count the evaluation's own calls.
+        """
+        with self._lock:
+            return list(self._probe_requests)
+
+    @property
     def call_count(self) -> int:
         """Number of model calls received (answered with any status)."""
         with self._lock:
@@ -235,6 +253,7 @@ class ModelEmulator:
         """Forget recorded requests, counters, injected failures and the quota bucket (full again)."""
         with self._lock:
             self._requests.clear()
+            self._probe_requests.clear()
             self._call_count = 0
             self._by_status.clear()
             self._injected.clear()
@@ -291,6 +310,11 @@ class ModelEmulator:
         return None
 
     def _handle(self, request: EmulatedRequest) -> tuple[int, dict[str, Any], dict[str, str]]:
+        if is_probe(request):  # Gecko's media probe: answered as a seeing model would, counted apart
+            with self._lock:
+                self._probe_requests.append(request)
+            request.status = 200
+            return 200, success_body(request, Answer(text=probe_answer(request))), {}
         with self._lock:
             if self.record_requests:
                 self._requests.append(request)
