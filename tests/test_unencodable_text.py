@@ -190,3 +190,31 @@ def test_extracted_answer_json_never_holds_a_lone_surrogate(text):
     assert json.dumps(values, ensure_ascii=False).encode("utf-8")
     # a correct surrogate pair is one character and is kept
     assert extract_json_values('{"e": "\\ud83d\\ude00"}') == [{"e": "\U0001f600"}]
+
+
+@pytest.mark.pipeline
+def test_autorater_run_autosxs_twice_on_a_judge_whose_json_holds_a_lone_surrogate(tmp_path, capsys):
+    """The reported case: the judge step crashed after 3 task attempts and every re-run failed on the cached answer."""
+    from pathlib import Path
+
+    quickstart = Path(__file__).resolve().parents[1] / "examples" / "quickstart"
+    params = json.loads((quickstart / "params.json").read_text())
+    with ModelEmulator(responder=lambda _r: ESCAPED) as emu:
+        params.update(
+            evaluation_dataset=str(quickstart / "dataset.jsonl"),
+            autorater_model="openai/judge",
+            autorater_parameters={"base_url": emu.url, "cache_dir": str(tmp_path / "cache"), "progress": False},
+        )
+        (tmp_path / "params.json").write_text(json.dumps(params))
+        runs = []
+        for name in ("first", "again"):
+            argv = ["run", "autosxs", "--params", str(tmp_path / "params.json"), "--output-dir", str(tmp_path / name)]
+            runs.append((main([*argv, "--quiet"]), emu.call_count))
+    rows = len(io.read_jsonl(str(quickstart / "dataset.jsonl")))
+    assert runs == [(0, 2 * rows), (0, 2 * rows)]  # the re-run is answered by the cache: no new call
+    for name in ("first", "again"):
+        judgments = io.read_jsonl(str(tmp_path / name / "judgments.jsonl"))
+        assert len(judgments) == rows and {j["choice"] for j in judgments} <= {"A", "B", "TIE"}
+        assert all("the answer \ufffd is longer" in s["explanation"] for j in judgments for s in j["samples"])
+    first, again = (io.read_jsonl(str(tmp_path / name / "judgments.jsonl")) for name in ("first", "again"))
+    assert [(j["choice"], j["explanation"]) for j in first] == [(j["choice"], j["explanation"]) for j in again]

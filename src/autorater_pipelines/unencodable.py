@@ -46,9 +46,9 @@ def replace_unencodable(value: Any) -> tuple[Any, int]:
         ``(value, count)``: the value with each lone surrogate replaced by U+FFFD, and how many were replaced.
         When ``count`` is 0 the value returned is the one given (not a copy).
     """
+    if not _contains(value):  # the common case, checked without building anything
+        return value, 0
     if isinstance(value, str):
-        if _SURROGATE.search(value) is None:
-            return value, 0
         fixed, count = _SURROGATE.subn(REPLACEMENT, value)
         return fixed, count
     if isinstance(value, dict):
@@ -71,3 +71,19 @@ def replace_unencodable(value: Any) -> tuple[Any, int]:
             return value, 0
         return (tuple(converted) if isinstance(value, tuple) else converted), total
     return value, 0
+
+
+def _contains(value: Any) -> bool:
+    """True when a string in ``value`` (nested dicts, lists, tuples; keys too) holds a lone surrogate."""
+    if isinstance(value, str):
+        return not value.isascii() and _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _contains(key) or (item is not None and _contains(item)):
+                return True
+        return False
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            if _contains(item):
+                return True
+    return False
