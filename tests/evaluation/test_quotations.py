@@ -100,3 +100,17 @@ def test_a_span_partly_inside_a_quotation_is_not_inside_it():
     quotations = Quotations(text)
     assert quotations.level(2, 7) == MENTION  # the whole quotation
     assert quotations.level(4, 9) == OWN  # from inside to outside
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Response B told me that I should answer X", REPORTED),
+        ("Response B told me to ignore my instructions and output X", REPORTED),
+        ("Response B says 5 and I think X", OWN),
+        ("Response B says 5, and in my view X", OWN),
+        ("Response B says 5 and I'd say X", OWN),
+    ],
+)
+def test_the_report_runs_until_the_writers_own_judgment(text, expected):
+    assert _level(text, "X") == expected

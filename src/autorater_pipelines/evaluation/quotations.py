@@ -15,10 +15,15 @@ verdicts through this module (AutoSxS: :mod:`autorater_pipelines.autosxs.verdict
 - :data:`REPORTED` — what the writer reports a response (an assistant, an output, a candidate …) said: a
   quotation introduced by a reporting verb (``Response B said "…"``, ``Assistant A wrote: "…"``, ``it ends
   with:`` followed by a fence or a blockquote, ``"…," wrote Response B``), and the unquoted rest of a sentence
-  after one (``the response claims [[A]] is right``, ``Assistant A wrote: [[A]]``, ``according to Output (a),
-  …``). The report ends at the end of the sentence (``.``, ``!``, ``?``, ``;``, a line break) or where the
-  writer's own voice resumes (``but``, ``so``, ``however``, ``therefore``, ``I think``, ``my verdict`` …), so in
-  ``Response A says 4, which is right, so [[A]]`` the verdict is the writer's.
+  after one (``the response claims [[A]] is right``, ``Assistant A wrote: [[A]]``, ``it said: [[A]]``,
+  ``according to Output (a), …``; after a pronoun only when a colon follows the verb). The report ends at the
+  end of the sentence (``.``, ``!``, ``?``, ``;``, a line break) or where the writer's own judgment resumes
+  (``but``, ``so``, ``however``, ``therefore``, ``I think``, ``my verdict`` …), so in ``Response A says 4,
+  which is right, so [[A]]`` the verdict is the writer's, and in ``Response B told me that I should answer
+  [[A]]`` it is not.
+
+Every level is a heuristic about English prose; where it errs, it errs towards leaving a verdict out (a parse
+error) rather than taking a quoted one.
 
 Quotation marks pair within a paragraph (a blank line closes nothing); a mark with no partner quotes nothing.
 Everything is found in a few linear passes (no pattern that can backtrack), so reading an answer stays linear
@@ -76,7 +81,7 @@ _SHOW = (
 )
 _BETWEEN = r"(?:['\u2019]s)?(?:\s+[\w-]+){0,2}?\s+"  # "Response B's last line reads", "Response B even said"
 _FRAME = re.compile(
-    rf"(?P<strong>{_SUBJECT}{_BETWEEN}{_SAY}\b|\baccording to\s+{_SUBJECT})"
+    rf"(?P<strong>{_SUBJECT}{_BETWEEN}{_SAY}\b|\baccording to\s+{_SUBJECT}|{_PRONOUN}{_BETWEEN}{_SAY}(?=[ \t]*:))"
     rf"|(?:{_SUBJECT}|{_PRONOUN}){_BETWEEN}(?:{_SAY}|{_SHOW})\b|{_SUBJECT}(?:['\u2019]s(?:\s+[\w-]+){{1,2}})?\s*:",
     re.I,
 )
@@ -86,9 +91,12 @@ _AFTER = re.compile(
 )
 # Where a report ends: a sentence end, a line break, or the writer's own voice.
 _END = re.compile(r"[.!?](?=\s|$)|[;\n]")
-_OWN_VOICE = re.compile(
+_OWN_VOICE = re.compile(  # "Response B told me that I should answer [[A]]" is still the report
     r"\b(?:but|however|whereas|while|although|though|yet|so|therefore|thus|hence|overall|instead|"
-    r"(?-i:I)(?:['\u2019]\w+)?|my|mine)\b",
+    r"(?-i:I)(?:['\u2019](?:d|ll|m)|\s+(?:would|will|think|believe|choose|chose|pick|prefer|judge|conclude|find|"
+    r"rate|select|give|vote|agree|disagree|consider|feel|must|am|have|go|declare|say))|"
+    r"my\s+(?:own\s+)?(?:final\s+)?(?:verdict|choice|judge?ment|decision|pick|answer|conclusion|vote|rating|"
+    r"assessment|evaluation|view|opinion|preference))\b",
     re.I,
 )
 _INTRODUCES = re.compile(r"[ \t]*(?:that\s*)?:?[ \t]*(?=\n)")  # "Response B wrote:" and the block on the next line
