@@ -101,11 +101,21 @@ def test_a_rerun_replaces_only_its_own_files_and_keeps_the_users(tmp_path, capsy
     (out / "model_evaluations.json").write_text("[1, 2]", encoding="utf-8")
     capsys.readouterr()
 
-    code = main(["run", "autosxs", "--params", str(_params(tmp_path)), "--output-dir", str(out), "--quiet"])
+    again = ["run", "autosxs", "--params", str(_params(tmp_path)), "--output-dir", str(out), "--quiet"]
+    assert main([*again, "--keep-pipeline-root"]) == 0  # its own pipeline_root is replaced, not refused
+    printed = capsys.readouterr().out
+    assert f"removed outputs of an earlier run from {out}: judgments.json\n" in printed
+    assert sorted(_marker(out)) == sorted([*OUTPUTS, "pipeline_root"])
+
+    assert main(["rescore", str(out), "--params", '{"ties_as_half": true}']) == 0  # in place: keeps versions
+    assert {"metrics.1.json", "report.html"} <= set(_marker(out))
+    capsys.readouterr()
+
+    code = main(again)
 
     printed = capsys.readouterr().out
     assert code == 0
-    assert f"removed outputs of an earlier run from {out}: judgments.json, pipeline_root" in printed
+    assert f"removed outputs of an earlier run from {out}: metrics.1.json, pipeline_root\n" in printed
     assert sorted(p.name for p in out.iterdir()) == sorted(
         [*OUTPUTS, MARKER_FILE, "model_evaluations.json", "notes.txt"]
     )

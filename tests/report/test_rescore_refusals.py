@@ -116,3 +116,19 @@ def test_output_dir_holding_a_rescoring_of_other_rows_is_refused(quickstart_out,
 
     assert "holds a re-scoring of other rows" in capsys.readouterr().err
     assert _snapshot(target) == before
+
+
+def test_output_dir_holding_files_autorater_did_not_write_is_refused_and_kept(quickstart_out, tmp_path, capsys):
+    """As ``autorater run`` (issue 25): a non-empty --output-dir without a marker is not written into."""
+    target = tmp_path / "mine"
+    target.mkdir()
+    (target / "metrics.json").write_text('{"mine": true}', encoding="utf-8")
+    (target / "notes.txt").write_text("mine", encoding="utf-8")
+    before = _snapshot(target)
+
+    code = main(["rescore", str(quickstart_out), "--output-dir", str(target), "--params", "{}"])
+
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{str(target)!r} is not empty (metrics.json, notes.txt) and holds no .autorater-outputs.json" in err
+    assert _snapshot(target) == before

@@ -246,12 +246,12 @@ def run(args: argparse.Namespace) -> int:
     _clean_partial_runs(out_dir)
     template = _common.template_path(args.pipeline, args.template)
     params, rows_read, inputs = check_run(args.pipeline, args.params, template)
-    names = [*spec.outputs, *spec.extra_outputs(params), *(["pipeline_root"] if args.keep_pipeline_root else [])]
-    _check_output_dir(out_dir, names)
+    names = [*spec.outputs, *spec.extra_outputs(params)]
+    folders = ["pipeline_root"] if args.keep_pipeline_root else []
     _check_inputs_outside(out_dir, inputs)
-    check_output_dir(out_dir, names)  # before the lock too: a refused run leaves no lock file behind
+    check_output_dir(out_dir, names, folders)  # before the lock too: a refused run creates nothing
     with OutputLock(out_dir):
-        check_output_dir(out_dir, names)  # again under the lock: a run that ended meanwhile may have written OUT
+        check_output_dir(out_dir, names, folders)  # again under the lock: a run that ended meanwhile wrote OUT
         print(f"read {rows_read} data row(s) from evaluation_dataset", flush=True)
         written = _run_into(args, spec, template, params, out_dir)
     if written is None:
@@ -344,28 +344,6 @@ def _exit_status(failed: int, total: int, max_share: float) -> int:
         )
         return 1
     return 0
-
-
-def _check_output_dir(out_dir: str, names: list[str]) -> None:
-    """Refuse an output directory the results could not be moved into, before anything runs.
-
-    Raises:
-        InputError: ``out_dir`` is a file, an output name inside it is a directory, or the nearest
-            existing ancestor is not writable.
-    """
-    source = "--output-dir"
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise InputError(f"{out_dir!r} exists and is not a directory", source=source)
-    for name in names:
-        if os.path.isdir(os.path.join(out_dir, name)):
-            raise InputError(
-                f"{os.path.join(out_dir, name)!r} is a directory; remove it or pick another --output-dir", source=source
-            )
-    existing = out_dir
-    while not os.path.exists(existing):
-        existing = os.path.dirname(existing)
-    if not os.path.isdir(existing) or not os.access(existing, os.W_OK | os.X_OK):
-        raise InputError(f"cannot create or write {out_dir!r}: {existing!r} is not a writable directory", source=source)
 
 
 def _check_inputs_outside(out_dir: str, inputs: list[str]) -> None:

@@ -84,20 +84,36 @@ def _write_marker(out_dir: str, files: Iterable[str], written_by: str) -> None:
     os.replace(tmp, path)
 
 
-def check_output_dir(out_dir: str, names: Iterable[str]) -> set[str]:
+def check_output_dir(out_dir: str, names: Iterable[str], folders: Iterable[str] = ()) -> set[str]:
     """Refuse an output directory autorater may not write ``names`` into; return what its marker lists.
 
     Args:
         out_dir: The output directory (need not exist).
-        names: The file or folder names the run will write in it.
+        names: The files the run will write in it.
+        folders: The folders it will write in it (``pipeline_root``).
 
     Returns:
         The names an earlier run wrote there (empty for a new or empty directory).
 
     Raises:
-        InputError: ``out_dir`` is not empty and has no marker (naming what it holds), its marker is not
-            valid, or one of ``names`` exists there but is not in the marker.
+        InputError: ``out_dir`` is a file or cannot be created or written; a file goes where a directory is;
+            ``out_dir`` is not empty and has no marker (naming what it holds); its marker is not valid; or one
+            of ``names``/``folders`` exists there but is not in the marker.
     """
+    names, folders = list(names), list(folders)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise InputError(f"{out_dir!r} exists and is not a directory", source=_SOURCE)
+    for name in names:
+        if os.path.isdir(os.path.join(out_dir, name)):
+            path = os.path.join(out_dir, name)
+            raise InputError(f"{path!r} is a directory; remove it or pick another --output-dir", source=_SOURCE)
+    existing = out_dir
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing) or not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(
+            f"cannot create or write {out_dir!r}: {existing!r} is not a writable directory", source=_SOURCE
+        )
     if not os.path.isdir(out_dir):
         return set()
     present = sorted(os.listdir(out_dir))
@@ -112,7 +128,7 @@ def check_output_dir(out_dir: str, names: Iterable[str]) -> set[str]:
             "files out; an output directory of an autorater version before the marker: remove it first)",
             source=_SOURCE,
         )
-    theirs = sorted(n for n in names if n not in marked and os.path.lexists(os.path.join(out_dir, n)))
+    theirs = sorted(n for n in [*names, *folders] if n not in marked and os.path.lexists(os.path.join(out_dir, n)))
     if theirs:
         raise InputError(
             f"{os.path.join(out_dir, theirs[0])!r} was not written by an earlier autorater run (it is not listed "
@@ -177,7 +193,7 @@ class OutputLock:
     """
 
     def __init__(self, out_dir: str) -> None:
-        parent, base = os.path.split(os.path.abspath(out_dir))
+        parent, base = os.path.split(os.path.realpath(out_dir))  # one lock for every path to the folder
         self.out_dir = out_dir
         self.path = os.path.join(parent, f".{base}.lock")
         self._fd: int | None = None

@@ -12,7 +12,7 @@ import shutil
 
 from autorater_pipelines import io
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.report._out_dir import MARKER_FILE, marked_files, record_outputs
+from autorater_pipelines.report._out_dir import MARKER_FILE, check_output_dir, marked_files, record_outputs
 from autorater_pipelines.report._outputs import (
     ERRORS_FILE,
     METRICS_FILE,
@@ -107,24 +107,27 @@ def _files_to_copy(result: RescoreResult, directory: str) -> list[str]:
 def _check_target(result: RescoreResult, directory: str, target: str, names: list[str]) -> None:
     """Refuse an ``--output-dir`` that holds another run, before anything is written.
 
-    Accepted: a new or empty directory, one without a run's row file, or one holding an earlier re-scoring of
-    the same run (its ``metrics.json`` has ``rescore_options`` and its rows have the run's ids, in order).
+    Accepted: a new or empty directory, or one holding an earlier re-scoring of the same run (its
+    ``metrics.json`` has ``rescore_options``, its rows have the run's ids, in order, and its marker lists the
+    files replaced: :func:`autorater_pipelines.report._out_dir.check_output_dir`, as for ``autorater run``).
 
     Raises:
         InputError: ``target`` is not a directory, holds another pipeline's run (or both kinds), a run's own
-            outputs, a re-scoring of other rows, or has a directory where an output file goes.
+            outputs, a re-scoring of other rows, files autorater did not write (no marker), or has a directory
+            where an output file goes.
     """
-    source = f"--output-dir {target}"
-    if os.path.exists(target) and not os.path.isdir(target):
-        raise InputError("exists and is not a directory", source=source)
-    if not os.path.isdir(target):
-        return
-    for name in names:
-        if os.path.isdir(os.path.join(target, name)):
-            raise InputError(f"{name} is a directory; give an empty or new --output-dir", source=source)
+    from autorater_pipelines.report._render import REPORT_FILE
+
     held = sorted(k for k, name in ROW_FILES.items() if os.path.isfile(os.path.join(target, name)))
-    if not held:
-        return
+    if held:
+        _check_same_run(result, directory, target, held, f"--output-dir {target}")
+    # As `autorater run`: a new or empty directory, or one whose marker lists the files replaced.
+    report = [REPORT_FILE] if os.path.isfile(os.path.join(directory, REPORT_FILE)) else []
+    check_output_dir(target, [*names, *report])
+
+
+def _check_same_run(result: RescoreResult, directory: str, target: str, held: list[str], source: str) -> None:
+    """Refuse a target holding a run's rows unless they are an earlier re-scoring of ``directory``'s rows."""
     fix = "give an empty or new --output-dir (or re-score in place, which keeps every version)"
     if held != [result.kind]:
         raise InputError(
