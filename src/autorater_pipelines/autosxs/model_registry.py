@@ -206,6 +206,11 @@ def import_pairwise_evaluations(
             )
         except Exception as exc:  # noqa: BLE001 - any failure (auth, network, API) must not lose the run
             message = f"{type(exc).__name__}: {exc}".strip()
+            if type(exc).__name__ == "DefaultCredentialsError":  # google.auth: the usual case off Google Cloud
+                message = (
+                    "DefaultCredentialsError: no Application Default Credentials to import it with (run `gcloud "
+                    "auth application-default login`, or set AIPLATFORM_EMULATOR_HOST to a local fake registry)"
+                )
             logger.error("could not import the ModelEvaluation of model %s (%s): %s", side.upper(), model, message)
             results[side] = {"model": model, "resource_name": "", "error": message}
             continue

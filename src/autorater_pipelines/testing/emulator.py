@@ -1,5 +1,9 @@
 """Command line of the model emulator: ``python -m autorater_pipelines.testing.emulator --port 8080``.
 
+``--judge length`` (AutoSxS) and ``--judge gecko`` answer every request by what it asks
+(:mod:`autorater_pipelines.testing.demo_models`): judge prompts, generation prompts of models A/B, Gecko rubric
+generation and validation.
+
 Prints ``model emulator listening on http://127.0.0.1:PORT`` on stdout, then serves until Ctrl-C or
 SIGTERM. Point any model at it with ``base_url`` (see :class:`ModelEmulator`).
 """
@@ -73,9 +77,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--judge",
-        choices=["length"],
+        choices=["length", "gecko"],
         default=None,
-        help="answer AutoSxS judge prompts with a scripted judge: length = the longer response wins",
+        help="scripted models, each request answered by what it asks (autorater_pipelines.testing.demo_models): "
+        "length = AutoSxS judge prompts get a judge for which the longer response wins; gecko = rubric "
+        "generation requests get a valid rubric for their prompt and validator requests answers in the format "
+        "asked; with either, every other request (models A/B) gets a plausible generated response "
+        "(default: a short fixed text, or JSON matching the response schema)",
     )
     parser.add_argument(
         "--no-record",
@@ -99,10 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.text is not None and args.judge is not None:
         parser.error("--text and --judge are mutually exclusive")
     responder = (lambda _request: args.text) if args.text is not None else None
-    if args.judge == "length":
-        from autorater_pipelines.testing.judges import length_judge
+    if args.judge is not None:
+        from autorater_pipelines.testing import demo_models
 
-        responder = length_judge
+        responder = demo_models.length_judge_and_models if args.judge == "length" else demo_models.gecko_model
     emulator = ModelEmulator(
         responder,
         latency_s=args.latency_ms / 1000.0,
