@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -19,6 +21,27 @@ def _offline_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
         if name.startswith(_CLOUD_ENV_PREFIXES):
             monkeypatch.delenv(name)
     monkeypatch.setenv("AUTORATER_CACHE_DIR", str(tmp_path / "response-cache"))
+
+
+@pytest.fixture(scope="session")
+def third_party() -> ModuleType:
+    """The launcher of third-party model servers (``.ci/third_party_servers.py``), once their venvs are installed.
+
+    ``.ci/run`` installs them in the background; a test waits for that (at most ``$AUTORATER_THIRD_PARTY_WAIT_S``
+    seconds, default 900). Not installed: the test fails under ``CI=true`` and skips elsewhere (install them with
+    ``python3 .ci/third_party_servers.py install``).
+    """
+    spec = importlib.util.spec_from_file_location("third_party_servers", REPO / ".ci" / "third_party_servers.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    state = module.wait_installed(float(os.environ.get("AUTORATER_THIRD_PARTY_WAIT_S", "900")))
+    if state.get("status") != "ready":
+        reason = state.get("reason") or f"state {state.get('status', 'missing')!r} in {module.STATE}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"third-party servers unavailable in CI: {reason}", pytrace=False)
+        pytest.skip(f"third-party servers not installed ({reason}); run `python3 .ci/third_party_servers.py install`")
+    return module
 
 
 @pytest.fixture
