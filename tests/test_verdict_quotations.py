@@ -129,6 +129,16 @@ def test_a_denied_or_contrasted_verdict_is_left_out(text, expected, match):
     assert _read(text, {**FASTCHAT, "verdict_match": match}) == expected
 
 
+def test_a_denied_verdict_is_named_in_the_note_and_alone_is_a_parse_error():
+    settings = JudgeSettings.from_params(FASTCHAT)
+    assert parse_verdict_note("[[B]] is better than [[A]].", settings)[2] == (
+        "verdict_pattern matched 2 verdicts that disagree ('B' → B, 'A' → A (denied or contrasted, left out)); "
+        "verdict_match=last took B"
+    )
+    with pytest.raises(ValueError, match=r"^no verdict: every match is offered as an alternative or denied \('A' → A"):
+        parse_verdict_note("Definitely not [[A]].", settings)
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

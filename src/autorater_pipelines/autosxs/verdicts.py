@@ -338,7 +338,9 @@ def find_verdict(text: str, pattern: VerdictPattern, verdict_map: Mapping[str, s
                 f"no verdict of the judge's own: every match is in text it reports from a response or is offered "
                 f"as an alternative ({listing})"
             )
-        raise ValueError(f"no verdict: the matches are offered as alternatives ({listing})")
+        if all(remark == _ALTERNATIVE_REMARK for remark in remarks.values()):
+            raise ValueError(f"no verdict: the matches are offered as alternatives ({listing})")
+        raise ValueError(f"no verdict: every match is offered as an alternative or denied ({listing})")
     positions = [lookup_verdict(m.token, verdict_map) for m in used]
     chosen = {"first": 0, "last": len(used) - 1}.get(match)
     distinct = sorted({p for p in positions if p is not None})
