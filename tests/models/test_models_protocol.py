@@ -185,3 +185,35 @@ def test_openai_schema_instruction_with_an_image_is_in_the_one_text_part(emulato
     content = emulator.requests[0].body["messages"][-1]["content"]
     assert [c["type"] for c in content] == ["text", "image_url"]
     assert content[0]["text"] == "Is it red?\n" + schema_instruction(SCHEMA)
+
+
+def test_api_version_in_autorater_parameters_reaches_every_judge_call(tmp_path) -> None:
+    """The AutoSxS quickstart judged by a server that serves /v1/... only, with ``api_version`` in the parameters."""
+    import json
+    from pathlib import Path
+
+    from autorater_pipelines.autosxs import judge_examples, prepare_examples
+    from autorater_pipelines.testing.judges import length_judge
+
+    quickstart = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
+    params = json.loads((quickstart / "params.json").read_text())
+    examples = prepare_examples(
+        evaluation_dataset=str(quickstart / "dataset.jsonl"),
+        task=params["task"],
+        id_columns=params["id_columns"],
+        autorater_prompt_parameters=params["autorater_prompt_parameters"],
+        response_column_a=params["response_column_a"],
+        response_column_b=params["response_column_b"],
+    )
+    with ModelEmulator(responder=length_judge, api_versions=("v1",)) as emu:
+        judgments, errors, summary = judge_examples(
+            examples=examples,
+            task=params["task"],
+            id_columns=params["id_columns"],
+            autorater_model="gemini-2.5-flash",
+            autorater_parameters={"base_url": emu.url, "api_version": "v1", "progress": False, "cache_dir": "off"},
+        )
+        paths = {r.path.split("/publishers/")[0] for r in emu.requests}
+    assert errors == [] and summary.model_calls == 12  # 6 rows, both orders
+    assert all(j["choice"] in ("A", "B", "TIE") for j in judgments)
+    assert paths == {"/v1/projects/local/locations/us-central1"}

@@ -69,3 +69,36 @@ def test_cli_length_judge_quota_and_faults() -> None:
         process.terminate()
         assert process.wait(timeout=10) == 0
         process.stdout.close()
+
+
+def test_cli_api_versions_and_catch_all() -> None:
+    """``--api-versions v1 --catch-all '<html>…'``: /v1/... is served, any other path gets the page with HTTP 200."""
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "autorater_pipelines.testing.emulator",
+            "--api-versions",
+            "v1",
+            "--catch-all",
+            "<p>hi</p>",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        url = process.stdout.readline().split()[-1]
+        body = json.dumps({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}).encode()
+        answers = {}
+        for version in ("v1", "v1beta1"):
+            path = f"/{version}/projects/p/locations/l/publishers/google/models/m:generateContent"
+            request = urllib.request.Request(url + path, data=body, headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=10) as response:
+                answers[version] = (response.status, response.headers["Content-Type"], response.read().decode())
+        assert answers["v1"][0] == 200 and "candidates" in json.loads(answers["v1"][2])
+        assert answers["v1beta1"] == (200, "text/html; charset=UTF-8", "<p>hi</p>")
+    finally:
+        process.terminate()
+        assert process.wait(timeout=10) == 0
+        process.stdout.close()

@@ -11,9 +11,11 @@ SIGTERM. Point any model at it with ``base_url`` (see :class:`ModelEmulator`).
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 import threading
+from typing import Any
 
 from autorater_pipelines.testing._server import ModelEmulator
 
@@ -86,11 +88,36 @@ def _parser() -> argparse.ArgumentParser:
         "(default: a short fixed text, or JSON matching the response schema)",
     )
     parser.add_argument(
+        "--api-versions",
+        type=lambda text: tuple(v.strip() for v in text.split(",") if v.strip()),
+        default=None,
+        help="serve only these API versions, comma-separated, e.g. v1 (other paths: 404, as a server that serves "
+        "another version; default: every version)",
+    )
+    parser.add_argument(
+        "--catch-all",
+        default=None,
+        metavar="BODY",
+        help="answer every POST path without a route with HTTP 200 and BODY (JSON when it parses, else an HTML "
+        "page), as a web app's catch-all route (default: 404)",
+    )
+    parser.add_argument(
         "--no-record",
         action="store_true",
         help="keep only counters, not every request (long benchmarks; counters on GET /stats)",
     )
     return parser
+
+
+def _catch_all(text: str | None) -> dict[str, Any] | str | None:
+    """``--catch-all``'s body: a JSON object when it parses as one, else the text (sent as an HTML page)."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return value if isinstance(value, dict) else text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         quota_burst=args.quota_burst,
         record_requests=not args.no_record,
         retry_hint=args.retry_hint,
+        api_versions=args.api_versions,
+        catch_all=_catch_all(args.catch_all),
         host=args.host,
         port=args.port,
     )
