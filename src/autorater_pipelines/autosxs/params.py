@@ -435,3 +435,7 @@ def check_run_parameters(
         location=location,
         options_source=_SRC,
     )
+
+
+PARAMETERS = AutosxsParams
+"""This pipeline's parameter model, registered for ``autorater params`` (one per pipeline package)."""

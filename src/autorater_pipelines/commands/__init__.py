@@ -4,5 +4,5 @@ Each module defines ``register(subparsers)``, which adds its parser and sets ``f
 ``(args) -> int``. Modules import kfp and cloud SDKs lazily, inside handlers.
 """
 
-COMMAND_MODULES = ("compile", "run", "submit", "publish", "report", "rescore")
+COMMAND_MODULES = ("compile", "run", "submit", "publish", "report", "rescore", "params")
 """Modules of :mod:`autorater_pipelines.commands` registered by the CLI, in help order."""

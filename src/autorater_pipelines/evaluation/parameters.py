@@ -218,7 +218,10 @@ class ParameterModel(pydantic.BaseModel):
     Build one with :meth:`parse`, which turns every problem into an :class:`InputError` naming the parameter.
     """
 
-    model_config = pydantic.ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # Field docstrings become descriptions (their JSON schema; `autorater params` lists them).
+    model_config = pydantic.ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True
+    )
 
     @classmethod
     def valid_keys(cls) -> list[str]:

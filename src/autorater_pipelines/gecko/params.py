@@ -303,3 +303,7 @@ def _check_group_by(column: str, rows: list[dict[str, Any]], dataset: str) -> No
                 '(give a column every row has, or "" for no breakdown)',
                 source=dataset,
             )
+
+
+PARAMETERS = GeckoParams
+"""This pipeline's parameter model, registered for ``autorater params`` (one per pipeline package)."""

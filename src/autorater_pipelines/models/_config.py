@@ -22,7 +22,7 @@ class GenerationSettings(pydantic.BaseModel):
     endpoint at run time), the other only refuses prompts before any call.
     """
 
-    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     temperature: float | None = None
     """Sampling temperature (provider default when None)."""
@@ -43,7 +43,8 @@ class GenerateConfig(GenerationSettings):
     that lists the valid ones.
     """
 
-    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+    # Field docstrings become descriptions (their JSON schema; `autorater params` lists them).
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     # --- how the response schema is sent, what is refused before a call ----------------------
     structured_output: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
