@@ -231,3 +231,30 @@ def test_run_piped_into_head_ends_without_a_traceback(tmp_path):
     assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr, stderr.decode()[-3000:]
     assert proc.returncode == 141
     assert sorted(_marker(out)) == OUTPUTS  # the run itself finished
+
+
+def test_a_move_cut_short_leaves_an_output_dir_that_is_not_read_until_a_run_completes_it(tmp_path, capsys):
+    """A run dying while its files are moved into OUT (old and new files mixed): report and rescore refuse
+    OUT, and the next run into it replaces every file either run listed."""
+    from autorater_pipelines.report._out_dir import replace_outputs
+
+    out = tmp_path / "out"
+    assert main(["run", "autosxs", "--params", str(_params(tmp_path)), "--output-dir", str(out), "--quiet"]) == 0
+    staged = tmp_path / "staged"
+    staged.mkdir()
+    (staged / "judgments.jsonl").write_text("", encoding="utf-8")
+    with pytest.raises(FileNotFoundError):  # the second staged file is gone, as after a kill mid-move
+        replace_outputs(
+            str(out), {"judgments.jsonl": str(staged / "judgments.jsonl"), "x.json": str(staged / "x")}, "t"
+        )
+    capsys.readouterr()
+
+    assert main(["report", str(out)]) == 2
+    assert "holds a run that was interrupted while its outputs were moved in" in capsys.readouterr().err
+    assert main(["rescore", str(out), "--params", "{}"]) == 2
+    assert "run it again into the same --output-dir" in capsys.readouterr().err
+
+    assert main(["run", "autosxs", "--params", str(_params(tmp_path)), "--output-dir", str(out), "--quiet"]) == 0
+    assert sorted(_marker(out)) == OUTPUTS
+    assert json.loads((out / MARKER_FILE).read_text(encoding="utf-8"))["complete"] is True
+    assert main(["report", str(out)]) == 0

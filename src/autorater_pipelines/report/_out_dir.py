@@ -12,6 +12,8 @@ user's and is never touched:
   ``model_evaluations.json``, re-scored versions ``metrics.<n>.json`` …); the marker is rewritten first
   with both lists and last with the new one, so a kill in between leaves nothing unlisted;
 - :func:`record_outputs` adds files written into OUT (by a re-scoring) to its marker;
+- :func:`check_complete` refuses to read an OUT whose run was killed while moving its files in (the marker's
+  ``complete`` is false until the last file is in place), as ``autorater report`` / ``rescore`` would mix runs;
 - :class:`OutputLock` keeps a second run out of OUT while one is writing it: an ``flock`` on the sibling
   file ``.OUT.lock``, which records the holder's pid, host and start time. The kernel releases the lock
   when its process dies, so a lock file left by a killed run is recognised as stale and taken over.
@@ -31,10 +33,18 @@ from typing import Any
 
 from autorater_pipelines.errors import InputError
 
-__all__ = ["MARKER_FILE", "OutputLock", "check_output_dir", "marked_files", "record_outputs", "replace_outputs"]
+__all__ = [
+    "MARKER_FILE",
+    "OutputLock",
+    "check_complete",
+    "check_output_dir",
+    "marked_files",
+    "record_outputs",
+    "replace_outputs",
+]
 
 MARKER_FILE = ".autorater-outputs.json"
-"""The marker in an output directory: ``{"written_by", "files": [names autorater wrote there], "updated"}``."""
+"""The marker in an output directory: ``{"written_by", "files": [names written there], "complete", "updated"}``."""
 
 _SOURCE = "--output-dir"
 
@@ -50,6 +60,26 @@ def marked_files(out_dir: str) -> set[str] | None:
     Raises:
         InputError: the marker exists but is not a JSON object with a ``files`` list of names.
     """
+    marker = _read_marker(out_dir)
+    return None if marker is None else set(marker["files"])
+
+
+def check_complete(out_dir: str) -> None:
+    """Refuse to read an output directory whose run was killed while its files were moved in.
+
+    Raises:
+        InputError: the marker says the move did not finish (old and new files may be mixed), or is not valid.
+    """
+    marker = _read_marker(out_dir)
+    if marker is not None and marker.get("complete") is False:
+        raise InputError(
+            f"holds a run that was interrupted while its outputs were moved in ({MARKER_FILE} says so), so its "
+            "files may come from two runs; run it again into the same --output-dir",
+            source=out_dir,
+        )
+
+
+def _read_marker(out_dir: str) -> dict[str, Any] | None:
     path = os.path.join(out_dir, MARKER_FILE)
     if not os.path.isfile(path):
         return None
@@ -66,14 +96,15 @@ def marked_files(out_dir: str) -> set[str] | None:
             "or pick a new --output-dir",
             source=path,
         )
-    return set(files)
+    return marker
 
 
-def _write_marker(out_dir: str, files: Iterable[str], written_by: str) -> None:
+def _write_marker(out_dir: str, files: Iterable[str], written_by: str, complete: bool = True) -> None:
     path = os.path.join(out_dir, MARKER_FILE)
     marker = {
         "written_by": written_by,
         "files": sorted(set(files)),
+        "complete": complete,
         "updated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "note": "autorater replaces or removes only the files listed here; every other file is yours",
     }
@@ -175,7 +206,7 @@ def replace_outputs(out_dir: str, staged: dict[str, str], written_by: str, keep:
     os.makedirs(out_dir, exist_ok=True)
     before = marked_files(out_dir) or set()
     new = set(staged) | set(keep)
-    _write_marker(out_dir, before | new, written_by)  # a kill from here on leaves nothing unlisted
+    _write_marker(out_dir, before | new, written_by, complete=False)  # a kill from here leaves nothing unlisted
     for name, src in staged.items():
         os.replace(src, os.path.join(out_dir, name))
     stale = sorted(n for n in before - new if os.path.lexists(os.path.join(out_dir, n)))

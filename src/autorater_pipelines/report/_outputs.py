@@ -74,11 +74,15 @@ def detect_kind(directory: str) -> Kind:
     """Tell which pipeline wrote ``directory`` from the files present.
 
     Raises:
-        InputError: the directory does not exist, or holds neither or both of ``judgments.jsonl``
-            and ``results.jsonl``.
+        InputError: the directory does not exist, its run was killed while moving its files in
+            (:func:`autorater_pipelines.report._out_dir.check_complete`), or it holds neither or both of
+            ``judgments.jsonl`` and ``results.jsonl``.
     """
     if not os.path.isdir(directory):
         raise InputError("no such directory; give the --output-dir of a finished run", source=directory)
+    from autorater_pipelines.report._out_dir import check_complete
+
+    check_complete(directory)
     found = [kind for kind, name in ROW_FILES.items() if os.path.isfile(os.path.join(directory, name))]
     if len(found) != 1:
         present = sorted(os.listdir(directory))[:20]
