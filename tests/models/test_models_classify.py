@@ -155,3 +155,80 @@ def test_window_from_models() -> None:
     assert window_from_models(vllm, "c") is None  # several models, none of that name
     assert window_from_models({"data": [{"id": "x", "owned_by": "me"}]}, "x") is None
     assert window_from_models({"detail": "Not Found"}, "x") is None
+
+
+TOO_LARGE_429 = [
+    # OpenAI: a request above the per-minute token limit, same code as an ordinary rate limit
+    {
+        "error": {
+            "message": "Request too large for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, "
+            "Requested 41230. The input or output tokens must be reduced in order to run successfully.",
+            "type": "tokens",
+            "param": None,
+            "code": "rate_limit_exceeded",
+        }
+    },
+    # the same numbers without the words: Requested > Limit and nothing "Used"
+    {"error": {"message": "tokens per min (TPM): Limit 1000, Requested 1,500.", "code": "rate_limit_exceeded"}},
+    # Google: RESOURCE_EXHAUSTED with a QuotaFailure of a per-request quota
+    {
+        "error": {
+            "code": 429,
+            "message": "Resource has been exhausted (e.g. check quota).",
+            "status": "RESOURCE_EXHAUSTED",
+            "details": [
+                {
+                    "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                    "violations": [{"quotaId": "GenerateContentInputTokensPerRequest"}],
+                }
+            ],
+        }
+    },
+]
+ORDINARY_429 = [
+    # OpenAI's ordinary token and request rate limits ("Used" is there: the bucket is full, not the request big)
+    {
+        "error": {
+            "message": "Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, "
+            "Used 29000, Requested 2000. Please try again in 2s.",
+            "type": "tokens",
+            "code": "rate_limit_exceeded",
+        }
+    },
+    {
+        "error": {
+            "code": 429,
+            "message": "Resource has been exhausted (e.g. check quota).",
+            "status": "RESOURCE_EXHAUSTED",
+        }
+    },
+    # a per-minute Google quota
+    {
+        "error": {
+            "code": 429,
+            "message": "Quota exceeded for aiplatform.googleapis.com/generate_content_requests_per_minute_per_project.",
+            "status": "RESOURCE_EXHAUSTED",
+            "details": [
+                {
+                    "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                    "violations": [{"quotaId": "GenerateRequestsPerMinutePerProjectPerModel"}],
+                }
+            ],
+        }
+    },
+    "Too Many Requests",
+]
+
+
+@pytest.mark.parametrize("body", TOO_LARGE_429)
+def test_a_429_for_a_request_larger_than_the_limit_is_not_retryable(body) -> None:
+    error = classify_http_error(429, body, "RateLimitError: 429", retry_after_s=0.0)
+    assert error.kind is ErrorKind.FATAL and error.reason == Reason.REQUEST_TOO_LARGE.value
+    assert error.message.startswith("the request alone exceeds the server's rate limit, so it can never be accepted")
+    assert error.status_code == 429 and error.message.endswith("RateLimitError: 429")
+
+
+@pytest.mark.parametrize("body", ORDINARY_429)
+def test_an_ordinary_429_stays_a_rate_limit(body) -> None:
+    error = classify_http_error(429, body, "RateLimitError: 429", retry_after_s=2.0)
+    assert error.kind is ErrorKind.RATE_LIMIT and error.reason is None and error.retry_after_s == 2.0

@@ -213,3 +213,46 @@ def test_a_fixed_rate_limiter_ignores_quota_signals() -> None:
     limiter = RateLimiter(600)
     assert not limiter.on_rate_limited(started_at=0.0)
     assert limiter.requests_per_minute == pytest.approx(600)
+
+
+def test_retries_never_hold_every_slot() -> None:
+    limiter = ConcurrencyLimiter(3)
+
+    async def run() -> None:
+        await limiter.acquire(retry=True)
+        await limiter.acquire(retry=True)  # two retries: limit - 1
+        third = asyncio.ensure_future(limiter.acquire(priority=True, retry=True))
+        await asyncio.sleep(0.01)
+        assert not third.done()  # the last slot is kept for a first attempt...
+        await asyncio.wait_for(limiter.acquire(), 1)  # ...which gets it even though it queued later
+        assert limiter.in_flight == 3
+        limiter.release(retry=True)
+        await asyncio.wait_for(third, 1)  # a retry's slot came free: the waiting retry takes it
+        for retry in (True, True, False):
+            limiter.release(retry=retry)
+        assert limiter.in_flight == 0 and limiter._retries_in_flight == 0
+
+    asyncio.run(run())
+
+    single = ConcurrencyLimiter(1)  # one slot: a retry may take it
+
+    async def run_single() -> None:
+        await asyncio.wait_for(single.acquire(retry=True), 1)
+        single.release(retry=True)
+
+    asyncio.run(run_single())
+
+
+def test_pauses_are_not_progress_but_not_stalling_either() -> None:
+    now = [0.0]
+    limiter = RateLimiter(None, adaptive=True, clock=lambda: now[0])
+    for t in (1.0, 2.0, 3.0):  # "Retry-After: 0" three times: no pause at all
+        now[0] = t
+        limiter.pause(0.0)
+    assert limiter.paused_since(0.0) == 0.0
+    limiter.pause(10.0)  # a real wait from t=3: counted up to now
+    now[0] = 8.0
+    limiter.pause(4.0)  # overlaps the first one: only its extension (13..12 → none) counts
+    assert limiter.paused_since(0.0) == pytest.approx(5.0)
+    now[0] = 20.0
+    assert limiter.paused_since(0.0) == pytest.approx(10.0) and limiter.paused_since(10.0) == pytest.approx(3.0)

@@ -98,3 +98,10 @@ def test_a_heartbeat_line_reports_progress_and_failures(
     assert len(beats) >= 2
     assert beats[-1].startswith("[autorater progress] judging (openai/m): ") and " of 8 done, 1 failed, " in beats[-1]
     assert "last error: fatal: " in beats[-1]
+
+
+def test_retry_after_0_forever_still_stalls(emulator: ModelEmulator, make_config) -> None:
+    emulator.inject_failures(10_000, status=429, retry_after_s=0)  # "retry now", every time, for every call
+    model = get_model("openai/m", make_config(max_stall_s=0.5, max_concurrency=2))
+    with pytest.raises(ModelCallError, match=r"succeeded for 0\.5 s, not once in this run \(max_stall_s\)"):
+        model.generate(_requests(3))

@@ -146,9 +146,46 @@ def test_a_server_that_did_not_read_the_prompt_is_an_error(emulator: ModelEmulat
     [out] = model.generate([ModelRequest(parts=(LONG,))])
     assert out.error.kind is ErrorKind.FATAL and out.error.reason == "prompt_not_seen" and out.attempts == 1
     assert "reported 12 prompt tokens for a prompt of 900 characters" in out.error.message
+    assert "did not follow a check prompt sent the same way" in out.error.message
+    check = emulator.requests[1]  # one check request, which the server did not follow either
+    assert check.prompt_text.startswith("Reply with this number and nothing else: ") and emulator.call_count == 2
+    [again] = model.generate([ModelRequest(parts=(LONG + "again",))])
+    assert again.error.reason == "prompt_not_seen" and emulator.call_count == 3  # the verdict is kept
     emulator.responder = lambda req: {"text": "fine", "input_tokens": 12}
     [short] = model.generate([ModelRequest(parts=("short prompt",))])
     assert short.ok  # short prompts are not checked: the template's tokens dominate
+
+
+def _caching_server(first_count: int | None):
+    """A server that reads every prompt but reports 3 prompt tokens (a cached prefix) after its first answer."""
+    answered = []
+
+    def respond(req):
+        number = req.prompt_text.rsplit(" ", 1)[-1]
+        if req.prompt_text.startswith("Reply with this number and nothing else: "):
+            return {"text": f"{number}", "input_tokens": 3}
+        answered.append(req)
+        if len(answered) == 1 and first_count is not None:
+            return {"text": "read", "input_tokens": first_count}
+        return {"text": "read", "input_tokens": 3}
+
+    return respond
+
+
+@pytest.mark.parametrize("first_count", [None, 300], ids=["low-from-the-start", "low-after-the-first-answer"])
+def test_a_server_that_reads_the_prompt_but_reports_few_tokens_keeps_every_answer(
+    emulator: ModelEmulator, make_config, caplog, first_count
+) -> None:
+    emulator.responder = _caching_server(first_count)
+    model = get_model("openai/m", make_config(max_concurrency=1))
+    caplog.set_level(logging.WARNING, logger="autorater_pipelines.models")
+    outputs = model.generate([ModelRequest(parts=(f"{i} {LONG}",)) for i in range(6)])
+    assert [o.text for o in outputs] == ["read"] * 6  # every answer kept
+    checks = [r for r in emulator.requests if r.prompt_text.startswith("Reply with this number")]
+    assert len(checks) == (1 if first_count is None else 0)  # an endpoint that counted right once needs no check
+    warnings = [r.getMessage() for r in caplog.records if "reported 3 prompt tokens" in r.getMessage()]
+    assert len(warnings) == 1  # once per endpoint, with the figures
+    assert "for a prompt of 902 characters (expected at least ~56): it reads the prompt" in warnings[0]
 
 
 def test_max_input_tokens_is_checked_before_sending(emulator: ModelEmulator, make_config) -> None:

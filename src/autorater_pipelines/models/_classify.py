@@ -6,7 +6,8 @@ longer than its context, llama-cpp-python answers 500 for a request its validato
 an answer "because 5xx is transient" only burns the retry budget, so classification here goes, in order:
 
 1. **Status code** (:func:`~autorater_pipelines.models._provider.classify_status`): 429 → ``RATE_LIMIT``;
-   408 and 5xx → ``TRANSIENT``; any other 4xx → ``FATAL``. A 429 is never reconsidered.
+   408 and 5xx → ``TRANSIENT``; any other 4xx → ``FATAL``. A 429 is reconsidered only for the
+   narrow exception below.
 2. **Structured fields of the error body**, as the servers document them: OpenAI's ``error.code``
    (``context_length_exceeded``, ``model_not_found``, ``unsupported_parameter``, ``unsupported_value``)
    and ``error.param``; llama.cpp's ``error.type`` (``exceed_context_size_error``,
@@ -16,7 +17,15 @@ an answer "because 5xx is transient" only burns the retry budget, so classificat
    size has been exceeded", vLLM's "maximum context length").
 
 A body that says the request itself is invalid makes the error ``FATAL`` whatever its status, with a
-:class:`Reason` in :attr:`ModelError.reason` and the reason's text first in the message. Finally, a
+:class:`Reason` in :attr:`ModelError.reason` and the reason's text first in the message.
+
+One narrow, documented exception reads the message of a 429 (:func:`too_large_for_quota`): a 429 that says the
+*request itself* exceeds a limit can never succeed however long one waits, so retrying it only holds the
+endpoint's slots and pace (measured: two such requests among 8 rows stalled a run at 2 calls/min). OpenAI
+answers it with the same ``code`` as an ordinary rate limit (``rate_limit_exceeded``, type ``tokens``), so only
+the message tells: "Request too large for <model> … on tokens per min (TPM): Limit X, Requested Y" (Y > X).
+Google's ``RESOURCE_EXHAUSTED`` says so in a ``google.rpc.QuotaFailure`` violation of a per-request quota, or in
+the same wording. Every other 429 stays ``RATE_LIMIT``. Finally, a
 server that answers HTTP 500 with the very same body twice for the same request (:class:`RepeatedErrors`)
 is not busy: the second answer is ``FATAL`` too.
 """
@@ -42,6 +51,7 @@ __all__ = [
     "classify_http_error",
     "media_refused_message",
     "wrong_protocol_error",
+    "too_large_for_quota",
 ]
 
 
@@ -56,6 +66,7 @@ class Reason(str, enum.Enum):
     REPEATED_ERROR = "repeated_server_error"
     MEDIA_UNSUPPORTED = "media_input_not_supported"
     WRONG_PROTOCOL = "wrong_protocol"
+    REQUEST_TOO_LARGE = "request_too_large"
 
 
 _TEXT = {
@@ -67,6 +78,10 @@ _TEXT = {
     Reason.REPEATED_ERROR: "the server gave the same error twice for this request",
     Reason.MEDIA_UNSUPPORTED: "the model does not accept image or video input",
     Reason.WRONG_PROTOCOL: "this endpoint did not answer in the API's response format",
+    Reason.REQUEST_TOO_LARGE: (
+        "the request alone exceeds the server's rate limit, so it can never be accepted (shorten the prompt or "
+        "lower max_output_tokens, or raise the limit)"
+    ),
 }
 
 _CODES = {  # error.code / error.type values (OpenAI, vLLM, llama.cpp server)
@@ -122,6 +137,41 @@ PATTERNS: tuple[tuple[re.Pattern[str], Reason], ...] = (
     (re.compile(r"validation error|invalid request|invalid_request|is not valid under", re.I), Reason.INVALID_REQUEST),
 )
 """Last-resort message patterns (only consulted when the body has no recognised structured field)."""
+
+
+_TOO_LARGE = re.compile(
+    r"\brequest too large\b|\brequest (?:is )?(?:too large|larger than)\b|exceeds? the (?:per-request|request) "
+    r"(?:token |size )?(?:limit|quota)",
+    re.I,
+)
+_LIMIT_REQUESTED = re.compile(r"\bLimit:? ([\d,]+)[^.]{0,20}?\bRequested:? ([\d,]+)", re.I)
+
+
+def too_large_for_quota(body: Any) -> bool:
+    """Tell whether a 429 body says the request itself exceeds the limit (module docstring: the exception).
+
+    True for OpenAI's "Request too large for <model> … Limit X, Requested Y" (also any "Limit X, Requested Y"
+    with Y > X and no "Used" count, i.e. not a full bucket), the same wording in any other server's message,
+    and a Google ``QuotaFailure`` violation whose quota id or metric is per request.
+    """
+    error = _error_object(body)
+    message = " ".join(str(error.get(k) or "") for k in ("message", "msg", "detail"))
+    if _TOO_LARGE.search(message):
+        return True
+    numbers = _LIMIT_REQUESTED.search(message)
+    if numbers and "used" not in message.lower():
+        limit, requested = (int(g.replace(",", "")) for g in numbers.groups())
+        if requested > limit:
+            return True
+    for item in error.get("details") or []:
+        if isinstance(item, dict) and str(item.get("@type", "")).endswith("google.rpc.QuotaFailure"):
+            for violation in item.get("violations") or []:
+                if not isinstance(violation, dict):
+                    continue
+                names = " ".join(str(violation.get(k) or "") for k in ("quotaId", "quotaMetric", "subject"))
+                if re.search(r"per_?request", names, re.I):
+                    return True
+    return False
 
 
 def _error_object(body: Any) -> dict[str, Any]:
@@ -197,7 +247,10 @@ def classify_http_error(
     """
     base = classify_status(status, message, retry_after_s)
     if base.kind is ErrorKind.RATE_LIMIT:
-        return base
+        if not too_large_for_quota(body):
+            return base
+        too_large = Reason.REQUEST_TOO_LARGE
+        return ModelError(ErrorKind.FATAL, f"{_TEXT[too_large]}: {message}", status_code=status, reason=too_large.value)
     reason = body_reason(body) if 400 <= status <= 599 and status not in (401, 403) else None
     if reason is None and repeated and base.kind is ErrorKind.TRANSIENT:
         reason = Reason.REPEATED_ERROR

@@ -87,8 +87,12 @@ class GenerateConfig(GenerationSettings):
     second), never above ``requests_per_minute``."""
     max_retries: int = pydantic.Field(default=8, ge=0)
     """Retries after the first attempt for transient errors (timeouts, connection errors, 5xx; 0 = no
-    retry). Rate-limit answers (429) do not use it up: a rate-limited call waits its turn again for as
-    long as the endpoint makes progress (see ``max_stall_s``)."""
+    retry). Rate-limit answers (429) do not use it up while they are the endpoint's quota: a rate-limited
+    call waits its turn again for as long as the endpoint makes progress (see ``max_stall_s``). A call
+    refused with 429 again and again while the endpoint answers other calls is refused for itself: it gets
+    this many retries, each after a backoff of its own that doubles (from ``initial_backoff_s``), and at most
+    ``max_stall_s`` seconds, then fails with the server's message. A 429 saying the request alone exceeds
+    the limit (OpenAI's "Request too large … Limit X, Requested Y") is not retried at all."""
     initial_backoff_s: float = pydantic.Field(default=0.5, gt=0)
     """First retry delay in seconds (as the OpenAI SDK). It doubles with each retry of a request only while
     the endpoint is in trouble (fewer than half of the last 20 attempts of any call succeeded); with
@@ -102,8 +106,9 @@ class GenerateConfig(GenerationSettings):
     honoured; a call asked to wait longer fails with a rate-limit error that says so."""
     max_stall_s: float = pydantic.Field(default=60.0, gt=0)
     """A call keeps being retried while the endpoint makes progress; when no call to the endpoint has
-    succeeded for this many seconds (a server-requested wait excluded; at most 20 s for an endpoint that has
-    not answered once), the run stops and its remaining calls fail with the reason."""
+    succeeded for this many seconds (server-requested waits excluded; at most 20 s for an endpoint that has
+    not answered once), the run stops and its remaining calls fail with the reason. Also the longest a call
+    refused for itself with 429 (see ``max_retries``) is retried."""
     timeout_s: float = pydantic.Field(default=120.0, gt=0)
     """Per-attempt timeout in seconds."""
     max_consecutive_failures: int = pydantic.Field(default=50, ge=1)

@@ -10,8 +10,9 @@ continue where the previous one left the pace. Endpoints live as long as a model
 Health is judged on the last ``OUTCOME_WINDOW`` attempts of any call:
 
 - a 429 is a **quota signal** (the adaptive rate decreases) when the server says how long to wait
-  (``Retry-After``, ``retry-after-ms`` or Google's ``RetryInfo``), or when 429s are at least
-  ``QUOTA_SHARE`` of the recent attempts — a lone 429 without a hint is a sporadic fault, not the quota;
+  (``Retry-After``, ``retry-after-ms`` or Google's ``RetryInfo``; a wait of 0 s is no hint), or when 429s are
+  at least ``QUOTA_SHARE`` of the recent attempts — a lone 429 without a hint is a sporadic fault, not the
+  quota; only a request's first 429 in a row counts (its repeated 429s are ``refused``, :mod:`._retry`);
 - timeouts, connection resets and 5xx answers are an **overload** (the concurrency limit halves) when they
   are at least ``OVERLOAD_SHARE`` of the recent attempts;
 - the endpoint is **healthy** while at least half of the recent attempts succeeded (retry backoff then
@@ -79,32 +80,43 @@ class Endpoint:
             self.failed_in_a_row = 0
         self.rate.on_success()
 
-    def record_failure(self, error: ModelError, started_at: float) -> bool:
+    def record_failure(self, error: ModelError, started_at: float, *, own: bool = False, signal: bool = True) -> bool:
         """Record a failed attempt started at ``started_at`` (monotonic clock); adapt the rate to quota signals.
+
+        Args:
+            error: The classified failure.
+            started_at: When the attempt started.
+            own: A 429 that refuses this request for itself while other calls are answered
+                (:mod:`._retry`): recorded, but neither a quota signal nor part of the 429 share.
+            signal: A 429 may be a quota signal (False: a request's repeated 429, counted in the share only).
 
         Returns:
             True when the endpoint looks overloaded (timeouts / 5xx dominate): the caller halves its
             concurrency.
         """
         outcome = {ErrorKind.RATE_LIMIT: "rate_limit", ErrorKind.TRANSIENT: "transient"}.get(error.kind, "other")
+        if own or (outcome == "rate_limit" and not signal):
+            outcome = "refused"  # a request's repeated 429: not part of the endpoint's 429 share
         with self._lock:
             self._outcomes.append(outcome)
             self.failed_in_a_row += 1
             share = self._outcomes.count(outcome) / OUTCOME_WINDOW
-        if outcome == "rate_limit" and (error.retry_after_s is not None or share >= QUOTA_SHARE):
+        hinted = error.retry_after_s is not None and error.retry_after_s > 0  # "Retry-After: 0" asks for no wait
+        if outcome == "rate_limit" and (hinted or share >= QUOTA_SHARE):
             self.rate.on_rate_limited(started_at)
         return outcome == "transient" and share >= OVERLOAD_SHARE
 
     def stall_message(self, spec: str, error: ModelError, limit_s: float, *, since: float) -> str | None:
         """Why the run must stop when no call succeeded for ``limit_s`` (run start ``since``), else None.
 
-        A pause the server asked for (``Retry-After``) counts as progress: the time runs from its end. An
-        endpoint that has not answered once in this process gets at most ``NEVER_ANSWERED_STALL_S``.
+        The time the server asked to wait (``Retry-After`` pauses) is not counted, so a server that answers
+        ``Retry-After: 0`` to every call still stalls after ``limit_s``. An endpoint that has not answered once
+        in this process gets at most ``NEVER_ANSWERED_STALL_S``.
         """
         if not self.answered:
             limit_s = min(limit_s, NEVER_ANSWERED_STALL_S)
-        progress = max(self.last_success or since, since, self.rate.paused_until)
-        if time.monotonic() - progress <= limit_s:
+        progress = max(self.last_success or since, since)
+        if time.monotonic() - progress - self.rate.paused_since(progress) <= limit_s:
             return None
         status = f" (HTTP {error.status_code})" if error.status_code else ""
         never = "" if self.answered else ", not once in this run"

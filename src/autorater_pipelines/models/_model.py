@@ -7,7 +7,9 @@ Path of one request (:meth:`Model.agenerate`)::
         ▼
     per attempt: concurrency slot ▶ endpoint's rate limiter (adaptive pace, server pauses) ▶ provider
         │ RATE_LIMIT: wait the server's hint (≤ max_retry_after_s) or a short jittered backoff, then queue
-        │   again — without using up max_retries, for as long as the endpoint makes progress (max_stall_s)
+        │   again — without using up max_retries, for as long as the endpoint makes progress (max_stall_s);
+        │   a request refused again while others are answered: its own doubling backoff, behind first
+        │   attempts, max_retries / max_stall_s at most (a 429 "request too large" is FATAL at once)
         │ TRANSIENT: the same waits, counted against max_retries; backoff doubles only while the
         │   endpoint keeps failing (retries go first in both queues)
         │ (an answer the server rejected gives its rate-limiter start back)

@@ -90,6 +90,7 @@ class RateLimiter:
         self._clock = clock
         self._next_start = -float("inf")
         self._paused_until = -float("inf")
+        self._pauses: collections.deque[tuple[float, float]] = collections.deque(maxlen=256)  # (from, until)
         self._lock = threading.Lock()  # shared across threads / event loops
         self._queues: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
 
@@ -190,8 +191,18 @@ class RateLimiter:
     def pause(self, seconds: float) -> None:
         """Hold every start for ``seconds`` from now (never shortens an existing pause)."""
         with self._lock:
-            self._paused_until = max(self._paused_until, self._clock() + max(0.0, seconds))
+            now = self._clock()
+            begin, until = max(now, self._paused_until), now + max(0.0, seconds)
+            if until > begin:
+                self._pauses.append((begin, until))
+            self._paused_until = max(self._paused_until, until)
             self._credits = 0  # the server asked for quiet: no extra starts when it ends
+
+    def paused_since(self, since: float) -> float:
+        """Seconds of server-requested pauses between ``since`` and now (clock time)."""
+        with self._lock:
+            now = self._clock()
+            return sum(max(0.0, min(until, now) - max(begin, since)) for begin, until in self._pauses)
 
     def on_success(self) -> None:
         """Record a successful call (goodput; additive increase of an adaptive rate)."""
@@ -257,7 +268,8 @@ class ConcurrencyLimiter:
     answers make up a large share of the recent attempts) halves the limit (at most once per
     ``cooldown_s``, never below 1) and each :meth:`on_success` adds ``1 / limit`` (so about +1 per
     ``limit`` successes), never above ``max_concurrency``. Waiters are served first come, first served,
-    except that priority waiters (retries) go to the front.
+    except that priority waiters (retries) go to the front. Retries hold at most ``limit - 1`` slots (all of
+    them when the limit is 1), so requests refused time after time never keep first attempts from starting.
 
     Args:
         max_concurrency: Upper bound on calls in flight (>= 1).
@@ -283,7 +295,8 @@ class ConcurrencyLimiter:
         self._clock = clock
         self._last_decrease = -float("inf")
         self._in_flight = 0
-        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._retries_in_flight = 0
+        self._waiters: collections.deque[tuple[asyncio.Future[None], bool]] = collections.deque()  # (waiter, retry)
 
     @property
     def limit(self) -> int:
@@ -295,36 +308,51 @@ class ConcurrencyLimiter:
         """Calls holding a slot now."""
         return self._in_flight
 
-    async def acquire(self, priority: bool = False) -> None:
-        """Wait for a slot. Pair every successful acquire with one :meth:`release`.
+    async def acquire(self, priority: bool = False, retry: bool = False) -> None:
+        """Wait for a slot. Pair every successful acquire with one :meth:`release` (same ``retry``).
 
         Args:
             priority: Join the front of the queue (a retry of a call already started).
+            retry: The call is a retry: it may only take one of the slots retries may hold.
         """
-        if not self._waiters and self._in_flight < self.limit:
-            self._in_flight += 1
+        if not self._waiters and self._admits(retry):
+            self._take(retry)
             return
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        entry = (waiter, retry)
         if priority:
-            self._waiters.appendleft(waiter)
+            self._waiters.appendleft(entry)
         else:
-            self._waiters.append(waiter)
+            self._waiters.append(entry)
+        self._wake()  # a retry queued behind nothing but capped retries may start at once
         try:
             await waiter  # _wake() hands the slot over (in_flight already counted)
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled():
-                self.release()  # we were given a slot just as we were cancelled: give it back
+                self.release(retry)  # we were given a slot just as we were cancelled: give it back
             else:
                 try:
-                    self._waiters.remove(waiter)
+                    self._waiters.remove(entry)
                 except ValueError:
                     pass
             raise
 
-    def release(self) -> None:
+    def release(self, retry: bool = False) -> None:
         """Give a slot back and wake the next waiter."""
         self._in_flight -= 1
+        if retry:
+            self._retries_in_flight -= 1
         self._wake()
+
+    def _admits(self, retry: bool) -> bool:
+        if self._in_flight >= self.limit:
+            return False
+        return not retry or self._retries_in_flight < max(1, self.limit - 1)
+
+    def _take(self, retry: bool) -> None:
+        self._in_flight += 1
+        if retry:
+            self._retries_in_flight += 1
 
     def on_success(self) -> None:
         """Record a successful call (additive increase)."""
@@ -342,8 +370,13 @@ class ConcurrencyLimiter:
             self._last_decrease = now
 
     def _wake(self) -> None:
+        """Hand free slots to waiters in queue order, skipping retries while retries hold their share."""
         while self._waiters and self._in_flight < self.limit:
-            waiter = self._waiters.popleft()
+            entry = next((e for e in self._waiters if e[0].done() or self._admits(e[1])), None)
+            if entry is None:
+                return
+            self._waiters.remove(entry)
+            waiter, retry = entry
             if not waiter.done():
-                self._in_flight += 1
+                self._take(retry)
                 waiter.set_result(None)

@@ -56,10 +56,18 @@ class RetryLoop:
     _stopped: asyncio.Event | None  # set when the run stops (generate_each's event loop)
 
     async def _call_with_retries(self, request: ModelRequest) -> ModelOutput:
-        """Call the provider until it answers, fails in a way not worth retrying, or the run stops."""
+        """Call the provider until it answers, fails in a way not worth retrying, or the run stops.
+
+        Only the first 429 of a request in a row is a quota signal for the endpoint's pace and retried first;
+        a request refused again queues behind first attempts (so it cannot hold the pace and the slots). One
+        refused again while the endpoint answered other calls since its first refusal is refused for itself (a
+        limit of this request, :class:`_Refusals`): it waits a backoff of its own that doubles per refusal and
+        ends after ``max_retries`` such retries or ``max_stall_s`` seconds, with the server's message.
+        """
         attempt = counted = 0  # attempts made; failures that use up max_retries (not rate limits)
+        refusals = _Refusals()
         while True:
-            made = await self._timed_attempt(request, retry=attempt > 0)
+            made = await self._timed_attempt(request, retry=attempt > 0, priority=attempt > 0 and refusals.total < 2)
             if made is None:
                 return self._stopped_output(attempts=attempt)
             if isinstance(made.error, UnsentError):  # refused before sending (max_input_tokens): no attempt
@@ -73,14 +81,19 @@ class RetryLoop:
                     self.stats.latency.add(latency)
                 return dataclasses.replace(made.output, attempts=attempt, latency_s=latency)
             failed = ModelOutput(text=None, error=error, attempts=attempt, latency_s=latency)
-            self._record_failure(error, made.started)
+            own = refusals.record(error, made.started, self._endpoint.last_success)
+            self._record_failure(error, made.started, own=own, signal=refusals.total < 2)
             if error.kind is ErrorKind.TRANSIENT:
                 counted += 1
-            final = self._give_up(failed, error, made.unreachable, counted)
+            if own:
+                delay = refusals.next_wait = max(error.retry_after_s or 0.0, self._own_backoff(refusals.own))
+                final = self._give_up_refused(failed, error, refusals)
+            else:
+                final = self._give_up(failed, error, made.unreachable, counted)
+                hint = error.retry_after_s
+                delay = hint if hint is not None else self._backoff(counted or 1)
             if final is not None:
                 return final
-            hint = error.retry_after_s
-            delay = hint if hint is not None else self._backoff(counted or 1)
             self.stats.retries += 1
             logger.debug(
                 "%s: attempt %d for %r failed (%s: %s); retrying in %.2f s",
@@ -93,13 +106,40 @@ class RetryLoop:
             )
             await self._sleep(delay)
 
-    async def _timed_attempt(self, request: ModelRequest, *, retry: bool) -> _Attempt | None:
-        """One attempt inside a concurrency slot and the rate limit; None when the run stopped meanwhile."""
+    def _give_up_refused(self, failed: ModelOutput, error: ModelError, refusals: _Refusals) -> ModelOutput | None:
+        """The final output of a request refused for itself once its budget is used up, else None."""
+        config = self.config
+        hint = error.retry_after_s
+        if hint is not None and hint > config.max_retry_after_s:
+            return self._give_up(failed, error, False, 0)  # the message that says the wait is too long
+        waited = time.monotonic() - refusals.since
+        if refusals.own <= config.max_retries and waited + refusals.next_wait <= config.max_stall_s:
+            return None
+        message = (
+            f"{error.message} — refused with HTTP 429 {refusals.total} times over {waited:.0f} s while "
+            f"{self._endpoint.url} answered other requests: a limit of this request, not of the endpoint's pace "
+            f"(given up after max_retries={config.max_retries} such retries or max_stall_s={config.max_stall_s:g} s). "
+            "Check the request's size against the quota (tokens per minute), or raise the limit."
+        )
+        return _with_message(failed, error, message)
+
+    def _own_backoff(self, refusals: int) -> float:
+        """The wait before retrying a request refused for itself: ``initial_backoff_s`` doubled per refusal."""
+        config = self.config
+        delay = min(config.max_backoff_s, config.initial_backoff_s * 2 ** max(0, refusals - 1))
+        return delay * self._random.uniform(0.5, 1.0)
+
+    async def _timed_attempt(self, request: ModelRequest, *, retry: bool, priority: bool) -> _Attempt | None:
+        """One attempt inside a concurrency slot and the rate limit; None when the run stopped meanwhile.
+
+        ``priority``: go first in both queues (a retry: started work finishes first); ``retry``: hold one of
+        the slots retries may use (never all of them: :class:`ConcurrencyLimiter`).
+        """
         if self._stop is not None:
             return None
-        await self._slots.acquire(priority=retry)  # retries go first: started work finishes first
+        await self._slots.acquire(priority=priority, retry=retry)
         try:
-            await self._endpoint.rate.acquire(priority=retry)
+            await self._endpoint.rate.acquire(priority=priority)
             if self._stop is not None:  # stopped while this call waited for its turn
                 return None
             self.stats.calls += 1
@@ -110,11 +150,15 @@ class RetryLoop:
                 self._endpoint.rate.refund()
             return _Attempt(output, error, unreachable, started, time.monotonic() - started)
         finally:
-            self._slots.release()
+            self._slots.release(retry=retry)
 
-    def _record_failure(self, error: ModelError, started: float) -> None:
-        """Tell the limiters about a failed attempt that started at ``started`` (monotonic seconds)."""
-        if self._endpoint.record_failure(error, started):
+    def _record_failure(self, error: ModelError, started: float, *, own: bool = False, signal: bool = True) -> None:
+        """Tell the limiters about a failed attempt that started at ``started`` (monotonic seconds).
+
+        ``own``: a 429 refusing this request for itself; ``signal``: a 429 may be a quota signal for the
+        endpoint's pace (False for a request's repeated 429s: its first one already told the pace).
+        """
+        if self._endpoint.record_failure(error, started, own=own, signal=signal):
             self._slots.on_overloaded()
         if error.status_code is not None and (error.status_code == 429 or error.status_code >= 500):
             self._endpoint.rate.refund()  # the server rejected it: it used none of the quota
@@ -220,6 +264,36 @@ class RetryLoop:
         """The output of a request not called because the run stopped."""
         why = self._stop[1] if self._stop is not None else "the run stopped"
         return ModelOutput(text=None, error=ModelError(ErrorKind.BUDGET, f"not called: {why}"), attempts=attempts)
+
+
+class _Refusals:
+    """The 429s of one request in a row: when they are its own (refused while others are answered).
+
+    A 429 is the request's *own* when this request already got a 429 (``since``: the start of that first
+    attempt) and the endpoint answered another call after that: the endpoint has capacity, yet refuses this
+    request. A 429 while nothing else succeeds is the endpoint's quota (the adaptive pace and ``max_stall_s``
+    handle it). Any other failure ends the streak.
+    """
+
+    def __init__(self) -> None:
+        self.since = 0.0
+        self.next_wait = 0.0  # the backoff before the next retry (a retry past max_stall_s is not made)
+        self.total = 0  # 429s in a row
+        self.own = 0  # of which refused for itself
+
+    def record(self, error: ModelError, started: float, last_success: float | None) -> bool:
+        """Record a failed attempt started at ``started``; True when it is a 429 refusing this request itself."""
+        if error.kind is not ErrorKind.RATE_LIMIT:
+            self.total = self.own = 0
+            return False
+        self.total += 1
+        if self.total == 1:
+            self.since = started
+            return False
+        if last_success is not None and last_success > self.since:
+            self.own += 1
+            return True
+        return False
 
 
 def _with_message(failed: ModelOutput, error: ModelError, message: str) -> ModelOutput:

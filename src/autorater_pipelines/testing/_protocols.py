@@ -77,12 +77,19 @@ class Refusal(Exception):
     Args:
         status: HTTP status of the answer (400-599).
         message: The error message put in the protocol's error body.
+        retry_after_s: Send ``Retry-After`` (and ``retry-after-ms`` for OpenAI) with this many seconds.
+        fields: Extra fields of the body's ``error`` object, e.g. OpenAI's ``{"type": "tokens", "code":
+            "rate_limit_exceeded"}`` or Google's ``{"details": [...]}``.
     """
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(
+        self, status: int, message: str, *, retry_after_s: float | None = None, fields: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.retry_after_s = retry_after_s
+        self.fields = dict(fields or {})
 
 
 @dataclasses.dataclass(frozen=True)

@@ -344,10 +344,8 @@ class ModelEmulator:
                 quota = bool(self.requests_per_minute) and message == QUOTA_MESSAGE.format(self.requests_per_minute)
                 hint = self.retry_hint if quota else "header"
                 in_body = hint == "body" and request.protocol != "openai"
-                if retry_after is not None and hint != "none" and not in_body:
-                    headers["Retry-After"] = f"{retry_after:g}"
-                    if request.protocol == "openai":
-                        headers["retry-after-ms"] = str(int(retry_after * 1000))
+                if hint != "none" and not in_body:
+                    headers = _retry_headers(request.protocol, retry_after)
                 body = error_body(request.protocol, status, message, retry_after if in_body else None)
                 result = (status, body, headers)
             else:
@@ -355,7 +353,9 @@ class ModelEmulator:
                     answer = to_answer(self.responder(request))
                     result = (200, success_body(request, answer), {})
                 except Refusal as exc:  # the responder plays a server that refuses the request
-                    result = (exc.status, error_body(request.protocol, exc.status, exc.message), {})
+                    body = error_body(request.protocol, exc.status, exc.message)
+                    body["error"].update(exc.fields)
+                    result = (exc.status, body, _retry_headers(request.protocol, exc.retry_after_s))
                 except Exception as exc:  # noqa: BLE001 - a responder bug becomes a visible 500
                     message = f"responder failed: {type(exc).__name__}: {exc}"
                     result = (500, error_body(request.protocol, 500, message), {})
@@ -366,3 +366,13 @@ class ModelEmulator:
                 self._in_flight -= 1
                 if request.status is not None:
                     self._by_status[request.status] += 1
+
+
+def _retry_headers(protocol: str, retry_after_s: float | None) -> dict[str, str]:
+    """``Retry-After`` (and OpenAI's ``retry-after-ms``) for a wait of ``retry_after_s`` seconds (None: none)."""
+    if retry_after_s is None:
+        return {}
+    headers = {"Retry-After": f"{retry_after_s:g}"}
+    if protocol == "openai":
+        headers["retry-after-ms"] = str(int(retry_after_s * 1000))
+    return headers

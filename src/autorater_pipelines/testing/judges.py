@@ -78,6 +78,10 @@ def responses_in_prompt(prompt_text: str) -> dict[str, str]:
     return {m.group(1): m.group(3) for m in _BLOCK.finditer(prompt_text)}
 
 
+_CHECK_PROMPT = re.compile(r"Reply with this number and nothing else: (\d+)")
+"""The check prompt of ``autorater_pipelines.models._context.PromptReadCheck``."""
+
+
 def length_judge(request: EmulatedRequest) -> str:
     """Prefer the longer response (``SAME`` when equally long): answers the AutoSxS JSON format.
 
@@ -85,8 +89,12 @@ def length_judge(request: EmulatedRequest) -> str:
     position-consistent, which makes outcomes easy to predict in tests. When the request's schema asks for
     pointwise scores (``response_a_score`` / ``response_b_score`` with ``minimum`` / ``maximum``), the longer
     response gets the top of the scale, the shorter one the point below the middle, equal lengths both the
-    middle (rounded down).
+    middle (rounded down). Like a model that reads its prompt, it follows the one-line check prompt the
+    openai provider sends to an endpoint whose prompt-token counts look too low (it repeats the number).
     """
+    check = _CHECK_PROMPT.fullmatch(request.prompt_text.strip())
+    if check is not None:
+        return check.group(1)
     responses = responses_in_prompt(request.prompt_text)
     first, second = len(responses.get("A", "")), len(responses.get("B", ""))
     explanation = f"Response lengths {first} vs {second}: the longer one wins."

@@ -14,8 +14,9 @@
 - Response schema: ``response_format`` type ``json_schema`` (``strict: false``), ``json_object`` or none,
   adapted per endpoint (:mod:`autorater_pipelines.models._structured`).
 - Checks (:mod:`autorater_pipelines.models._context`): the prompt against the context window (from
-  ``max_input_tokens`` or ``GET /v1/models``, read once per endpoint) before sending; the server's
-  ``prompt_tokens`` against the prompt sent; ``finish_reason: length`` on a structured request is the
+  ``max_input_tokens`` or ``GET /v1/models``, read once per endpoint) before sending; a ``prompt_tokens``
+  far below the prompt sent is checked once per endpoint with a short check request (a warning when the
+  endpoint reads prompts, a refused answer when it does not); ``finish_reason: length`` on a structured request is the
   error "truncated at N tokens". An answer without text says why: the token limit (a reasoning model
   can spend it all thinking), or the ``error`` object of an HTTP 200 answer without choices (some proxies
   answer so; a ``transient`` error, retried like a 5xx).
@@ -47,8 +48,8 @@ from autorater_pipelines.models._classify import Reason, RepeatedErrors, classif
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._context import (
     ContextWindow,
+    PromptReadCheck,
     check_fits,
-    check_seen,
     prompt_chars,
     window_from_models,
 )
@@ -101,6 +102,7 @@ class OpenAIProvider(Provider):
 
     _windows: ClassVar[dict[tuple[str, str], ContextWindow]] = {}  # per endpoint and model, for the process
     _no_max_tokens: ClassVar[set[str]] = set()  # endpoints that refused max_tokens
+    reads_prompts: ClassVar[PromptReadCheck] = PromptReadCheck()  # per endpoint, model and message form
     _shared_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, name: str, config: GenerateConfig) -> None:
@@ -183,8 +185,38 @@ class OpenAIProvider(Provider):
                 raise ProviderError(error) from None
             if isinstance(response, str) or not _is_completion(response):
                 raise ProviderError(self._not_a_completion(response))
-            return _output(response, chars=chars, structured=mode is not None, limit=self.config.max_output_tokens)
+            output = _output(response, structured=mode is not None, limit=self.config.max_output_tokens)
+            return await self._check_read(output, body, chars)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _check_read(self, output: ModelOutput, body: dict[str, Any], chars: int) -> ModelOutput:
+        """``output``, or the ``prompt_not_seen`` error when the server did not read the prompt (``_context``)."""
+        if output.text is None:
+            return output
+        listed = not isinstance(body["messages"][-1]["content"], str)
+
+        async def probe(text: str) -> str | None:
+            content: Any = [{"type": "text", "text": text}] if listed else text
+            check: dict[str, Any] = {"model": self.name, "messages": [{"role": "user", "content": content}]}
+            check["temperature"] = 0.0
+            if not self._official and self._url not in self._no_max_tokens:
+                check["max_tokens"] = 32
+            client = self._client().with_options(timeout=min(30.0, self.config.timeout_s))
+            try:
+                answer = await client.chat.completions.create(**check)
+            except Exception as exc:  # noqa: BLE001 - a failed check keeps the answers (PromptReadCheck)
+                logger.debug("%s: check request failed: %s: %s", self.endpoint_url, type(exc).__name__, exc)
+                return None
+            return (answer.choices[0].message.content or "") if answer.choices else ""
+
+        key = (self._url, self.name, "list" if listed else "text")
+        where = f"{self.endpoint_url} (model {self.name!r})"
+        failure = await self.reads_prompts.check(key, where, chars, output.usage.input_tokens, probe)
+        if failure is None:
+            return output
+        return ModelOutput(
+            text=None, finish_reason=output.finish_reason, usage=output.usage, raw=output.raw, error=failure
+        )
 
     def _body(self, request: ModelRequest, mode: OutputMode | None) -> dict[str, Any]:
         parts = request.parts
@@ -342,7 +374,7 @@ def _no_text(
     return ModelError(ErrorKind.BLOCKED, f"the model returned no text (finish reason: {finish or 'none'}{detail})")
 
 
-def _output(response: Any, *, chars: int, structured: bool, limit: int | None) -> ModelOutput:
+def _output(response: Any, *, structured: bool, limit: int | None) -> ModelOutput:
     """The output of one answer, with the checks of the module docstring."""
     choice = response.choices[0] if response.choices else None
     finish = None
@@ -355,8 +387,8 @@ def _output(response: Any, *, chars: int, structured: bool, limit: int | None) -
     raw = response.model_dump(mode="json", exclude_none=True)
     message = choice.message if choice is not None else None
     text = message.content if message is not None else None
-    failure = check_seen(chars, usage.input_tokens)
-    if failure is None and text is None:
+    failure = None
+    if text is None:
         failure = _no_text(raw, message, finish, usage.output_tokens, limit)
     if failure is None and structured and finish == "max_tokens" and not is_complete_json(text):
         failure = truncation_error(usage.output_tokens, limit)

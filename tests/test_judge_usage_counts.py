@@ -1,0 +1,49 @@
+"""The server's prompt-token counts are information, not verdicts (issue 19, item 2).
+
+A judge's instruction prefix is the same on every call: the case where a server's prompt cache reports only
+the newly evaluated tokens. Such a server's answers are all used; a warning says so once per endpoint.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from test_judge_refused_requests import TASK, _examples
+
+from autorater_pipelines import autosxs
+from autorater_pipelines.testing import ModelEmulator
+from autorater_pipelines.testing.judges import length_judge
+
+
+def test_a_server_that_reports_3_prompt_tokens_after_its_first_answer_has_every_row_judged(tmp_path, caplog) -> None:
+    answered = []
+
+    def respond(request):
+        answer = length_judge(request)
+        answered.append(request)
+        text = answer if isinstance(answer, str) else answer["text"]
+        return {"text": text} if len(answered) == 1 else {"text": text, "input_tokens": 3}
+
+    examples = _examples(tmp_path, 12)
+    caplog.set_level(logging.WARNING, logger="autorater_pipelines.models")
+    with ModelEmulator(respond) as emulator:
+        judgments, errors, summary = autosxs.judge_examples(
+            examples=examples,
+            task=TASK,
+            id_columns=["id"],
+            autorater_model="openai/judge",
+            autorater_parameters={
+                "base_url": emulator.url,
+                "cache_dir": "off",
+                "progress": False,
+                "max_concurrency": 4,
+            },
+        )
+        calls = emulator.call_count
+    assert [j["choice"] for j in judgments].count("ERROR") == 0 and summary.error_count == 0 and errors == []
+    assert len(judgments) == 12 and calls in (
+        24,
+        25,
+    )  # both orders of every row (and a check, if a low count came first)
+    warnings = [r.getMessage() for r in caplog.records if "reported 3 prompt tokens for a prompt of" in r.getMessage()]
+    assert len(warnings) == 1 and "it reads the prompt" in warnings[0] and "(model 'judge')" in warnings[0]
