@@ -2,7 +2,8 @@
 
 The server answers every row except two, which it refuses with HTTP 429 and ``Retry-After: 0`` every time:
 as OpenAI does for a request larger than the per-minute token limit ("Request too large …"), as Gemini's
-RESOURCE_EXHAUSTED does for a per-request quota, or as a plain 429 that never stops for those two requests.
+RESOURCE_EXHAUSTED does for a per-request quota, or as a plain 429 (OpenAI with ``Retry-After: 0``, Gemini without a
+hint) that never stops for those two requests.
 Default retry settings, ``max_concurrency`` 4, 12 rows judged in both orders.
 """
 
@@ -86,8 +87,13 @@ CASES = {
         Refusal(429, PLAIN, retry_after_s=0, fields={"type": "requests", "code": "rate_limit_exceeded"}),
         "while {url}/v1 answered other requests: a limit of this request",
     ),
+    "gemini-resource-exhausted-forever": (  # no wait hint, as Vertex AI often answers
+        "gemini-2.5-flash",
+        Refusal(429, "Resource has been exhausted (e.g. check quota)."),
+        "while {url} answered other requests: a limit of this request",
+    ),
 }
-STALL_S = {"plain-429-forever": 10.0}  # its budget is max_stall_s (default 60 s: the run then takes ~55 s)
+STALL_S = {"plain-429-forever": 10.0, "gemini-resource-exhausted-forever": 10.0}  # the budget (default 60 s)
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -129,7 +135,7 @@ def test_two_rows_refused_every_time_end_as_errors_and_the_others_are_judged_at_
             assert refusal.message in sample["error"]  # the server's own words
     assert summary.error_count == 2 and not summary.stopped  # the run was not stopped
     assert len(errors) == 4 and {e["id"] for e in errors} == {"q3", "q8"}  # error_messages: both orders
-    if case != "plain-429-forever":
+    if case not in STALL_S:
         assert len(refused) == 4  # not retryable: one attempt per refused request
     else:
         assert 4 < len(refused) <= 4 * 9  # a bounded budget of its own: max_retries (8) retries at most
