@@ -49,10 +49,20 @@ _ECHOES = " ".join(
     ]
 )
 
+_PARTS = " ".join(
+    [
+        KEY[4:28],  # a middle part: neither a prefix nor a suffix
+        "-".join(KEY[i : i + 4] for i in range(0, len(KEY), 4)),  # dashed groups of 4
+        "\u200b".join(KEY[i : i + 6] for i in range(0, len(KEY), 6)),  # a zero-width space every 6 characters
+    ]
+)
+
 CASES: dict[str, Callable[[int], str]] = {
     "judgments.jsonl rows, no secret": lambda n: "\n".join([_ROW] * (n // 50)),
     "every echo form of a key, many times": lambda n: (_ECHOES + " ok ") * (n // 20),
+    "middle parts, dashed groups, U+200B": lambda n: (_PARTS + " ok ") * (n // 20),
     "11-character prefixes (near misses)": lambda n: (KEY[:11] + "... ") * n,
+    "15-character middle runs (near misses)": lambda n: (KEY[5:20] + " - ") * n,
     "15-character prefixes, escaped breaks (near misses)": lambda n: (KEY[:8] + "\\n  " + KEY[8:15] + " x ") * n,
     "hex of 15 bytes of a key (near misses)": lambda n: (KEY[:15].encode().hex() + ", ") * (n // 2),
     "one long base64 run without a key": lambda n: "QUJD" * (4 * n),

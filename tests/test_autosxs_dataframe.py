@@ -121,3 +121,101 @@ def test_a_prompt_refused_by_max_input_tokens_is_no_model_call_attempt():
     long_row = judgments.set_index("id").loc["long"]
     assert long_row["choice"] == "ERROR"
     assert all("not sent" in s["error"] and s["attempts"] == 0 for s in long_row["samples"])
+
+
+BAD_MODEL_PARAMETERS = [
+    ({"temperature": 5}, r"^model_b_parameters: temperature must be a number from 0 to 2, got 5$"),
+    ({"temprature": 0.2}, r"^model_b_parameters: unknown keys \['temprature'\]; valid keys: \["),
+    ({"base_url": "ftp://127.0.0.1:1/v1"}, r"^model_b_parameters: invalid model parameters: base_url='ftp://"),
+]
+
+
+@pytest.mark.parametrize(("bad", "message"), BAD_MODEL_PARAMETERS, ids=[json.dumps(b) for b, _ in BAD_MODEL_PARAMETERS])
+def test_a_bad_model_b_parameter_is_refused_before_model_a_is_called(bad, message):
+    """Hostile trial (issue 25): model A was called for every row, then model B's parameters were refused. The
+    DataFrame API now checks the whole run with the pipeline's validate_run first: no request reaches the server."""
+    from autorater_pipelines.testing import ModelEmulator
+    from autorater_pipelines.testing.judges import length_judge
+
+    df = pd.DataFrame({"id": ["r1", "r2", "r3"], "q": ["q1", "q2", "q3"]})
+    with ModelEmulator(responder=length_judge) as emulator:
+        options = {"base_url": f"{emulator.url}/v1", **QUIET}
+        kwargs = dict(
+            task="question_answering",
+            id_columns=["id"],
+            autorater_prompt_parameters={"inference_instruction": "q"},
+            model_a="openai/model-a",
+            model_b="openai/model-b",
+            model_a_prompt_parameters={"prompt": "q"},
+            model_b_prompt_parameters={"prompt": "q"},
+            model_a_parameters=options,
+            autorater_model="openai/judge",
+            autorater_parameters=options,
+            progress=False,
+        )
+        with pytest.raises(InputError, match=message):
+            autosxs.evaluate(df, model_b_parameters={**options, **bad}, **kwargs)
+        assert emulator.call_count == 0
+        # Control: the same call with model B's parameters fixed generates both sides and judges every row.
+        judgments, _ = autosxs.evaluate(df, model_b_parameters=options, **kwargs)
+        assert len(judgments) == 3 and emulator.call_count == 3 + 3 + 3 * 2
+
+
+def test_a_base_url_where_nothing_listens_is_refused_before_any_call():
+    """The DataFrame API probes an explicit base_url as `autorater run` does (a TCP connection, no request)."""
+    import socket
+
+    from autorater_pipelines.testing import ModelEmulator
+    from autorater_pipelines.testing.judges import length_judge
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    df = pd.DataFrame({"id": ["r1"], "q": ["q1"]})
+    with ModelEmulator(responder=length_judge) as emulator:
+        with pytest.raises(InputError, match=rf"model_b_parameters: cannot connect to http://127\.0\.0\.1:{closed}"):
+            autosxs.evaluate(
+                df,
+                task="question_answering",
+                id_columns=["id"],
+                autorater_prompt_parameters={"inference_instruction": "q"},
+                model_a="openai/model-a",
+                model_b="openai/model-b",
+                model_a_prompt_parameters={"prompt": "q"},
+                model_b_prompt_parameters={"prompt": "q"},
+                model_a_parameters={"base_url": f"{emulator.url}/v1", **QUIET},
+                model_b_parameters={"base_url": f"http://127.0.0.1:{closed}/v1", **QUIET},
+                autorater_model="openai/judge",
+                autorater_parameters={"base_url": f"{emulator.url}/v1", **QUIET},
+                progress=False,
+            )
+        assert emulator.call_count == 0
+
+
+def test_a_string_id_column_is_one_column():
+    """Hostile trial (issue 25): id_columns="ab" was split into the columns 'a' and 'b'."""
+    as_string, _ = autosxs.evaluate(_frame(), **_kwargs(id_columns="question_id"))
+    as_list, _ = autosxs.evaluate(_frame(), **_kwargs(id_columns=["question_id"]))
+    assert list(as_string["choice"]) == list(as_list["choice"]) == ["A", "B", "TIE", "TIE", "A", "A"]
+    with pytest.raises(InputError, match=r"id_columns\[0\]: column 'qid' is not in the DataFrame"):
+        autosxs.evaluate(_frame().assign(q="x", i="y", d="z"), **_kwargs(id_columns="qid"))
+
+
+def test_an_empty_frame_says_it_has_no_rows():
+    with pytest.raises(InputError, match=r"^df: the DataFrame has no rows \(0 rows, no columns\); pass a DataFrame"):
+        autosxs.evaluate(pd.DataFrame(), **_kwargs())
+    with pytest.raises(InputError, match=r"^df: the DataFrame has no rows \(0 rows, columns \['question_id', "):
+        autosxs.evaluate(_frame().iloc[:0], **_kwargs())
+
+
+def test_an_infinite_response_says_what_it_is():
+    """Hostile trial (issue 25): a response of ``inf`` was "empty" (it had been turned into None)."""
+    df = _frame().set_index("question_id", drop=False)
+    df["answer_model_a"] = df["answer_model_a"].astype(object)
+    df.loc["q2", "answer_model_a"] = float("inf")
+    with pytest.raises(
+        InputError,
+        match=r"^the DataFrame position 1 \(index 'q2'\), column 'answer_model_a': holds the number inf \(infinity\), "
+        r"which a row cannot carry: rows are JSON values, and JSON has no infinity; replace it with",
+    ):
+        autosxs.evaluate(df, **_kwargs())

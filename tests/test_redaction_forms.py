@@ -443,3 +443,54 @@ def test_submit_dry_run_prints_no_form_of_a_known_key(key, tmp_path, capsys):
     assert REDACTED in spec["autorater_parameters"]["batch_staging_uri"]
     assert spec["encryption_spec_key_name"] == REDACTED
     assert not _leaks(captured.out + captured.err)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"key part {KEY[4:28]} refused", f"key part {REDACTED} refused"),  # 24 characters from the middle
+        (f"part: {KEY[1:17]}.", f"part: {REDACTED}."),  # 16, neither a prefix nor a suffix
+        (f"({KEY[3:30]})", f"({REDACTED})"),
+        (f"q={urllib.parse.quote(KEY[4:28], safe='')}&x=1", f"q={REDACTED}&x=1"),  # percent-encoded
+        (f"part\n{KEY[4:12]}\n{KEY[12:28]} end", f"part\n{REDACTED} end"),  # wrapped
+        ("groups " + "-".join(KEY[i : i + 4] for i in range(0, len(KEY), 4)), f"groups {REDACTED}"),
+        ("groups " + " ".join(KEY[i : i + 4] for i in range(0, len(KEY), 4)), f"groups {REDACTED}"),
+        ("zw " + "\u200b".join(KEY[i : i + 6] for i in range(0, len(KEY), 6)) + " end", f"zw {REDACTED} end"),
+        ("zw " + "\u2060".join(KEY[i : i + 3] for i in range(0, len(KEY), 3)), f"zw {REDACTED}"),
+        (json.dumps({"e": "\u200b".join(KEY[i : i + 6] for i in range(0, len(KEY), 6))}), json.dumps({"e": REDACTED})),
+        ("dashed part " + "-".join(KEY[i : i + 4] for i in range(4, 28, 4)), f"dashed part {REDACTED}"),
+    ],
+)
+def test_a_middle_part_dashed_groups_and_invisible_separators_are_redacted(key, text, expected):
+    """Hostile trial (issue 25): a 24-character middle part of a key, the key in dashed groups of 4, and the key
+    with U+200B every 6 characters were left as they were."""
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"only {KEY[5:20]} of it",  # 15 characters from the middle: not enough to be the key
+        f"two runs {KEY[2:10]} and {KEY[14:22]}",
+        "a-b-c-d-e-f-g-h and ab\u200bcd words",
+    ],
+)
+def test_short_middle_runs_and_ordinary_hyphenation_are_left_alone(key, text):
+    assert redact(text) == text
+
+
+def test_a_middle_part_of_a_long_token_is_redacted_whole(monkeypatch):
+    """A token longer than 128 characters has a middle run every 8 characters, each taking up to 7 before it."""
+    import random
+    import string
+
+    rng = random.Random(25)
+    token = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(600))
+    monkeypatch.setenv("LONG_ACCESS_TOKEN", token)
+    for start, end in ((5, 595), (101, 124), (250, 290)):
+        assert redact(f"<{token[start:end]}>") == f"<{REDACTED}>", (start, end)
+
+
+def test_a_short_secret_without_middle_runs_is_redacted(monkeypatch):
+    monkeypatch.setenv("SHORT_API_KEY", "test-key")
+    assert redact("a test-key b TEST-KEY") == f"a {REDACTED} b {REDACTED}"

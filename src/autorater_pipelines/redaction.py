@@ -82,6 +82,12 @@ MIN_BARE_PREFIX_LENGTH = 16
 never ordinary text; 12 to 15 characters need a cut mark after them)."""
 
 _MAX_PREFIX_LENGTH = 900  # prefixes are matched up to this length (nested groups; RE2 may cap nesting at 1000)
+_DENSE_WINDOWS = 128
+"""Secrets up to this long have a middle run at every offset; longer ones (OAuth tokens, JWTs) every
+:data:`_WINDOW_STRIDE` characters, each taking up to ``stride - 1`` characters before it: a middle part of
+``16 + stride - 1`` characters or more is still replaced whole, and the pattern (compiled once per process)
+stays small."""
+_WINDOW_STRIDE = 8
 
 _CREDENTIAL_NAME = re.compile(r"API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|ACCESS_?KEY", re.IGNORECASE)
 _NOT_SECRETS = {"not-needed", "emulator"}  # placeholders this package itself sends to local endpoints
@@ -124,9 +130,13 @@ def known_secrets() -> list[str]:
 _ALNUM = frozenset(string.ascii_letters + string.digits)
 _URL_SAFE = _ALNUM | frozenset("-._~")
 _HTML_NAMES = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
-_BREAK = r"(?:(?:\r?\n|\\{1,8}(?:r\\{1,8})?n)[ \t]*| )?"
-r"""An optional line break inside a secret (wrapped text): ``\n`` or ``\r\n``, raw or JSON-escaped (backslashes
-doubled by nesting), then indentation; or one space (a key spelled out ``T q 8 X``)."""
+_BREAK = r"(?:(?:\r?\n|\\{1,8}(?:r\\{1,8})?n)[ \t]*|[ \-\x{ad}\x{200b}-\x{200d}\x{2060}\x{feff}]|\\{1,8}u200b)?"
+r"""An optional break inside a secret: a line break of wrapped text (``\n`` or ``\r\n``, raw or JSON-escaped with
+backslashes doubled by nesting, then indentation); one space (a key spelled out ``T q 8 X``); one hyphen (a key
+in dashed groups ``Tq8X-v3Jm-…``); or one invisible character (soft hyphen, zero-width space, (non-)joiner, word
+joiner, BOM: U+200B every few characters; a zero-width space JSON-escaped too)."""
+_RAW_BREAK = r"(?:\r?\n[ \t]*|[ \-\x{ad}\x{200b}-\x{200d}\x{2060}\x{feff}])?"
+""":data:`_BREAK` as text shows it (no JSON escapes): between the characters of a middle part of a secret."""
 _CUT_WORDS = r"[ \t]{0,3}[(\[<{]?[ \t]{0,3}(?:truncat\w*|shortened|cut|elided|omitted|abbreviated)\b[)\]>}]?"
 
 
@@ -205,19 +215,19 @@ def _suffix_forms(atoms: list[str]) -> list[str]:
     return forms
 
 
-def _optional_left_chain(atoms: list[str]) -> str:
+def _optional_left_chain(atoms: list[str], separator: str = _BREAK) -> str:
     """``atoms`` as nested optional groups: the longest run of them up to the last one (maybe none)."""
     optional = ""
     for atom in atoms:
-        optional = f"(?:{optional}{atom}{_BREAK})?"
+        optional = f"(?:{optional}{atom}{separator})?"
     return optional
 
 
-def _optional_chain(atoms: list[str]) -> str:
+def _optional_chain(atoms: list[str], separator: str = _BREAK) -> str:
     """``atoms`` as nested optional groups: the longest run of them from the first one on (maybe none)."""
     optional = ""
     for atom in reversed(atoms):
-        optional = f"(?:{_BREAK}{atom}{optional})?"
+        optional = f"(?:{separator}{atom}{optional})?"
     return optional
 
 
@@ -264,21 +274,69 @@ def _re2(pattern: str) -> Any:
     return re2.compile(pattern, options)
 
 
+def _window_forms(atoms: list[str], grow: bool = False) -> list[str]:
+    """Every run of :data:`MIN_BARE_PREFIX_LENGTH` characters inside a secret (neither a prefix nor a suffix).
+
+    A longer middle part (``key[4:28]``) is covered by overlapping runs: :func:`_known` grows a run's match over
+    the runs that overlap it (:func:`_window_pattern`, ``grow``: each run then takes up to as many characters
+    again, so a part grows by that many per step), and the whole part is replaced.
+    """
+    width = MIN_BARE_PREFIX_LENGTH
+    last = min(len(atoms), _MAX_PREFIX_LENGTH) - width  # the run starting there is a suffix: matched already
+    stride = 1 if len(atoms) <= _DENSE_WINDOWS else _WINDOW_STRIDE
+    return [
+        (_optional_left_chain(atoms[max(1, k - stride + 1) : k], _RAW_BREAK) if stride > 1 else "")
+        + _RAW_BREAK.join(atoms[k : k + width])
+        + (_optional_chain(atoms[k + width : k + 2 * width], _RAW_BREAK) if grow else "")
+        for k in range(stride if stride > 1 else 1, last, stride)
+    ]
+
+
+def _plain_atoms(secret: str) -> list[str]:
+    """The characters of ``secret`` as written or percent-encoded: the spellings of a middle part.
+
+    A server showing part of a key writes it as text; the rarer escaped spellings are matched for whole keys,
+    prefixes and suffixes. This keeps the pattern of every middle run small.
+    """
+    atoms = []
+    for char in secret:
+        forms = [_literal(char)]
+        if char not in _URL_SAFE:
+            forms.append("".join(f"%(?:25)?{byte:02X}" for byte in char.encode("utf-8")))
+        atoms.append(forms[0] if len(forms) == 1 else "(?:" + "|".join(forms) + ")")
+    return atoms
+
+
 @functools.lru_cache(maxsize=16)
 def _known_pattern(secrets: tuple[str, ...]) -> Any:
-    """One RE2 pattern matching every spelling of every secret; group ``b64`` marks a base64 match."""
+    """One RE2 pattern matching every spelling of every secret.
+
+    Group 1 (``b64``) marks a base64 match, group 2 (``w``) a run inside a secret (:func:`_window_forms`).
+    """
     if not secrets:
         return None
     spelled: list[str] = []
+    windows: list[str] = []
     cores: set[str] = set()
     for secret in secrets:  # longest first: a secret containing another is replaced whole
         atoms = [_char_forms(char) for char in secret]
         spelled.append(_BREAK.join(atoms))
         spelled += _prefix_forms(atoms) + _suffix_forms(atoms)
         spelled.append(_hex_forms(secret))
+        windows += _window_forms(_plain_atoms(secret))
         cores |= _base64_cores(secret)
     b64 = "|".join(_base64_forms(core) for core in sorted(cores, key=lambda c: (-len(c), c)))
-    return _re2(f"(?i:{'|'.join(spelled)})" + (f"|(?P<b64>{b64})" if b64 else ""))
+    never = r"\b\B"  # RE2 has no (?!): a word boundary that is not one keeps an empty group numbered
+    return _re2(
+        f"(?i:{'|'.join(spelled)})" + f"|(?P<b64>{b64 or never})" + f"|(?P<w>(?i:{'|'.join(windows) or never}))"
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _window_pattern(secrets: tuple[str, ...]) -> Any:
+    """The runs of :func:`_window_forms` of every secret alone: how :func:`_known` grows a run's match."""
+    windows = [w for secret in secrets for w in _window_forms(_plain_atoms(secret), grow=True)]
+    return _re2(f"(?i:{'|'.join(windows)})") if windows else None
 
 
 @functools.lru_cache(maxsize=1)
@@ -314,9 +372,29 @@ def _substitute(pattern: Any, data: bytes, replace: _Replace) -> bytes:
     return b"".join(pieces)
 
 
-def _known(match: Any, last: int) -> tuple[int, int, bytes]:
-    """A known secret's span; a base64 match grows to its whole base64 token."""
+_GROW_BYTES = 1024
+"""How far past a run's match the next overlapping run may end (16 characters in their longest spellings)."""
+
+
+def _grown(windows: Any, data: bytes, start: int, end: int) -> int:
+    """The end of a run inside a secret once grown over every run that overlaps it (a longer middle part).
+
+    Each step looks for the first run that starts in the last :data:`MIN_BARE_PREFIX_LENGTH` bytes of the span
+    (it overlaps) and ends beyond it: about one step per 16 characters of the part.
+    """
+    while True:
+        since = max(start + 1, end - MIN_BARE_PREFIX_LENGTH)
+        found = windows.search(data, since, min(len(data), end + _GROW_BYTES))
+        if found is None or found.start() >= end or found.end() <= end:
+            return end
+        start, end = found.span()
+
+
+def _known(match: Any, last: int, windows: Any = None) -> tuple[int, int, bytes]:
+    """A known secret's span; a base64 match grows to its whole base64 token, a run inside it over its neighbours."""
     start, end = match.span()
+    if match.group(2) is not None and windows is not None:  # group "w"
+        end = _grown(windows, match.string, start, end)
     if match.group(1) is not None:  # group "b64"
         data = match.string
         while start > last and data[start - 1] in _BASE64_CHARS:
@@ -360,12 +438,14 @@ def _is_basic_credential(value: bytes) -> bool:
 
 def redactor() -> Callable[[str], str]:
     """A redaction function for the credentials known now: build it once, apply it to many texts."""
-    pattern = _known_pattern(tuple(known_secrets()))
+    secrets = tuple(known_secrets())
+    pattern = _known_pattern(secrets)
+    known = functools.partial(_known, windows=_window_pattern(secrets)) if pattern is not None else _known
 
     def apply(text: str) -> str:
         data = original = text.encode("utf-8", "surrogatepass")
         if pattern is not None:
-            data = _substitute(pattern, data, _known)
+            data = _substitute(pattern, data, known)
         data = _substitute(_shapes_scan(), data, _shape)
         return text if data is original else data.decode("utf-8", "surrogatepass")
 

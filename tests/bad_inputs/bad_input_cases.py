@@ -288,6 +288,29 @@ REFUSED: list[RefusedCase] = [
         r"refused by the sandbox \(repetition would produce more than",
         "a template cannot allocate gigabytes",
     ),
+    RefusedCase(
+        "template_lipsum_global",
+        "autosxs",
+        {"data.jsonl": AUTOSXS_ROWS, "replay.jsonl": REPLAY},
+        autosxs_params(
+            autorater_prompt_parameters={
+                "inference_instruction": {"template": "{{ question }} {{ lipsum(n=1000000, min=20, max=100)|length }}"}
+            }
+        ),
+        r"refused by the sandbox \(lipsum\(n=1000000, max=100\) would produce up to 1412000000 characters",
+        "hostile trial, issue 25: ran 75 s and reached 1.7 GB before it was refused",
+    ),
+    RefusedCase(
+        "template_join_of_huge_ranges",
+        "autosxs",
+        {"data.jsonl": AUTOSXS_ROWS, "replay.jsonl": REPLAY},
+        autosxs_params(
+            autorater_prompt_parameters={
+                "inference_instruction": {"template": "{{ range(99999)|join(range(99999)|join) }}"}
+            }
+        ),
+        r"refused by the sandbox \(filter 'join' would produce up to \d+ characters, more than 4000000\)",
+    ),
     # --- tasks, models, autorater parameters ----------------------------------------------------------
     RefusedCase(
         "unknown_task",

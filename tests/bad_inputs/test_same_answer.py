@@ -44,6 +44,17 @@ REFUSED = [
     ({"max_retries": "lots"}, r"max_retries must be an integer from 0 to 100, got 'lots'$"),
     ({"progress": "yes"}, r"progress must be true or false, got 'yes'$"),
     ({"temprature": 0.2}, r"unknown keys \['temprature'\]; valid keys: \["),
+    (  # hostile trial (issue 25): these passed both preflights, then stalled 20-26 s
+        {"base_url": "not a url"},
+        r"invalid model parameters: base_url='not a url': is not an http\(s\) URL \(it has no http\(s\):// scheme\); "
+        r"write it as http://HOST:PORT\[/path\] or https://HOST\[/path\], e.g\. 'http://127\.0\.0\.1:8080/v1'$",
+    ),
+    (
+        {"base_url": "ftp://127.0.0.1:8080/v1"},
+        r"invalid model parameters: base_url='ftp://127\.0\.0\.1:8080/v1': is not an http\(s\) URL \(its scheme is "
+        r"'ftp://'\)",
+    ),
+    ({"base_url": "127.0.0.1:8080"}, r"base_url='127\.0\.0\.1:8080': is not an http\(s\) URL \(it has no http"),
 ]
 ACCEPTED = [
     {"sampling_count": "2"},
@@ -245,3 +256,74 @@ def test_a_verdict_pattern_that_can_find_each_key_is_accepted_everywhere(options
     assert _submit_dry_run("autosxs", params_path, capsys)[0] == 0
     validate_run("autosxs", params)
     _first_step("autosxs", params, where)
+
+
+# --- malformed gs:// and bq:// URIs: `submit --dry-run` reads no cloud data, but refuses what `run` refuses -------
+# ``MODEL`` stands for the pipeline's judge: ``autorater_model`` (AutoSxS), ``validator_model`` (Gecko).
+MALFORMED_URIS = [
+    (
+        {"evaluation_dataset": "bq://not a table"},
+        r"^evaluation_dataset: expected bq://project\.dataset\.table, got 'bq://not a table'$",
+    ),
+    (
+        {"evaluation_dataset": "gs://"},
+        r"^evaluation_dataset: gs://: the gs:// URI has no bucket name; write gs://BUCKET/path/to/file\.jsonl$",
+    ),
+    ({"evaluation_dataset": "gs://my-bucket"}, r"^evaluation_dataset: gs://my-bucket: the gs:// URI names a bucket"),
+    ({"evaluation_dataset": "gs://my-bucket/data/"}, r"^evaluation_dataset: gs://my-bucket/data/: names a folder"),
+    (
+        {"evaluation_dataset": "gs://my-*/data.jsonl"},
+        r"^evaluation_dataset: gs://my-\*/data\.jsonl: wildcards are not supported in the bucket name",
+    ),
+    ({"evaluation_dataset": "bq://my-project.my_dataset"}, r"^evaluation_dataset: expected bq://project\.dataset\."),
+    ({"evaluation_dataset": "bq://My_Project.evals.t"}, r"^evaluation_dataset: invalid project id 'My_Project'"),
+    ({"evaluation_dataset": "bq://my-project.my-evals.t"}, r"^evaluation_dataset: invalid dataset name 'my-evals'"),
+    (
+        {"evaluation_dataset": "gs://my-bucket/a.jsonl, s3://my-bucket/b.jsonl"},
+        r"^evaluation_dataset: s3://my-bucket/b\.jsonl: unsupported URI scheme 's3://'; expected one of file://, "
+        r"gs://, or a local path$",
+    ),
+    ({"MODEL": "replay/gs://"}, r"^MODEL: replay file 'gs://': gs://: the gs:// URI has no bucket name"),
+    ({"MODEL": "replay/gs://my-bucket/"}, r"^MODEL: replay file 'gs://my-bucket/': .*names a bucket but no object"),
+    ({"MODEL": "replay/s3://my-bucket/r.jsonl"}, r"^MODEL: replay file 's3://my-bucket/r\.jsonl': .*unsupported URI"),
+]
+JUDGE = {"autosxs": "autorater_model", "gecko": "validator_model"}
+
+
+@pytest.mark.parametrize("pipeline", sorted(OPTIONS))
+@pytest.mark.parametrize(("overrides", "message"), MALFORMED_URIS, ids=[json.dumps(o) for o, _ in MALFORMED_URIS])
+def test_the_dry_run_refuses_every_malformed_cloud_uri_that_run_refuses(pipeline, overrides, message, tmp_path, capsys):
+    """Hostile trial (issue 25): ``submit --dry-run`` said "9 parameters valid" for ``bq://not a table`` and
+    ``gs://``, which ``run`` refuses at once. Each malformed URI is refused by ``run`` (exit 2, no output), by the
+    dry run and by the pipeline's first step, with one message."""
+    where = tmp_path / pipeline
+    _files(pipeline, where)
+    overrides = {JUDGE[pipeline] if k == "MODEL" else k: v for k, v in overrides.items()}
+    params = _params(pipeline, where, **overrides)
+    params_path = where / "params.json"
+    params_path.write_text(json.dumps(params), encoding="utf-8")
+    code, err = _submit_dry_run(pipeline, params_path, capsys)
+    assert code == 2, err
+    answers = [err.strip().splitlines()[-1]]
+    out = where / "out"
+    code, err = _cli(["run", pipeline, "--params", str(params_path), "--output-dir", str(out), "--quiet"], capsys)
+    assert code == 2 and not out.exists(), err
+    answers.append(err.strip().splitlines()[-1])
+    with pytest.raises(InputError) as refused:
+        _first_step(pipeline, params, where)
+    answers.append(f"error: {refused.value}")
+    answers = [re.sub(r"^error: (params\.json: )?", "", a).replace(str(params_path) + ": ", "") for a in answers]
+    assert re.search(message.replace("MODEL", JUDGE[pipeline]), answers[0]), answers
+    assert len(set(answers)) == 1, f"submit --dry-run, run and the first step disagree: {answers}"
+
+
+@pytest.mark.parametrize("pipeline", sorted(OPTIONS))
+def test_a_dry_run_still_leaves_a_well_formed_cloud_dataset_to_the_first_step(pipeline, tmp_path, capsys):
+    """The control of the test above: a well-formed bq:// table is not read from here, and not refused."""
+    where = tmp_path / pipeline
+    _files(pipeline, where)
+    params_path = where / "params.json"
+    params = _params(pipeline, where, evaluation_dataset="bq://my-project.my_dataset.my_table")
+    params_path.write_text(json.dumps(params), encoding="utf-8")
+    code, err = _submit_dry_run(pipeline, params_path, capsys)
+    assert code == 0 and "bq://my-project.my_dataset.my_table not read from here" in err, err

@@ -172,6 +172,23 @@ def test_spec_carries_service_account_labels_and_names(capsys):
         (["--job-id", "Bad_Id"], r"Vertex AI SDK rejected the job: .*Bad_Id"),
         (["--template", "gs://b/t.yaml"], r"--template: gs:// templates are not supported"),
         (["--template", "https://us-kfp.pkg.dev/p/autosxs"], r"--template: expected a template URL"),
+        (  # the README's example, copied as written (hostile trial, issue 25: the dry run accepted it)
+            ["--template", "https://us-central1-kfp.pkg.dev/my-project/autorater-templates/autosxs-template/sha256:…"],
+            r"--template: template URL '.*/sha256:…' still holds the placeholder '…': fill in the real value \(the "
+            r"template URL `autorater publish` printed",
+        ),
+        (
+            ["--template", "https://$REGION-kfp.pkg.dev/$PROJECT/autorater-templates/autosxs-template/latest"],
+            r"--template: template URL .* still holds the placeholder '\$'",
+        ),
+        (
+            ["--template", "https://us-central1-kfp.pkg.dev/p/r/autosxs-template/sha256:abc"],
+            r"--template: template version 'sha256:abc' is not a whole sha256 version \(sha256: and 64 hex digits",
+        ),
+        (
+            ["--template", "https://us-central1-kfp.pkg.dev/p/r/autosxs-template/v1 final"],
+            r"--template: template version 'v1 final' is neither sha256:<64 hex digits> nor a tag",
+        ),
         (["--template", str(Path("/nonexistent/t.yaml"))], r"compiled template not found: '/nonexistent/t.yaml'"),
     ],
 )
@@ -309,6 +326,59 @@ def test_submit_uploads_a_gecko_dataset_with_its_local_media(vertex, bucket, mon
     assert "uploaded evaluation_dataset (dataset.jsonl, column 'image') " in capsys.readouterr().out
 
 
+def test_an_unreadable_media_file_is_a_warning_and_its_row_an_error_row_as_in_run(vertex, bucket, tmp_path, capsys):
+    """Hostile trial (issue 25): with one unreadable media file `run` scored the other rows and `submit` refused the
+    whole run. Both now give the Gecko answer: the run goes ahead, that row becomes an error row (on Vertex AI its
+    path cannot be read either), and `submit` names it in a warning."""
+    blobs, root = bucket
+    quickstart = REPO / "examples/gecko_quickstart"
+    rows = [json.loads(line) for line in (quickstart / "dataset.jsonl").read_text().splitlines()]
+    for row in rows:
+        row["image"] = str(quickstart / row["image"])
+    rows[1]["image"] = str(tmp_path / "missing.png")
+    dataset = tmp_path / "data.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    params = json.loads((quickstart / "params.json").read_text())
+    for key in ("rubric_generation_model", "validator_model"):
+        params[key] = "replay/" + str(REPO / params[key].removeprefix("replay/"))
+    params_path = _write(tmp_path, {**params, "evaluation_dataset": str(dataset)})
+    assert _submit("gecko", "--params", params_path, "--pipeline-root", root) == 0
+    out = capsys.readouterr().out
+    assert re.search(
+        rf"warning: {re.escape(str(dataset))} line 2, column 'image': media file '{re.escape(str(tmp_path))}/"
+        r"missing\.png' cannot be read \(No such file or directory\); the run scores the other rows and lists this "
+        r"one in error_messages\.jsonl, as `autorater run` does",
+        out,
+    ), out
+    [call] = vertex
+    staged = [
+        json.loads(line)
+        for line in _object(blobs, call["job"].runtime_config.parameter_values["evaluation_dataset"])
+        .decode()
+        .splitlines()
+    ]
+    assert staged[1]["image"] == str(tmp_path / "missing.png")  # left as it is: the step's error row names it
+    assert staged[0]["image"].startswith(f"{root}/autorater-inputs/") and staged[2]["image"].startswith(root)
+
+
+def test_a_local_dataset_named_like_a_wildcard_is_uploaded_as_that_file(bucket, tmp_path, capsys):
+    blobs, root = bucket
+    dataset = tmp_path / "d[1].jsonl"
+    dataset.write_bytes((REPO / "examples/quickstart/dataset.jsonl").read_bytes())
+    params = json.loads((REPO / "examples/quickstart/params.json").read_text())
+    params["autorater_model"] = "replay/" + str(REPO / params["autorater_model"].removeprefix("replay/"))
+    code, spec, err = _dry_run(
+        capsys,
+        "autosxs",
+        "--params",
+        _write(tmp_path, {**params, "evaluation_dataset": str(dataset)}),
+        "--pipeline-root",
+        root,
+    )
+    assert code == 0, err
+    assert spec["runtimeConfig"]["parameterValues"]["evaluation_dataset"] == _staged_uri(root, dataset)
+
+
 def test_dry_run_shows_the_rewritten_parameters_and_uploads_nothing(bucket, monkeypatch, capsys):
     blobs, root = bucket
     monkeypatch.chdir(REPO)
@@ -342,7 +412,7 @@ def test_a_missing_local_file_is_refused_naming_the_parameter(tmp_path, capsys):
 
 
 def test_dry_run_of_an_artifact_registry_template_checks_the_local_package_and_says_so(capsys):
-    url = "https://us-central1-kfp.pkg.dev/my-project/templates/autosxs-template/sha256:abc"
+    url = f"https://us-central1-kfp.pkg.dev/my-project/templates/autosxs-template/sha256:{'ab12' * 16}"
     code, spec, err = _dry_run(capsys, "autosxs", "--params", str(DOCS / "compare_models.json"), "--template", url)
     assert code == 0
     assert spec["templateUri"] == url

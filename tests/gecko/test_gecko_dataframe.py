@@ -205,3 +205,65 @@ def test_ids_1_and_string_1_are_duplicates_before_any_call():
         df, _ = frames["id column"]
         results, _ = gecko.evaluate(df.assign(id=[1, "2"]), id_columns=["id"], **kwargs)
         assert list(results["final_score"]) == [1.0, 1.0] and emu.call_count == 2
+
+
+GECKO_BAD_PARAMETERS = [
+    ({"validator_parameters": {"sampling_count": 0}}, r"^validator_parameters: sampling_count must be an integer"),
+    (
+        {"validator_parameters": {"base_url": "not a url"}},
+        r"^validator_parameters: invalid model parameters: base_url=",
+    ),
+    ({"scoring": {"missing_answer_policy": "ignore"}}, r"^scoring: "),
+    (
+        {"scoring": {"logprob_weighting": True}},
+        r"^scoring: logprob_weighting weighs each answer by the validator's probability of it, which needs "
+        r"validator_parameters questions_per_call 1 and logprobs of at least 1 \(received questions_per_call 0, "
+        r"logprobs None\)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("bad", "message"), GECKO_BAD_PARAMETERS, ids=[json.dumps(b) for b, _ in GECKO_BAD_PARAMETERS])
+def test_a_bad_validator_or_scoring_parameter_is_refused_before_the_rubrics_are_generated(bad, message):
+    """Every parameter of every stage is checked before the first call (the rubric generator's), at a real server."""
+    from autorater_pipelines.testing import ModelEmulator
+
+    df = pd.DataFrame({"id": ["a", "b"], "prompt": ["a cat", "a dog"], "image": ["gs://b/x.png"] * 2})
+    with ModelEmulator(responder=lambda request: '{"keywords": "{1}[cat]", "qas": []}') as emulator:
+        options = {**QUIET, "base_url": emulator.url}
+        kwargs = {
+            "id_columns": ["id"],
+            "rubric_generation_model": "gemini-2.5-flash",
+            "rubric_generation_parameters": options,
+            "validator_model": "gemini-2.5-flash",
+            "validator_parameters": options,
+            "project": "p",
+            "location": "us-central1",
+            "progress": False,
+        }
+        with pytest.raises(InputError, match=message):
+            gecko.evaluate(
+                df, **{**kwargs, **bad, "validator_parameters": {**options, **bad.get("validator_parameters", {})}}
+            )
+        assert emulator.call_count == 0
+
+
+def test_a_string_id_column_is_one_column_in_gecko_too():
+    """Hostile trial (issue 25): id_columns="ab" was split into 'a' and 'b'."""
+    rubric = json.dumps(
+        {"qas": [{"question_id": "q", "question": "is there coffee?", "answer": "yes", "question_type": "object"}]}
+    )
+    replay = [{"ab": "r1", "response": '{"answers": [{"question_id": "q", "answer": "yes"}]}'}]
+    df = pd.DataFrame({"ab": ["r1"], "a": ["x"], "b": ["y"], "image": ["gs://b/x.png"], "rubric": [rubric]})
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        results, _ = gecko.evaluate(
+            df,
+            id_columns="ab",
+            rubrics_column="rubric",
+            validator_model=_replay(Path(tmp), "validator.jsonl", replay),
+            validator_parameters=QUIET,
+            progress=False,
+        )
+    assert list(results["final_score"]) == [1.0]

@@ -135,3 +135,13 @@ def test_importing_the_library_loads_no_google_cloud_client():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_an_object_named_like_a_wildcard_is_read_as_that_object(bucket):
+    """As a local file of that name: ``gs://b/d[1].jsonl`` is that object, not the pattern matching d1.jsonl."""
+    b, root = bucket
+    folder = root[len(f"gs://{BUCKET}/") :]
+    upload(b, f"{folder}/d[1].jsonl", '{"id": "literal"}\n')
+    upload(b, f"{folder}/d1.jsonl", '{"id": "matched by the pattern"}\n')
+    assert read_dataset(f"{root}/d[1].jsonl").rows == [{"id": "literal"}]
+    assert [r["id"] for r in read_dataset(f"{root}/d[0-9].jsonl").rows] == ["matched by the pattern"]

@@ -381,3 +381,40 @@ def test_missing_part_without_comma_file_keeps_plain_message(tmp_path):
     write(tmp_path / "a.jsonl", '{"id": 1}\n')
     with pytest.raises(InputError, match=r"nope\.jsonl: file not found"):
         read_dataset(f"{tmp_path / 'a.jsonl'},{tmp_path / 'nope.jsonl'}")
+
+
+def test_a_file_named_like_a_wildcard_is_read_as_that_file(tmp_path):
+    """Hostile trial (issue 25): ``d[1].jsonl`` was refused as an unmatched wildcard; a file of that name is read,
+    and a pattern that is no file's name is still a wildcard."""
+    literal = write(tmp_path / "d[1].jsonl", '{"id": "literal"}\n')
+    write(tmp_path / "d1.jsonl", '{"id": "matched by the pattern"}\n')
+    assert read_dataset(literal).rows == [{"id": "literal"}]
+    assert read_dataset(f"file://{literal}").rows == [{"id": "literal"}]
+    write(tmp_path / "what?.jsonl", '{"id": "question mark"}\n')
+    assert read_dataset(str(tmp_path / "what?.jsonl")).rows == [{"id": "question mark"}]
+    assert [r["id"] for r in read_dataset(str(tmp_path / "d[0-9].jsonl")).rows] == ["matched by the pattern"]
+
+
+@pytest.mark.parametrize(
+    ("uri", "message"),
+    [
+        ("bq://not a table", r"^evaluation_dataset: expected bq://project\.dataset\.table, got 'bq://not a table'$"),
+        ("gs://", r"^evaluation_dataset: gs://: the gs:// URI has no bucket name"),
+        ("gs://b/folder/", r"^evaluation_dataset: gs://b/folder/: names a folder, expected a file"),
+        ("a.jsonl, ftp://h/x", r"^evaluation_dataset: ftp://h/x: unsupported URI scheme 'ftp://'"),
+        ("", r"^evaluation_dataset: expected one or more comma-separated file paths or URIs, got ''$"),
+    ],
+)
+def test_check_sources_refuses_what_read_dataset_refuses_before_any_request(uri, message):
+    from autorater_pipelines.io import check_sources
+
+    with pytest.raises(InputError, match=message):
+        check_sources(uri)
+    with pytest.raises(InputError, match=message):
+        read_dataset(uri)
+
+
+def test_check_sources_reads_nothing(tmp_path):
+    from autorater_pipelines.io import check_sources
+
+    check_sources(f"{tmp_path}/missing.jsonl, gs://b/x.jsonl, bq://my-project.evals.t")  # no error: form only

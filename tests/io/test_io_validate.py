@@ -137,3 +137,12 @@ def test_int_jsonl_id_and_string_csv_id_are_duplicates(tmp_path):
     ds = read_dataset(f"{tmp_path / 'n.jsonl'},{tmp_path / 'n.csv'}")
     with pytest.raises(InputError, match=r"n\.csv, row 2: duplicate id .*n\.jsonl line 1 and .*n\.csv line 2"):
         check_unique_ids(ds, ["id"])
+
+
+def test_require_columns_of_data_without_rows_says_so():
+    """Hostile trial (issue 25): an empty frame said "columns found: []", as if the column were misspelt."""
+    with pytest.raises(
+        InputError,
+        match=r"^response_column_a: column 'a' cannot be checked: the DataFrame has no rows, so no columns; pass data",
+    ):
+        require_columns(Dataset([], [], source_name="the DataFrame"), {"response_column_a": "a"})

@@ -13,8 +13,10 @@
     )
     metrics["autorater_model_a_win_rate"]
 
-It calls the same step functions as the ``autosxs`` pipeline (:func:`~autorater_pipelines.autosxs.
-prepare_examples`, :func:`~autorater_pipelines.autosxs.inference.fill_missing_responses`,
+It checks the whole run first with the pipeline's :func:`~autorater_pipelines.autosxs.validate_run` (every
+parameter, ``model_a_parameters``/``model_b_parameters`` included, the models and an explicit ``base_url``, the
+rows), so a bad parameter is refused before the first model call; then it calls the same step functions as the
+``autosxs`` pipeline (:func:`~autorater_pipelines.autosxs.inference.fill_missing_responses`,
 :func:`~autorater_pipelines.autosxs.judge_examples`, :func:`~autorater_pipelines.autosxs.
 aggregate_judgments`) through the same model-call layer (cache, retries, rate limits, a tqdm progress bar),
 takes the pipeline's parameters by the same names, and works inside Jupyter's running event loop.
@@ -26,8 +28,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from autorater_pipelines import io
-from autorater_pipelines.autosxs import export, inference, judge, prepare
-from autorater_pipelines.autosxs.params import check_run_parameters
+from autorater_pipelines.autosxs import export, inference, judge
+from autorater_pipelines.autosxs.params import validate_run
 from autorater_pipelines.evaluation.notebook import frame_rows, outside_event_loop
 
 if TYPE_CHECKING:
@@ -89,7 +91,7 @@ def evaluate(
         response_column_a: Column with model A's responses (empty: generate them with ``model_a``).
         response_column_b: Column with model B's responses (empty: generate them with ``model_b``).
         id_columns: Columns identifying each row (replay keys); None = the DataFrame index (column ``index`` or
-            the index's name).
+            the index's name). A string is one column.
         human_preference_column: Column of human labels (``A``/``B``/``TIE``), for alignment metrics.
         model_a: Model A spec, to generate its responses.
         model_b: Model B spec, to generate its responses.
@@ -111,7 +113,8 @@ def evaluate(
         (win rates with intervals, position consistency, alignment with human labels).
 
     Raises:
-        InputError: bad parameters or data (naming the DataFrame row and column); nothing has been called.
+        InputError: bad parameters or data (naming the DataFrame row and column), or an explicit ``base_url`` where
+            nothing answers; nothing has been called.
         ModelCallError: judging stopped after too many consecutive failed calls.
 
     """
@@ -119,21 +122,29 @@ def evaluate(
 
     frame = frame_rows(df, id_columns=id_columns)
     judge_parameters = _with_progress(autorater_parameters, progress)
-    check_run_parameters(autorater_model, judge_parameters, "jsonl", "", project, location)
-    examples = prepare.prepare_examples(
-        evaluation_dataset=_dataset(df, frame.rows),
-        task=task,
-        id_columns=frame.id_columns,
-        autorater_prompt_parameters=autorater_prompt_parameters,
-        response_column_a=response_column_a,
-        response_column_b=response_column_b,
-        human_preference_column=human_preference_column,
-        model_a=model_a,
-        model_b=model_b,
-        model_a_prompt_parameters=model_a_prompt_parameters,
-        model_b_prompt_parameters=model_b_prompt_parameters,
-        experimental_args=experimental_args,
-    )
+    dataset = _dataset(df, frame.rows)
+    params = {
+        "evaluation_dataset": dataset.source_name,
+        "task": task,
+        "id_columns": frame.id_columns,
+        "autorater_prompt_parameters": autorater_prompt_parameters,
+        "response_column_a": response_column_a,
+        "response_column_b": response_column_b,
+        "human_preference_column": human_preference_column,
+        "model_a": model_a,
+        "model_b": model_b,
+        "model_a_prompt_parameters": model_a_prompt_parameters,
+        "model_b_prompt_parameters": model_b_prompt_parameters,
+        "model_a_parameters": model_a_parameters,
+        "model_b_parameters": model_b_parameters,
+        "autorater_model": autorater_model,
+        "autorater_parameters": judge_parameters,
+        "experimental_args": experimental_args,
+        "project": project,
+        "location": location,
+    }
+    # the pipeline's one check of a run, before any model call: every parameter, the models, the rows
+    examples = validate_run(params, probe_endpoint=True, dataset=dataset).rows or []
     inference.fill_missing_responses(
         examples,
         id_columns=frame.id_columns,

@@ -21,6 +21,7 @@ import pydantic
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.ids import check_id_columns
+from autorater_pipelines.evaluation.model_checks import probe_model_endpoint
 from autorater_pipelines.evaluation.parameters import (
     Flag,
     Integer,
@@ -266,6 +267,7 @@ def validate_run(
     readable: Callable[[str], bool] | None = None,
     project: str = "",
     probe_endpoint: bool = False,
+    dataset: Any = None,
 ) -> ValidatedRun:
     """Check a whole AutoSxS run before any model call: parameters, models, export target and data.
 
@@ -275,8 +277,10 @@ def validate_run(
             ``autorater submit --dry-run`` reads only local files; what is skipped is listed in ``notes``.
         project: The project the run will have when ``params`` leaves ``project`` empty (``submit``'s
             ``--project``: the job's project is the pipeline's default).
-        probe_endpoint: Open a TCP connection (no request) to the autorater's explicit ``base_url``, so a wrong one
-            fails at once (``autorater run``, where the run starts on this machine).
+        probe_endpoint: Open a TCP connection (no request) to each model's explicit ``base_url``, so a wrong one
+            fails at once (``autorater run`` and the DataFrame API, where the run starts on this machine).
+        dataset: Rows already read (an :class:`autorater_pipelines.io.Dataset`; the DataFrame API's), used instead
+            of reading ``evaluation_dataset``.
 
     Returns:
         The converted parameters, the prepared examples (``rows``) when the dataset was read, and notes.
@@ -307,16 +311,21 @@ def validate_run(
 
     check(run.judge_model, run.autorater_parameters, "autorater_model", _SRC)
     if probe_endpoint:
-        _probe(run.judge_model, run.autorater_parameters, project=job_project, location=run.location)
+        probe_model_endpoint(
+            run.judge_model, run.autorater_parameters, _SRC, project=job_project, location=run.location
+        )
     if run.judgments_format == "bigquery":
         io.parse_destination_prefix(run.bigquery_destination_prefix)
-    unread = [p for p in _sources(run.evaluation_dataset) if readable is not None and not readable(p)]
-    examples = None if unread else prepare.build_examples(run, task)
+    sources = [] if dataset is not None else _sources(run.evaluation_dataset)
+    unread = [p for p in sources if readable is not None and not readable(p)]
+    if unread:  # not read from here: still refused now if malformed, with the message a run gives
+        io.check_sources(run.evaluation_dataset)
+    examples = None if unread else prepare.build_examples(run, task, dataset)
     for side in _generating_sides(run, examples):
         model, options = getattr(run, f"model_{side}"), getattr(run, f"model_{side}_parameters")
         check(model, options, f"model_{side}", f"model_{side}_parameters")
         if probe_endpoint:
-            _probe(model, options, project=job_project, location=run.location, source=f"model_{side}_parameters")
+            probe_model_endpoint(model, options, f"model_{side}_parameters", project=job_project, location=run.location)
     if unread:
         notes.append(
             f"evaluation_dataset {', '.join(unread)} not read from here: its columns and ids are checked by the "
@@ -336,15 +345,6 @@ def _generating_sides(run: AutosxsParams, examples: list[dict[str, Any]] | None)
         for s in ("a", "b")
         if getattr(run, f"model_{s}") and getattr(run, f"response_column_{s}") in ("", *MODEL_OUTPUT_FIELDS)
     ]
-
-
-def _probe(spec: str, options: ModelCallOptions, *, project: str, location: str, source: str = _SRC) -> None:
-    """Open a TCP connection to an explicit endpoint (no request): a wrong ``base_url`` fails before the run."""
-    from autorater_pipelines.models import get_model
-
-    if options.settings().get("base_url") or spec.startswith("openai/"):  # only an explicit endpoint is probed
-        config = options.generate_config(source=source, project=project, location=location)
-        get_model(spec, config).check_reachable()
 
 
 def strict_mode(params: Mapping[str, Any] | AutoraterParameters | None) -> bool:

@@ -21,6 +21,8 @@ OUTPUTS = {
 def preflight(params: dict[str, Any]) -> tuple[int, list[str]]:
     """Check the whole run in-process before the pipeline starts: :func:`autorater_pipelines.gecko.validate_run`.
 
+    Each model's explicit ``base_url`` is probed (a TCP connection, no request), as ``autorater run autosxs`` does.
+
     Media files and rubrics are not checked here: a row whose media cannot be read or whose rubric is
     not valid becomes an error row of the run, and the other rows are still scored.
 
@@ -33,7 +35,7 @@ def preflight(params: dict[str, Any]) -> tuple[int, list[str]]:
     """
     from autorater_pipelines.gecko.params import validate_run
 
-    checked = validate_run(params)
+    checked = validate_run(params, probe_endpoint=True)
     rows = checked.rows or []
     return len(rows), _local_media(rows, checked.params.media_column)
 

@@ -19,6 +19,8 @@ from autorater_pipelines.errors import AutoraterError, InputError
 
 __all__ = [
     "AR_HOST_PATTERN",
+    "DIGEST_PATTERN",
+    "TAG_PATTERN",
     "TemplateInfo",
     "TemplateRef",
     "check_host",
@@ -31,6 +33,12 @@ __all__ = [
 
 AR_HOST_PATTERN = re.compile(r"^https://(?P<region>[a-z0-9-]+)-kfp\.pkg\.dev/(?P<project>[^/]+)/(?P<repo>[^/]+)$")
 """An Artifact Registry KFP repository: ``https://REGION-kfp.pkg.dev/PROJECT/REPO``."""
+TAG_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+"""A template version tag (``latest``, ``0.1.0``): what ``publish --tag`` accepts and a template URL may end in."""
+DIGEST_PATTERN = re.compile(r"^sha256:[0-9a-f]{64}$")
+"""An immutable template version: ``sha256:`` and the 64 hex digits of the file's SHA-256 (what ``publish`` prints)."""
+_PLACEHOLDER = re.compile(r"…|\.\.\.|[$<>{}]")
+"""What documentation writes for a value to fill in: ``sha256:…``, ``$PROJECT``, ``<REGION>``, ``{VERSION}``."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,7 +133,8 @@ def parse_template_url(url: str) -> TemplateRef:
     """Split ``https://REGION-kfp.pkg.dev/PROJECT/REPO/PACKAGE/VERSION`` (or any ``HOST/PACKAGE/VERSION``).
 
     Raises:
-        InputError: not an http(s) URL ending in ``/PACKAGE/VERSION``.
+        InputError: not an http(s) URL ending in ``/PACKAGE/VERSION``; an unfilled placeholder (``sha256:…``,
+            ``$PROJECT``, ``<REGION>``); a ``sha256:`` version that is not 64 hex digits, or a malformed tag.
     """
     parts = urlsplit(url)
     segments = [s for s in parts.path.split("/") if s]
@@ -135,14 +144,35 @@ def parse_template_url(url: str) -> TemplateRef:
             f"tag), got {url!r}",
             source="--template",
         )
+    placeholder = _PLACEHOLDER.search(url)
+    if placeholder:
+        raise InputError(
+            f"template URL {url!r} still holds the placeholder {placeholder.group()!r}: fill in the real value (the "
+            "template URL `autorater publish` printed, e.g. .../autosxs-template/sha256:<64 hex digits>, or a tag "
+            "such as latest)",
+            source="--template",
+        )
     host = f"{parts.scheme}://{parts.netloc}/" + "/".join(segments[:-2])
+    version = segments[-1]
+    if version.startswith("sha256:") and not DIGEST_PATTERN.match(version):
+        raise InputError(
+            f"template version {version!r} is not a whole sha256 version (sha256: and 64 hex digits, as `autorater "
+            f"publish` prints it); copy the full version or use a tag, got {url!r}",
+            source="--template",
+        )
+    if not version.startswith("sha256:") and not TAG_PATTERN.match(version):
+        raise InputError(
+            f"template version {version!r} is neither sha256:<64 hex digits> nor a tag (letters, digits, '.', '_', "
+            f"'-'), got {url!r}",
+            source="--template",
+        )
     if "-kfp.pkg.dev" in parts.netloc and not AR_HOST_PATTERN.match(host):
         raise InputError(
             f"an Artifact Registry template URL is https://REGION-kfp.pkg.dev/PROJECT/REPO/PACKAGE/VERSION, "
             f"got {url!r}",
             source="--template",
         )
-    return TemplateRef(host=host, package=segments[-2], version=segments[-1])
+    return TemplateRef(host=host, package=segments[-2], version=version)
 
 
 def registry_client(host: str) -> Any:

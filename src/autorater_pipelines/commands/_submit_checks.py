@@ -2,7 +2,8 @@
 
 - The image: a template compiled with the placeholder image of the checked-in templates
   (:data:`autorater_pipelines.components.IMAGE`) would fail at image pull, after the job started. It is
-  refused with the commands that build and push the image and compile the templates with it.
+  refused with the commands that build and push the image and compile the templates with it, by ``submit``
+  and, before anything is uploaded, by ``publish`` (:func:`placeholder_images` is the one test).
 - Local files named in the parameters (``evaluation_dataset``, ``replay/<path>`` model specs, a custom task's
   ``few_shot_examples_config.dataset``, and a Gecko dataset's local media files) cannot be read by steps on
   Vertex AI. They are uploaded under ``<pipeline root>/autorater-inputs/<sha256 prefix>/<file name>``
@@ -13,20 +14,26 @@
 from __future__ import annotations
 
 import copy
-import glob
 import hashlib
 import json
 import os
 import shlex
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 from autorater_pipelines.errors import InputError
 
-__all__ = ["PLACEHOLDER_IMAGE_PREFIX", "check_image", "stage_local_inputs", "template_images"]
+__all__ = [
+    "PLACEHOLDER_IMAGE_PREFIX",
+    "check_image",
+    "check_publishable",
+    "placeholder_images",
+    "stage_local_inputs",
+    "template_images",
+]
 
 UPLOAD_FOLDER = "autorater-inputs"
 
@@ -51,29 +58,84 @@ def template_images(path: str) -> set[str]:
     return {e["container"]["image"] for e in executors.values() if "container" in e}
 
 
+def placeholder_images(images: Iterable[str]) -> list[str]:
+    """The images among ``images`` that are the placeholder of the checked-in templates (sorted).
+
+    The one test of "this template cannot run on Vertex AI": ``submit`` (:func:`check_image`) and ``publish``
+    (:func:`check_publishable`) refuse such a template.
+    """
+    return sorted(i for i in images if i.startswith(PLACEHOLDER_IMAGE_PREFIX))
+
+
+def _build_image_fix(location: str, project: str, last: str, cloud_build_last: str) -> str:
+    """How to build the image in the user's Artifact Registry and compile the templates with it."""
+    image = f"{location}-docker.pkg.dev/{project}/autorater/autorater-pipelines:$(git rev-parse --short HEAD)"
+    return (
+        "Build the image in your Artifact Registry and use templates compiled with it, either with Cloud Build "
+        "from this repository (builds, pushes, compiles, publishes; Artifact Registry repositories `autorater` "
+        "(Docker) and `autorater-templates` (KFP)):\n"
+        f"  gcloud builds submit --config cloudbuild.yaml --region {location} "
+        f"--substitutions=_REGION={location},_COMMIT=$(git rev-parse --short HEAD)\n"
+        f"{cloud_build_last}"
+        "or with Docker here:\n"
+        f"  docker build -t {image} . && docker push {image}\n"
+        f"  autorater compile --image {image} --output-dir build/compiled\n"
+        f"{last}"
+    )
+
+
 def check_image(path: str, *, pipeline: str, package: str, project: str, location: str) -> None:
     """Refuse a template whose steps run in the placeholder image, saying how to build and use a real one.
 
     Raises:
         InputError: the template names the placeholder image.
     """
-    placeholder = sorted(i for i in template_images(path) if i.startswith(PLACEHOLDER_IMAGE_PREFIX))
+    placeholder = placeholder_images(template_images(path))
     if not placeholder:
         return
-    image = f"{location}-docker.pkg.dev/{project}/autorater/autorater-pipelines:$(git rev-parse --short HEAD)"
     registry = f"https://{location}-kfp.pkg.dev/{project}/autorater-templates/{package}/latest"
     raise InputError(
         f"its steps run in {placeholder[0]}, the placeholder image of the checked-in templates, which no project "
-        "can pull: the job would fail at image pull on Vertex AI. Build the image in your Artifact Registry and "
-        "use templates compiled with it, either with Cloud Build from this repository (builds, pushes, compiles, "
-        "publishes; Artifact Registry repositories `autorater` (Docker) and `autorater-templates` (KFP)):\n"
-        f"  gcloud builds submit --config cloudbuild.yaml --region {location} "
-        f"--substitutions=_REGION={location},_COMMIT=$(git rev-parse --short HEAD)\n"
-        f"  autorater submit {pipeline} --template {registry} ...\n"
-        "or with Docker here:\n"
-        f"  docker build -t {image} . && docker push {image}\n"
-        f"  autorater compile --image {image} --output-dir build/compiled\n"
-        f"  autorater submit {pipeline} --template build/compiled/{pipeline}.yaml ...",
+        "can pull: the job would fail at image pull on Vertex AI. "
+        + _build_image_fix(
+            location,
+            project,
+            f"  autorater submit {pipeline} --template build/compiled/{pipeline}.yaml ...",
+            f"  autorater submit {pipeline} --template {registry} ...\n",
+        ),
+        source=path,
+    )
+
+
+def check_publishable(path: str, images: Iterable[str], host: str) -> None:
+    """Refuse to publish a template whose steps run in the placeholder image (``submit`` would refuse it).
+
+    Args:
+        path: The template file.
+        images: Its executors' images (:class:`~autorater_pipelines.commands._registry.TemplateInfo`).
+        host: The registry host; an Artifact Registry host's region and project fill in the commands.
+
+    Raises:
+        InputError: the template names the placeholder image; the message says how to build and compile with a
+            real one, then publish ``build/compiled``.
+    """
+    placeholder = placeholder_images(images)
+    if not placeholder:
+        return
+    from autorater_pipelines.commands._registry import AR_HOST_PATTERN
+
+    match = AR_HOST_PATTERN.match(host)
+    location, project = (match["region"], match["project"]) if match else ("REGION", "PROJECT")
+    raise InputError(
+        f"its steps run in {placeholder[0]}, the placeholder image of the checked-in templates, which no project "
+        "can pull: a job submitted from the published template would fail at image pull on Vertex AI (and "
+        "`autorater submit` refuses it). Nothing was uploaded. "
+        + _build_image_fix(
+            location,
+            project,
+            f"  autorater publish --host {host} --template-dir build/compiled --tag ...",
+            "",
+        ),
         source=path,
     )
 
@@ -96,6 +158,7 @@ class _Stager:
         self.project, self.upload, self.dry_run = project, upload, dry_run
         self.done: list[tuple[str, str, str]] = []  # (parameter, local file, gs:// URI)
         self.refused: list[tuple[str, str]] = []  # (parameter, local file)
+        self.unreadable: list[str] = []  # media files that stay as they are: their rows become error rows
 
     def put(self, parameter: str, path: str, data: bytes | None = None, name: str | None = None) -> str:
         """The ``gs://`` URI of a local file (or of ``data`` standing in for it) once uploaded."""
@@ -121,8 +184,11 @@ class _Stager:
 
     def files(self, parameter: str, value: str) -> list[str]:
         """The local files one dataset entry names (a path or a wildcard), or a clear error."""
-        path = _local_path(value)
-        matches = sorted(glob.glob(path, recursive=True)) if glob.has_magic(path) else [path]
+        from autorater_pipelines.io import LocalFileSystem
+        from autorater_pipelines.io._fs import has_wildcard
+
+        path = _local_path(value)  # the dataset reader's rule: a file named like a wildcard (d[1].jsonl) is itself
+        matches = LocalFileSystem().glob(path) if has_wildcard(path) else [path]
         matches = [m for m in matches if os.path.isfile(m)]
         if not matches:
             raise InputError(
@@ -151,20 +217,36 @@ def _dataset(stager: _Stager, parameter: str, value: str, media_column: str | No
 
 
 def _with_uploaded_media(stager: _Stager, parameter: str, path: str, column: str) -> list[dict] | None:
-    """The dataset's rows with local media paths replaced by uploaded ``gs://`` URIs; None if none is local."""
+    """The dataset's rows with local media paths replaced by uploaded ``gs://`` URIs; None if none is local.
+
+    A media file that cannot be read here is not a reason to refuse the run: ``autorater run`` scores the other
+    rows and reports that row in ``error_messages.jsonl`` (the Gecko contract), so the row keeps its path, which
+    the step on Vertex AI cannot read either, and becomes the same error row there; a warning names it now.
+    """
     from autorater_pipelines.io import read_dataset
 
-    rows = read_dataset(path, source_name=parameter).rows
+    dataset = read_dataset(path, source_name=parameter)
+    rows = dataset.rows
     local = [r for r in rows if isinstance(r.get(column), str) and _is_local(r[column]) and r[column][:1] != "{"]
     if not local:
         return None
     rows = copy.deepcopy(rows)
-    for row in rows:
+    where = f"{parameter} ({Path(path).name}, column {column!r})"
+    for index, row in enumerate(rows):
         value = row.get(column)
         if isinstance(value, str) and _is_local(value) and value[:1] != "{":
             media = Path(_local_path(value))
             media = media if media.is_absolute() else Path(path).resolve().parent / media
-            row[column] = stager.put(f"{parameter} ({Path(path).name}, column {column!r})", str(media))
+            try:
+                data = media.read_bytes()
+            except OSError as exc:
+                stager.unreadable.append(
+                    f"{dataset.location(index)}, column {column!r}: media file {str(media)!r} cannot be read "
+                    f"({exc.strerror or exc}); the run scores the other rows and lists this one in "
+                    "error_messages.jsonl, as `autorater run` does"
+                )
+                continue
+            row[column] = stager.put(where, str(media), data)
     return rows
 
 
@@ -197,10 +279,14 @@ def stage_local_inputs(
         project: Project for the Cloud Storage client.
         upload: False refuses local files instead, with the command that uploads them.
         dry_run: Compute the URIs without uploading anything.
-        say: Where the one line per uploaded file goes.
+        say: Where the one line per uploaded file (and per unreadable media file) goes.
+
+    A Gecko dataset's local media file that cannot be read is left as it is, with a ``warning:`` line through
+    ``say``: its row becomes an error row of the run (as with ``autorater run``), the other rows are scored.
 
     Raises:
-        InputError: a local file is missing or unreadable, or ``upload`` is False and there are local files.
+        InputError: a local file is missing or unreadable (a dataset, a recording; not a media file), or
+            ``upload`` is False and there are local files.
     """
     stager = _Stager(pipeline_root, project=project, upload=upload, dry_run=dry_run)
     staged = copy.deepcopy(params)
@@ -228,6 +314,8 @@ def stage_local_inputs(
     verb = "would upload" if dry_run else "uploaded"
     for parameter, path, uri in stager.done:
         say(f"{verb} {parameter} {path} -> {uri}")
+    for warning in stager.unreadable:
+        say(f"warning: {warning}")
     return staged
 
 

@@ -1,6 +1,7 @@
 """``autorater publish``: upload the compiled templates to an Artifact Registry KFP repository.
 
-Every template in ``--template-dir`` (one per pipeline) is checked first, then uploaded with
+Every template in ``--template-dir`` (one per pipeline) is checked first (a template whose steps run in the
+placeholder image of the checked-in templates is refused, as ``autorater submit`` refuses it), then uploaded with
 ``kfp.registry.RegistryClient.upload_pipeline`` under the package named by its ``pipelineInfo.name``,
 with every ``--tag``. Each upload prints the immutable ``sha256:`` URL to give
 ``autorater submit --template`` (prefer it to a tag: NOTES.md).
@@ -10,15 +11,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 from typing import Any
 
-from autorater_pipelines.commands import _common, _registry
+from autorater_pipelines.commands import _common, _registry, _submit_checks
 from autorater_pipelines.errors import AutoraterError, InputError
 
 __all__ = ["register"]
-
-_TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def register(sub: Any) -> None:
@@ -41,7 +39,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--template-dir",
         default=None,
-        help="directory holding <pipeline>.yaml (default: the compiled templates of this installation)",
+        help="directory holding <pipeline>.yaml, compiled with your image (`autorater compile --image IMAGE "
+        "--output-dir DIR`); default: this installation's templates, whose placeholder image is refused",
     )
     p.set_defaults(func=run)
 
@@ -49,7 +48,7 @@ def register(sub: Any) -> None:
 def _check_tags(tags: list[str]) -> list[str]:
     unique = list(dict.fromkeys(tags))
     for tag in unique:
-        if not _TAG.match(tag) or tag.startswith("sha256:"):
+        if not _registry.TAG_PATTERN.match(tag) or tag.startswith("sha256:"):
             raise InputError(
                 f"invalid tag {tag!r}: use letters, digits, '.', '_' and '-', starting with a letter or digit "
                 "(e.g. 0.1.0, latest)",
@@ -75,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
     host = _registry.check_host(args.host)
     tags = _check_tags(args.tags)
     templates = _templates(args.template_dir)
+    for template in templates:  # every template checked before the first upload: all published or none
+        _submit_checks.check_publishable(template.path, template.images, host)
     client = _registry.registry_client(host)
     for template in templates:
         try:

@@ -1,4 +1,7 @@
-"""Checks of a model parameter and its ``*_parameters`` that need no model call: the spec and the cache directory."""
+"""Checks of a model parameter and its ``*_parameters`` that need no model call.
+
+The spec, the cache directory, and (for a run that starts on this machine) a TCP probe of an explicit endpoint.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from autorater_pipelines.errors import InputError
 if TYPE_CHECKING:
     from autorater_pipelines.evaluation.parameters import ModelCallOptions
 
-__all__ = ["check_cache_dir", "check_model_spec"]
+__all__ = ["check_cache_dir", "check_model_spec", "probe_model_endpoint"]
 
 
 def check_cache_dir(
@@ -90,6 +93,9 @@ def check_model_spec(
     try:
         prefix, name = parse_model_spec(spec)
         if prefix == "replay" and readable is not None and not readable(name):
+            from autorater_pipelines.models.providers.replay import check_recording_uri
+
+            check_recording_uri(name)  # not read from here; a malformed URI is still refused as a run refuses it
             if notes is not None:
                 notes.append(f"{source} recording {name} not read from here")
             return
@@ -99,3 +105,34 @@ def check_model_spec(
         if exc.source == "model spec":
             raise InputError(str(exc).removeprefix("model spec: "), source=source) from None
         raise
+
+
+def probe_model_endpoint(spec: str, options: ModelCallOptions, source: str, *, project: str, location: str) -> None:
+    """Open a TCP connection to a model's explicit endpoint (no request), so a wrong ``base_url`` fails at once.
+
+    Only an explicit endpoint is probed: a ``base_url`` in ``options`` or an ``openai/`` model (whose endpoint may
+    come from ``$OPENAI_BASE_URL``); replay models and providers' default hosts are not. ``autorater run`` calls it
+    for every model of both pipelines (AutoSxS: the autorater and models A/B; Gecko: the rubric generator and the
+    validator) before the run starts, and the DataFrame APIs before their first call.
+
+    Args:
+        spec: The model spec.
+        options: Its ``*_parameters``.
+        source: The ``*_parameters`` name, for messages.
+        project: The run's Google Cloud project.
+        location: The run's region.
+
+    Raises:
+        InputError: the endpoint is not an http(s) URL, or nothing accepts a connection there (within 5 s), with
+            the URL, the model and the fix.
+    """
+    from autorater_pipelines.models import get_model
+
+    if options.settings().get("base_url") or spec.startswith("openai/"):
+        config = options.generate_config(source=source, project=project, location=location)
+        try:
+            get_model(spec, config).check_reachable()
+        except InputError as exc:
+            if exc.source is not None:
+                raise
+            raise InputError(str(exc), source=source) from None  # name the parameter that holds the endpoint

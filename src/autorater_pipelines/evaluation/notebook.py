@@ -14,6 +14,7 @@ import asyncio
 import concurrent.futures
 import functools
 import logging
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -47,19 +48,23 @@ def frame_rows(df: pd.DataFrame, *, id_columns: Sequence[str] | None, source: st
 
     Args:
         df: The evaluation data, one row per example.
-        id_columns: Columns whose values identify each row; None or empty = the DataFrame index.
+        id_columns: Columns whose values identify each row; None or empty = the DataFrame index. A string is one
+            column (``"ab"`` is the column ``ab``, not ``a`` and ``b``).
         source: Parameter name for error messages.
 
     Returns:
         The rows and their id columns.
 
     Raises:
-        InputError: ``df`` is not a DataFrame, has non-string or duplicate column names, the index is not
-            unique (without id columns), or an index column name would overwrite a column.
+        InputError: ``df`` is not a DataFrame, has no rows, has non-string or duplicate column names, a cell holds
+            ±infinity (naming the row and column), the index is not unique (without id columns), or an index column
+            name would overwrite a column.
 
     """
     import pandas as pd
 
+    if isinstance(id_columns, str):  # one column, never its characters
+        id_columns = [id_columns]
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"expected a pandas DataFrame, got {type(df).__name__}", source=source)
     bad = [c for c in df.columns if not isinstance(c, str)]
@@ -76,8 +81,16 @@ def frame_rows(df: pd.DataFrame, *, id_columns: Sequence[str] | None, source: st
                 "pass id_columns=[...] or rename the index (df.rename_axis('row'))",
                 source="id_columns",
             )
+    if df.empty:
+        shape = f"columns {list(df.columns)}" if len(df.columns) else "no columns"
+        raise InputError(
+            f"the DataFrame has no rows ({len(df)} rows, {shape}); pass a DataFrame with at least one example",
+            source=source,
+        )
     rows = []
-    for label, record in zip(df.index, df.to_dict(orient="records"), strict=True):
+    labels = _labels(df)
+    for (where, label), record in zip(labels, df.to_dict(orient="records"), strict=True):
+        _refuse_infinite(record, where)
         row = io.to_jsonable(record)
         if index_column is not None:
             row[index_column] = io.to_jsonable(label)
@@ -95,6 +108,29 @@ def frame_rows(df: pd.DataFrame, *, id_columns: Sequence[str] | None, source: st
         _check_unique_index(df, rows, index_column)
     ids = [index_column] if index_column is not None else list(id_columns or [])
     return FrameRows(rows, ids, index_column)
+
+
+def _labels(df: pd.DataFrame) -> list[tuple[str, Any]]:
+    """Each row's place for messages (``index 3``, or ``position 3`` for an index of labels) and its label."""
+    labels = list(df.index)
+    if all(isinstance(label, int) for label in labels):
+        return [(f"index {label}", label) for label in labels]
+    return [(f"position {position} (index {label!r})", label) for position, label in enumerate(labels)]
+
+
+def _refuse_infinite(record: dict[Any, Any], where: str) -> None:
+    """Refuse a cell holding ±infinity: a row's values are JSON values, which have no infinity.
+
+    It would otherwise become "no value" (``None``), and a response of ``inf`` be reported as empty.
+    """
+    for column, value in record.items():
+        if isinstance(value, float) and math.isinf(value):
+            raise InputError(
+                f"holds the number {value!r} (infinity), which a row cannot carry: rows are JSON values, and JSON "
+                "has no infinity; replace it with a finite number, text (e.g. 'inf') or None",
+                source=f"the DataFrame {where}",
+                column=str(column),
+            )
 
 
 def _check_unique_index(df: pd.DataFrame, rows: list[dict[str, Any]], index_column: str) -> None:

@@ -27,6 +27,7 @@ import pydantic
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.model_checks import check_model_spec
+from autorater_pipelines.models._config import _reason
 
 __all__ = [
     "BOUNDS",
@@ -350,7 +351,7 @@ class ModelCallOptions(ParameterModel):
             GenerateConfig(**self.settings())
         except pydantic.ValidationError as exc:
             problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc'])}={e.get('input')!r}: {e['msg']}" for e in exc.errors()
+                f"{'.'.join(str(p) for p in e['loc'])}={e.get('input')!r}: {_reason(e)}" for e in exc.errors()
             )
             raise ValueError(f"invalid model parameters: {problems}") from None
         return self

@@ -148,7 +148,7 @@ def generate_rubrics(
         rubric_generation_prompt_template: Override of the prompt, Jinja2 (``{{ prompt }}``) or Vertex AI SDK
             syntax (``{prompt}``); empty = built-in.
         id_columns: Columns identifying each row (replay keys); None = the DataFrame index (column ``index``
-            or the index's name).
+            or the index's name). A string is one column.
         project: Google Cloud project of Vertex AI calls.
         location: Google Cloud region of Vertex AI calls.
         progress: Show a progress bar (unless ``rubric_generation_parameters`` says otherwise).
@@ -262,7 +262,9 @@ def evaluate(
         ``final_score_denominator`` …).
 
     Raises:
-        InputError: bad parameters, templates, columns or ids; nothing has been called.
+        InputError: bad parameters (every one, for every stage, before the first call: the pipeline's parameter
+            model), templates, columns or ids, or an explicit ``base_url`` where nothing answers; nothing has been
+            called.
         ModelCallError: a stage stopped after too many consecutive failed calls.
 
     """
@@ -296,6 +298,7 @@ def evaluate(
         rubric_generation_parameters=rubric_generation_parameters,
         validator_parameters=validator_parameters,
         scoring=scoring,
+        probe_endpoint=True,
     )
     if rubrics_column or generate:
         rubrics = steps.make_rubrics(

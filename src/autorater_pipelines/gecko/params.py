@@ -13,7 +13,6 @@ pipeline's first step; later steps parse their own parameters with these models 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
@@ -22,6 +21,7 @@ import pydantic
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.ids import check_id_columns
+from autorater_pipelines.evaluation.model_checks import probe_model_endpoint
 from autorater_pipelines.evaluation.parameters import (
     Flag,
     Integer,
@@ -44,8 +44,6 @@ __all__ = [
     "check_validator_media",
     "validate_run",
 ]
-
-logger = logging.getLogger(__name__)
 
 
 class RubricGenerationParameters(ModelCallOptions):
@@ -195,9 +193,18 @@ def check_templates(run: GeckoParams) -> None:
 
 
 def check_parameters(
-    run: GeckoParams, *, readable: Callable[[str], bool] | None = None, project: str = "", notes: list[str]
+    run: GeckoParams,
+    *,
+    readable: Callable[[str], bool] | None = None,
+    project: str = "",
+    notes: list[str],
+    probe_endpoint: bool = False,
 ) -> None:
-    """Every check of :func:`validate_run` that reads no dataset: templates, models (built, not called)."""
+    """Every check of :func:`validate_run` that reads no dataset: templates, models (built, not called).
+
+    With ``probe_endpoint``, each model's explicit endpoint is probed as AutoSxS's are
+    (:func:`~autorater_pipelines.evaluation.model_checks.probe_model_endpoint`).
+    """
     check_templates(run)
     models: dict[str, tuple[str, ModelCallOptions]] = {"validator": (run.judge_model, run.validator_parameters)}
     if not run.rubrics_column:
@@ -213,13 +220,31 @@ def check_parameters(
             notes=notes,
             options_source=f"{stage}_parameters",
         )
+        if probe_endpoint:
+            where = {"project": run.project or project, "location": run.location}
+            probe_model_endpoint(spec, options, f"{stage}_parameters", **where)
     check_validator_media(run.judge_model, run.media_type)
-    if run.scoring.logprob_weighting and not (
-        run.validator_parameters.questions_per_call == 1 and run.validator_parameters.settings().get("logprobs")
-    ):
-        logger.warning(
-            "scoring.logprob_weighting needs validator_parameters questions_per_call=1 and logprobs > 0; "
-            "questions without choice probabilities are scored by exact match"
+    check_logprob_weighting(run)
+
+
+def check_logprob_weighting(run: GeckoParams) -> None:
+    """Refuse ``scoring.logprob_weighting`` when the validator is not asked for the probabilities it weighs.
+
+    Without ``questions_per_call: 1`` and ``logprobs`` every question would silently be scored by exact match,
+    and the run would look like a weighted one.
+
+    Raises:
+        InputError: naming ``scoring``, the values received and the two settings that fix it.
+    """
+    per_call = run.validator_parameters.questions_per_call
+    logprobs = run.validator_parameters.settings().get("logprobs")
+    if run.scoring.logprob_weighting and not (per_call == 1 and logprobs):
+        raise InputError(
+            "logprob_weighting weighs each answer by the validator's probability of it, which needs "
+            "validator_parameters questions_per_call 1 and logprobs of at least 1 (received questions_per_call "
+            f"{per_call!r}, logprobs {logprobs!r}); set both, e.g. "
+            '{"questions_per_call": 1, "logprobs": 5}, or remove logprob_weighting to score by exact match',
+            source="scoring",
         )
 
 
@@ -246,6 +271,7 @@ def validate_run(
     *,
     readable: Callable[[str], bool] | None = None,
     project: str = "",
+    probe_endpoint: bool = False,
 ) -> ValidatedRun:
     """Check a whole Gecko run before any model call: parameters, templates, models and the dataset.
 
@@ -256,6 +282,8 @@ def validate_run(
         params: The pipeline parameters (names as in the template).
         readable: Which files and URIs to read from here (datasets, ``replay/`` recordings); None = all.
         project: The project the run will have when ``params`` leaves ``project`` empty (``submit --project``).
+        probe_endpoint: Open a TCP connection (no request) to each model's explicit ``base_url``, so a wrong one
+            fails at once (``autorater run``, where the run starts on this machine), as AutoSxS's ``validate_run``.
 
     Returns:
         The converted parameters, the dataset rows (:func:`autorater_pipelines.gecko.load_dataset`) when the
@@ -268,10 +296,13 @@ def validate_run(
 
     run = GeckoParams.parse(params, source="parameters")
     notes: list[str] = []
-    check_parameters(run, readable=readable, project=project, notes=notes)
+    check_parameters(run, readable=readable, project=project, notes=notes, probe_endpoint=probe_endpoint)
     sources = [p.strip() for p in run.evaluation_dataset.split(",") if p.strip()]
     unread = [p for p in sources if readable is not None and not readable(p)]
     if unread:
+        from autorater_pipelines import io
+
+        io.check_sources(run.evaluation_dataset)  # not read from here, but a malformed URI is refused as a run does
         notes.append(
             f"evaluation_dataset {', '.join(unread)} not read from here: its columns and ids are checked by the "
             "pipeline's first step"

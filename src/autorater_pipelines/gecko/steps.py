@@ -84,8 +84,11 @@ def check_run_parameters(
     bigquery_destination_prefix: str = "",
     project: str = "",
     location: str = "",
+    probe_endpoint: bool = False,
 ) -> None:
     """Check every run parameter without reading the dataset: :func:`validate_run` minus the data.
+
+    With ``probe_endpoint`` (the DataFrame API), each model's explicit ``base_url`` is probed too.
 
     Raises:
         InputError: naming the parameter (see :class:`~autorater_pipelines.gecko.params.GeckoParams`) — malformed
@@ -95,9 +98,9 @@ def check_run_parameters(
             ``scoring``, a prompt template that does not render with the documented variables, an unsupported
             ``output_format``, a missing or invalid ``bigquery_destination_prefix`` with ``bigquery``.
     """
-    params = dict(locals())
+    params = {k: v for k, v in locals().items() if k != "probe_endpoint"}
     run = GeckoParams.parse({"evaluation_dataset": "", **params}, source="parameters")
-    check_parameters(run, notes=[])
+    check_parameters(run, notes=[], probe_endpoint=probe_endpoint)
 
 
 def validate_rows(

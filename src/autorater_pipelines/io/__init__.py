@@ -2,7 +2,8 @@
 
 - :func:`read_dataset` reads a comma-separated list of JSONL/JSON/CSV/Parquet sources (local or
   ``gs://``, wildcards allowed) and BigQuery tables (``bq://project.dataset.table``) into a
-  :class:`Dataset` whose rows remember their file and line.
+  :class:`Dataset` whose rows remember their file and line; :func:`check_sources` makes the checks of such a list
+  that need no request (what a dry run can check).
 - :func:`require_columns`, :func:`check_unique_ids`, :func:`id_key` validate it before any model call; ids are
   compared as text (:func:`canonical_id_value`: ``7`` == ``"7"``), the same rule the ``replay/`` model matches by.
 - :func:`write_jsonl`, :func:`write_json` write atomically; :func:`read_jsonl` reads JSONL back.
@@ -43,10 +44,10 @@ from autorater_pipelines.io._fs import FileSystem, LocalFileSystem, filesystem_f
 from autorater_pipelines.io._gcs import STORAGE_EMULATOR_ENV, GcsFileSystem
 from autorater_pipelines.io._jsonl import read_jsonl, write_json, write_jsonl
 from autorater_pipelines.io._jsonsafe import to_jsonable
-from autorater_pipelines.io._read import SourcePart, read_dataset, register_source_reader
+from autorater_pipelines.io._read import SourcePart, check_sources, read_dataset, register_source_reader
 
 register_filesystem("gs", GcsFileSystem())
-register_source_reader("bq", read_bigquery_table)
+register_source_reader("bq", read_bigquery_table, check=parse_table_uri)
 
 __all__ = [
     "BIGQUERY_EMULATOR_ENV",
@@ -64,6 +65,7 @@ __all__ = [
     "bigquery_endpoint",
     "canonical_id_value",
     "check_column_names",
+    "check_sources",
     "check_unique_ids",
     "filesystem_for",
     "id_key",

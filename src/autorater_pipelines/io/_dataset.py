@@ -82,6 +82,12 @@ def require_columns(ds: Dataset, columns: Mapping[str, str | None]) -> None:
             raise InputError(f"expected a column name (string), got {column!r}", source=param)
         if column not in ds.columns:
             where = f"{ds.source_name} {ds.uri!r}" if ds.uri else ds.source_name
+            if not ds.rows:  # "columns found: []" would read as if the data had no such column
+                raise InputError(
+                    f"column {column!r} cannot be checked: {where} has no rows, so no columns; pass data with at "
+                    "least one example",
+                    source=param,
+                )
             raise InputError(
                 f"column {column!r} is not in {where}; columns found: {ds.columns}."
                 f"{_did_you_mean(column, ds.columns)} Set {param} to one of those columns or add the column "

@@ -21,6 +21,7 @@ from autorater_pipelines.errors import InputError
 __all__ = [
     "FileSystem",
     "LocalFileSystem",
+    "check_file_uri",
     "filesystem_for",
     "has_wildcard",
     "register_filesystem",
@@ -42,7 +43,7 @@ class FileSystem(Protocol):
         ...
 
     def glob(self, pattern: str) -> list[str]:
-        """Return the URIs matching a ``*``/``?``/``[...]`` pattern, sorted."""
+        """Return the URIs matching a ``*``/``?``/``[...]`` pattern, sorted; a file named exactly ``pattern`` alone."""
         ...
 
 
@@ -108,9 +109,15 @@ class LocalFileSystem:
             raise
 
     def glob(self, pattern: str) -> list[str]:
-        """Return local paths matching ``pattern`` (``**`` is recursive), sorted; files only."""
-        matches = glob.glob(os.path.expanduser(pattern), recursive=True)
-        return sorted(m for m in matches if os.path.isfile(m))
+        """Return local paths matching ``pattern`` (``**`` is recursive), sorted; files only.
+
+        A file whose name is ``pattern`` itself (``d[1].jsonl``, ``what?.csv``) is that file alone: its name is
+        not read as a wildcard.
+        """
+        path = os.path.expanduser(pattern)
+        if os.path.isfile(path):
+            return [path]
+        return sorted(m for m in glob.glob(path, recursive=True) if os.path.isfile(m))
 
 
 _FILESYSTEMS: dict[str, FileSystem] = {
@@ -136,3 +143,20 @@ def filesystem_for(uri: str) -> tuple[FileSystem, str]:
         known = ", ".join(f"{s}://" for s in sorted(_FILESYSTEMS) if s) + ", or a local path"
         raise InputError(f"unsupported URI scheme {scheme + '://'!r}; expected one of {known}", source=uri)
     return _FILESYSTEMS[scheme], (rest if scheme == "file" else uri)
+
+
+def check_file_uri(uri: str) -> None:
+    """Check a file URI's form without any request: a registered scheme, and what its file system checks first.
+
+    A file system may have a ``check_uri(uri)`` method (:meth:`GcsFileSystem.check_uri
+    <autorater_pipelines.io.GcsFileSystem.check_uri>`: bucket and object name) that its ``read_bytes`` and ``glob``
+    call before any request; it is called here, so a dry run refuses what reading would refuse, in the same words.
+
+    Raises:
+        InputError: An unsupported scheme, or the file system's own check.
+
+    """
+    filesystem, target = filesystem_for(uri)
+    check = getattr(filesystem, "check_uri", None)
+    if check is not None:
+        check(target)

@@ -146,6 +146,25 @@ class GcsFileSystem:
             )
         return exc
 
+    def check_uri(self, uri: str) -> tuple[str, str]:
+        """Check a ``gs://`` URI's form without any request; return its bucket and object name (or pattern).
+
+        This is every check :meth:`read_bytes` and :meth:`glob` make before they reach Cloud Storage, so a dry run
+        refuses what a run refuses.
+
+        Raises:
+            InputError: Not a ``gs://`` URI, no bucket, a wildcard in the bucket name, no object name, or (without
+                a wildcard) a folder name ending in ``/``.
+
+        """
+        bucket, name = split_gcs_uri(uri)
+        if name.endswith("/") and not has_wildcard(name):
+            raise InputError(
+                f"names a folder, expected a file; pass the object or a wildcard such as 'gs://{bucket}/{name}*.jsonl'",
+                source=uri,
+            )
+        return bucket, name
+
     def read_bytes(self, uri: str) -> bytes:
         """Download the whole object.
 
@@ -155,12 +174,7 @@ class GcsFileSystem:
         """
         from google.api_core import exceptions
 
-        bucket, name = split_gcs_uri(uri)
-        if name.endswith("/"):
-            raise InputError(
-                f"names a folder, expected a file; pass the object or a wildcard such as 'gs://{bucket}/{name}*.jsonl'",
-                source=uri,
-            )
+        bucket, name = self.check_uri(uri)
         try:
             return bytes(self.client().bucket(bucket).blob(name).download_as_bytes())
         except (exceptions.NotFound, exceptions.Forbidden) as exc:
@@ -190,7 +204,8 @@ class GcsFileSystem:
     def glob(self, pattern: str) -> list[str]:
         """List the objects whose names match ``pattern``, as sorted ``gs://`` URIs (folder markers skipped).
 
-        Only the objects under the pattern's literal prefix (up to the first wildcard) are listed.
+        Only the objects under the pattern's literal prefix (up to the first wildcard) are listed. An object named
+        ``pattern`` itself (``gs://b/d[1].jsonl``) is that object alone, as a local file of that name is.
 
         Raises:
             InputError: Bad URI, a wildcard in the bucket name, bucket not found, or permission denied.
@@ -198,11 +213,13 @@ class GcsFileSystem:
         """
         from google.api_core import exceptions
 
-        bucket, name = split_gcs_uri(pattern)
+        bucket, name = self.check_uri(pattern)
         first = min((i for i, ch in enumerate(name) if ch in "*?["), default=len(name))
         regex = glob_to_regex(name)
         try:
             blobs = list(self.client().list_blobs(bucket, prefix=name[:first]))
         except (exceptions.NotFound, exceptions.Forbidden) as exc:
             raise self._api_error(exc, pattern, "list objects") from exc
+        if any(b.name == name for b in blobs):  # listed under the prefix anyway: no extra request
+            return [f"gs://{bucket}/{name}"]
         return sorted(f"gs://{bucket}/{b.name}" for b in blobs if not b.name.endswith("/") and regex.fullmatch(b.name))

@@ -8,7 +8,43 @@ import pydantic
 
 from autorater_pipelines.errors import InputError
 
-__all__ = ["GenerateConfig", "GenerationSettings"]
+__all__ = ["GenerateConfig", "GenerationSettings", "base_url_problem"]
+
+
+def _reason(error: Any) -> str:
+    """A pydantic error's message without pydantic's ``Value error,`` prefix (our validators' text reads alone)."""
+    return str(error["msg"]).removeprefix("Value error, ")
+
+
+def base_url_problem(url: str | None) -> str | None:
+    """Why ``url`` cannot be an endpoint (``base_url``, ``$OPENAI_BASE_URL`` …), or None when it can.
+
+    The reason reads after the value: ``base_url='ftp://h': is not an http(s) URL (its scheme is 'ftp://'); …``.
+
+    An endpoint is an ``http://`` or ``https://`` URL with a host (and optional port and path); empty or None
+    means "none". Every provider sends HTTP, so ``ftp://h``, ``127.0.0.1:8080`` (no scheme) or ``not a url``
+    would fail at the first call (or stall until the run stops): they are refused before any call.
+    """
+    import urllib.parse
+
+    if url is None or url == "":
+        return None
+    if not isinstance(url, str):
+        return f"must be an http:// or https:// URL, got {url!r}"
+    parts = urllib.parse.urlsplit(url.strip())
+    fix = "write it as http://HOST:PORT[/path] or https://HOST[/path], e.g. 'http://127.0.0.1:8080/v1'"
+    if parts.scheme.lower() not in ("http", "https"):
+        what = (
+            f"its scheme is {parts.scheme + '://'!r}" if parts.scheme and "//" in url else "it has no http(s):// scheme"
+        )
+        return f"is not an http(s) URL ({what}); {fix}"
+    try:
+        parts.port  # noqa: B018 - raises for a port that is not a number
+    except ValueError:
+        return f"has an invalid port; {fix}"
+    if not parts.hostname or any(ch.isspace() for ch in url.strip()):
+        return f"names no valid host; {fix}"
+    return None
 
 
 class GenerationSettings(pydantic.BaseModel):
@@ -59,7 +95,8 @@ class GenerateConfig(GenerationSettings):
 
     # --- connection ------------------------------------------------------------------------
     base_url: str | None = None
-    """Endpoint override, e.g. ``http://127.0.0.1:8080`` (emulators, proxies, vLLM, Ollama)."""
+    """Endpoint override, an ``http://`` or ``https://`` URL with a host, e.g. ``http://127.0.0.1:8080``
+    (emulators, proxies, vLLM, Ollama); empty = none."""
     api_version: str | None = pydantic.Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
     """Gemini models only: the API version in the request path (google-genai's ``HttpOptions.api_version``), e.g.
     ``v1`` for a server that serves ``/v1/projects/…:generateContent``; None = google-genai's default (``v1beta1``
@@ -133,6 +170,14 @@ class GenerateConfig(GenerationSettings):
     batch_timeout_s: float = pydantic.Field(default=86400.0, gt=0)
     """Seconds to wait for a batch job to end; then it is cancelled and its unanswered requests are errors."""
 
+    @pydantic.field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, value: str | None) -> str | None:
+        problem = base_url_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
     @pydantic.field_validator("batch_staging_uri")
     @classmethod
     def _check_staging_uri(cls, value: str | None) -> str | None:
@@ -166,6 +211,6 @@ class GenerateConfig(GenerationSettings):
             return cls(**values)
         except pydantic.ValidationError as exc:
             problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc'])}={e.get('input')!r}: {e['msg']}" for e in exc.errors()
+                f"{'.'.join(str(p) for p in e['loc'])}={e.get('input')!r}: {_reason(e)}" for e in exc.errors()
             )
             raise InputError(f"invalid model parameters: {problems}", source=source) from None

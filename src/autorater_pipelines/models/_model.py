@@ -50,7 +50,7 @@ from autorater_pipelines.errors import InputError, ModelCallError
 from autorater_pipelines.models._batch import check_batch_support, generate_batch
 from autorater_pipelines.models._cache import cache_key
 from autorater_pipelines.models._cache_store import open_response_cache
-from autorater_pipelines.models._config import GenerateConfig
+from autorater_pipelines.models._config import GenerateConfig, base_url_problem
 from autorater_pipelines.models._endpoint import endpoint_for
 from autorater_pipelines.models._progress import RunProgress
 from autorater_pipelines.models._provider import Provider
@@ -133,6 +133,9 @@ class Model(RetryLoop):
         target = self._backend.base_url if self._backend.uses_network else None
         if not target:
             return
+        problem = base_url_problem(target)  # from the environment ($OPENAI_BASE_URL …): parameters are checked
+        if problem:
+            raise InputError(f"the endpoint of model {self.spec!r}, {self.endpoint_url!r}, {problem}")
         parts = urllib.parse.urlsplit(target if "//" in target else f"//{target}")
         try:
             port = parts.port or (443 if parts.scheme == "https" else 80)

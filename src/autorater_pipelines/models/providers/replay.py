@@ -27,12 +27,12 @@ from typing import Any
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.io import canonical_id_value
 from autorater_pipelines.io._formats import NumberedRows, decode_utf8, parse_jsonl_text
-from autorater_pipelines.io._fs import filesystem_for, split_scheme
+from autorater_pipelines.io._fs import check_file_uri, filesystem_for, split_scheme
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._provider import Provider
 from autorater_pipelines.models._types import ErrorKind, ModelError, ModelOutput, ModelRequest
 
-__all__ = ["ReplayProvider", "normalize_key_value"]
+__all__ = ["ReplayProvider", "check_recording_uri", "normalize_key_value"]
 
 RESPONSE_FIELD = "response"
 OPTIONAL_FIELDS = frozenset({"sample_index"})
@@ -40,6 +40,21 @@ OPTIONAL_FIELDS = frozenset({"sample_index"})
 
 normalize_key_value = canonical_id_value
 """The text form used to compare key values; the same function as ``io.canonical_id_value``."""
+
+
+def check_recording_uri(uri: str) -> None:
+    """Refuse a recording URI that cannot be read whatever the file holds (checked with no request).
+
+    The same check and message as reading it (:func:`autorater_pipelines.io.check_file_uri`): ``autorater submit
+    --dry-run`` calls it for a recording it does not read.
+
+    Raises:
+        InputError: an unsupported scheme or a malformed ``gs://`` URI ("model spec: replay file ...").
+    """
+    try:
+        check_file_uri(uri)
+    except InputError as exc:
+        raise InputError(f"replay file {uri!r}: {exc}", source="model spec") from None
 
 
 def _read_records(uri: str) -> NumberedRows:
@@ -51,6 +66,7 @@ def _read_records(uri: str) -> NumberedRows:
         InputError: unsupported scheme, missing or unreadable file ("model spec: replay file ...");
             not UTF-8, a line that is not a JSON object, or nesting too deep (names the file and line).
     """
+    check_recording_uri(uri)
     try:
         filesystem, target = filesystem_for(uri)
         if split_scheme(uri)[0] in ("", "file") and not Path(target).expanduser().exists():
