@@ -4,7 +4,7 @@ The shared data (``<repo>/../shared/data``, see its README) holds real recorded 
 ratings. This script converts them — into a directory you choose, never into the repository — to:
 
 - a dataset JSONL with supplied rubrics (``rubrics_column="rubric"``), and
-- a validator replay JSONL keyed by the id columns and ``question_id`` (DESIGN.md replay format),
+- a validator replay JSONL keyed by the id columns and ``question_id`` (docs/gecko.md "Gecko replay files"),
 
 then runs the core Gecko stages on them (``parse_supplied_rubrics`` → ``validate`` with
 ``replay/…`` and ``questions_per_call=1`` → ``score``), prints the numbers to compare with the

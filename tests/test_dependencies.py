@@ -60,7 +60,8 @@ def _declared(*groups: str) -> set[str]:
 
 
 def _runtime_groups() -> tuple[str, ...]:
-    return ("", *(g for g in _pyproject()["project"]["optional-dependencies"] if g != "test"))
+    # test and docs are tool extras (pytest, mkdocs …), not features of the library
+    return ("", *(g for g in _pyproject()["project"]["optional-dependencies"] if g not in {"test", "docs"}))
 
 
 def _imports(paths: list[Path], *, top_level_only: bool = False) -> dict[str, set[str]]:

@@ -131,11 +131,11 @@ def test_autosxs_results_come_from_googles_tasks_with_googles_display_names():
     assert metrics_input["taskOutputArtifact"]["producerTask"] == "online-evaluation-pairwise"
 
 
-def test_readme_migration_table_names_what_the_template_has():
-    """README's "Migrating from Google's template" table names the tasks, display names, artifact and metric keys
-    that migrating code reads, and each is in the compiled template (or the metrics component's output)."""
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Migrating from Google's template", 1)[1].split("\n## ", 1)[0]
+def test_docs_migration_table_names_what_the_template_has():
+    """The docs' "What maps to what" table (docs/migrating.md) names the tasks, display names, artifact and metric
+    keys that migrating code reads, and each is in the compiled template (or the metrics component's output)."""
+    page = (REPO / "docs" / "migrating.md").read_text()
+    section = page.split("## What maps to what", 1)[1].split("\n## ", 1)[0]
     table = [line for line in section.splitlines() if line.startswith("|")]
     assert table[0].startswith("| Google's template | here |"), table[:1]
     text = "\n".join(table)

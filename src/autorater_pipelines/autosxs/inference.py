@@ -96,7 +96,7 @@ def generate_responses(
             ``contents`` prompt parameter) and, optionally, ``model_<side>_system_instruction`` (sent as the
             request's system instruction). Modified in place.
         side: ``"a"`` or ``"b"``.
-        model: Model spec (DESIGN.md "Model specs").
+        model: Model spec (docs/models.md "Model specs").
         id_columns: Id columns (the replay key, with ``model`` = side).
         parameters: ``model_<side>_parameters``.
         project: Google Cloud project for Vertex AI models.

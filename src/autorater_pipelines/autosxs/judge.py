@@ -218,7 +218,7 @@ def judge_examples(
         examples: Prepared examples (:mod:`autorater_pipelines.autosxs.prepare`).
         task: Task name, as for :func:`~autorater_pipelines.autosxs.prepare_examples`.
         id_columns: Id columns of the examples.
-        autorater_model: Model spec (DESIGN.md); empty = :data:`~autorater_pipelines.evaluation.DEFAULT_MODEL`.
+        autorater_model: Model spec (docs/models.md); empty = :data:`~autorater_pipelines.evaluation.DEFAULT_MODEL`.
         autorater_parameters: :class:`~autorater_pipelines.autosxs.params.AutoraterParameters` (judging keys
             ``sampling_count``, ``flip``, ``verdict_pattern``, ``verdict_map`` and every model-call setting).
         project: Google Cloud project for Vertex AI models.

@@ -138,7 +138,7 @@ def build_requests(
             parses free text.
 
     Returns:
-        One request per sample; ``key`` = ids + ``flipped`` + ``sample_index`` (DESIGN.md replay format).
+        One request per sample; ``key`` = ids + ``flipped`` + ``sample_index`` (docs/autosxs.md "Replay files").
     """
     requests = []
     for index, flipped in enumerate(flip_schedule(list(ids.values()), settings)):

@@ -183,7 +183,7 @@ def _options(model: type[ParameterModel], source: str) -> Any:
 
 
 class AutosxsParams(RunParameters):
-    """Every parameter of the ``autosxs`` pipeline (README "AutoSxS parameters")."""
+    """Every parameter of the ``autosxs`` pipeline (docs/reference/parameters.md is generated from it)."""
 
     evaluation_dataset: str
     task: str

@@ -4,7 +4,7 @@ Method: Gecko (Wiles et al., arXiv 2404.16820): the prompt is copied with its vi
 ``{1}[...]``; each keyword gets one question — yes/no with a question type for images, multiple
 choice a–d for videos. The wording of our prompts is our own (:mod:`autorater_pipelines.gecko.prompts`).
 
-Replay key of a rubric-generation request: the ``id_columns`` values (DESIGN.md replay format).
+Replay key of a rubric-generation request: the ``id_columns`` values (docs/gecko.md "Gecko replay files").
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def generate_rubrics(
         id_columns: Columns that identify a row (and key replay recordings).
         prompt_column: Column holding the text-to-image/video prompt.
         media_type: ``image`` (yes/no questions) or ``video`` (multiple choice a–d).
-        model_spec: Rubric generator spec (DESIGN.md model specs).
+        model_spec: Rubric generator spec (docs/models.md "Model specs").
         parameters: ``rubric_generation_parameters``: any :class:`GenerateConfig` field
             (``temperature``, ``base_url``, ``max_concurrency`` …).
         project: Google Cloud project for Vertex AI.

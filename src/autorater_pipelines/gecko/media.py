@@ -1,6 +1,6 @@
 """Resolve a dataset's media cell to parts a multimodal model can read.
 
-Accepted values (DESIGN.md, gecko contract):
+Accepted values (docs/gecko.md, `media_column`):
 
 - ``gs://bucket/object.png`` and ``http(s)://…/clip.mp4``: sent by reference (the provider fetches
   them); the mime type comes from the file extension.

@@ -88,7 +88,7 @@ class ValidatorParameters(ModelCallOptions):
 
 
 class GeckoParams(RunParameters):
-    """Every parameter of the ``gecko`` pipeline (README "Gecko parameters")."""
+    """Every parameter of the ``gecko`` pipeline (docs/reference/parameters.md is generated from it)."""
 
     evaluation_dataset: str
     id_columns: Annotated[list[str], pydantic.BeforeValidator(check_id_columns)]

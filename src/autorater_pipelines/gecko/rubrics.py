@@ -1,6 +1,6 @@
 """Rubric shape: keyword markup, questions, dependencies; parsing generated and supplied rubrics.
 
-A rubric (DESIGN.md, gecko contract) is ``{"keywords": str | None, "qas": [qa, ...]}`` where
+A rubric (docs/gecko.md, the `rubrics.jsonl` layout) is ``{"keywords": str | None, "qas": [qa, ...]}`` where
 ``keywords`` is the prompt with content marked as ``{1}[a red] {2}[bicycle]`` (Gecko, arXiv
 2404.16820) and each qa is::
 

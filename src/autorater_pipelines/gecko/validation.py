@@ -10,7 +10,7 @@ Two modes (``validator_parameters.questions_per_call``):
   verdict given to another question. Replay key: the ``id_columns`` values (``sample_index`` optional).
 - ``1``: one call per question; the reply is the answer itself, so its first token's
   log-probabilities (``logprobs`` parameter) give a probability per choice. Replay key: the
-  ``id_columns`` values plus ``question_id`` (``sample_index`` optional) — DESIGN.md replay format.
+  ``id_columns`` values plus ``question_id`` (``sample_index`` optional) — docs/gecko.md "Gecko replay files".
 
 ``sampling_count`` > 1 repeats every call (``sample_index`` 0, 1, …); the scorer votes.
 
@@ -131,7 +131,7 @@ def validate(
         id_columns: Columns that identify a row (and key replay recordings).
         media_column: Column with the image/video (see :mod:`autorater_pipelines.gecko.media`).
         media_type: ``image`` or ``video``.
-        model_spec: Validator model spec (DESIGN.md model specs), e.g. ``gemini-2.5-flash``,
+        model_spec: Validator model spec (docs/models.md "Model specs"), e.g. ``gemini-2.5-flash``,
             ``openai/<model>``, ``replay/<path.jsonl>``.
         parameters: ``validator_parameters``: ``questions_per_call`` (0 or 1), ``sampling_count``, and
             any :class:`GenerateConfig` field (``temperature``, ``logprobs``, ``base_url`` …).

@@ -1,4 +1,4 @@
-"""The one model-call path for every LLM call (DESIGN.md "Model specs").
+"""The one model-call path for every LLM call (docs/models.md "Model specs").
 
 >>> model = get_model("gemini-2.5-flash", GenerateConfig(project="my-project", temperature=0))
 >>> outputs = model.generate([ModelRequest(parts=("Say hi",), key={"id": 1})])

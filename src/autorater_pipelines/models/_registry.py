@@ -1,4 +1,4 @@
-"""Model specs → providers: the one place model names are parsed (DESIGN.md "Model specs").
+"""Model specs → providers: the one place model names are parsed (docs/models.md "Model specs").
 
 Accepted specs:
 

@@ -49,7 +49,7 @@ class ModelRequest:
     Attributes:
         parts: The user turn, in order: text strings and :class:`MediaPart` items.
         key: What identifies this request in the evaluation, e.g. ``{"id": "q1", "flipped": True,
-            "sample_index": 1}``. Used by the ``replay/`` provider (DESIGN.md replay format), in logs
+            "sample_index": 1}``. Used by the ``replay/`` provider (docs/architecture.md, replay format), in logs
             and in error messages; it is NOT part of the cache key.
         system_instruction: Optional system prompt.
         response_schema: Optional JSON schema (a dict) the answer must follow; providers that support

@@ -1,4 +1,4 @@
-"""Protocol emulators for tests and offline demos (DESIGN.md "Testing without the cloud").
+"""Protocol emulators for tests and offline demos (docs/contributing.md "Testing without the cloud").
 
 :class:`ModelEmulator` serves Vertex AI / Gemini API ``generateContent`` and OpenAI chat completions on
 127.0.0.1, reached by the real SDK clients through ``base_url``; :class:`ImageDroppingProxy` sits in front of it as a

@@ -1,4 +1,4 @@
-r"""``replay/<path>``: answer requests from recorded raw model outputs (DESIGN.md "Replay format").
+r"""``replay/<path>``: answer requests from recorded raw model outputs (docs/architecture.md, replay format).
 
 File format: JSONL, one JSON object per line: identifying fields (e.g. the ``id_columns`` values,
 ``flipped``, ``sample_index``, ``question_id``) plus ``response``, the raw text exactly as the model

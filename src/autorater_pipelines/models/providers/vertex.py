@@ -1,6 +1,6 @@
 """Gemini through google-genai: Vertex AI (``vertex``) or the Gemini Developer API (``gemini_api``).
 
-Connection rules (DESIGN.md "Model specs"):
+Connection rules (docs/models.md "Model specs"):
 
 - Vertex AI when a project is known (``config.project``, or the ``projects/P/locations/L/...`` resource
   in the spec); location = the resource's, else ``config.location``, else ``us-central1``.
