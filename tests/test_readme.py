@@ -20,8 +20,8 @@ from doc_pages import DOCS, README, REPO, blocks, commands, nav_pages, page_id, 
 
 from autorater_pipelines.cli import build_parser
 
-_CREATES = {"--output-dir", "--out", "--output", "venv"}
-"""An argument after one of these is created by the command."""
+_CREATES = {"--output-dir", "--out", "--output", "venv", ">"}
+"""An argument after one of these is created by the command (``>``: a redirection)."""
 _FILE_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml", ".py", ".sh", ".ipynb", ".toml", ".lock", ".md", ".csv")
 _REPO_DIRS = (
     "examples/",
@@ -120,7 +120,8 @@ def _autorater_commands() -> list[tuple[str, list[str]]]:
             for command in commands(block):
                 _, command = without_env(command)
                 if command[:1] == ["autorater"]:
-                    found.append((page_id(page), command[1:]))
+                    redirect = next((i for i, w in enumerate(command) if w in {">", ">>", "<", "2>"}), len(command))
+                    found.append((page_id(page), command[1:redirect]))
     return found
 
 
