@@ -143,7 +143,8 @@ def register(sub: Any) -> None:
         "--quiet",
         action="store_true",
         help="hide the local runner's task logs (shown on failure) and this command's own INFO log lines; "
-        "warnings and the model-call progress lines (every heartbeat_s, 20 s) still print",
+        "the model-call progress lines (every heartbeat_s, 20 s) still print, and the steps' warnings once "
+        "per kind with a count when the run ends",
     )
     p.add_argument(
         "--max-failed-share",
