@@ -33,7 +33,7 @@ def preflight(params: dict[str, Any]) -> tuple[int, list[str]]:
     Raises:
         InputError: the same errors the pipeline's rubric step would raise before any model call.
     """
-    from autorater_pipelines.gecko.params import validate_run
+    from autorater_pipelines.gecko.preflight import validate_run
 
     checked = validate_run(params, probe_endpoint=True)
     rows = checked.rows or []

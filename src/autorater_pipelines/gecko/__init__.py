@@ -5,9 +5,9 @@ Stages, each working on JSONL-able row dicts and returning rows plus error rows:
     load_dataset ─▶ generate_rubrics | parse_supplied_rubrics ─▶ validate ─▶ score
                      (rubric rows)                                (answers)    (results, metrics)
 
-:mod:`~autorater_pipelines.gecko.params` holds the parameter model and :func:`validate_run`, the one check of a
-run. Every input row ends in the next stage's rows or in the error rows (``stage``, ``error_kind``,
-``error_message`` and the id columns); nothing is dropped silently.
+:mod:`~autorater_pipelines.gecko.params` holds the parameter model, :mod:`~autorater_pipelines.gecko.preflight`
+:func:`validate_run`, the one check of a run. Every input row ends in the next stage's rows or in the error rows
+(``stage``, ``error_kind``, ``error_message`` and the id columns); nothing is dropped silently.
 
 On a pandas DataFrame (notebooks, as the Vertex AI SDK's Gecko flow): ``generate_rubrics(df, …)`` returns the
 DataFrame with rubrics, ``evaluate(df, …)`` returns ``(results DataFrame, metrics)``
@@ -25,7 +25,8 @@ from autorater_pipelines.gecko._common import IMAGE_QUESTION_TYPES, MEDIA_TYPES,
 from autorater_pipelines.gecko.dataset import load_dataset
 from autorater_pipelines.gecko.generation import parse_generated_rubric
 from autorater_pipelines.gecko.media import MediaError, resolve_media
-from autorater_pipelines.gecko.params import GeckoParams, validate_run
+from autorater_pipelines.gecko.params import GeckoParams
+from autorater_pipelines.gecko.preflight import validate_run
 from autorater_pipelines.gecko.rubrics import (
     RubricError,
     keyword_coverage,
@@ -35,14 +36,13 @@ from autorater_pipelines.gecko.rubrics import (
     parse_supplied_rubrics,
 )
 from autorater_pipelines.gecko.scoring import ScoreResult, ScoringOptions, score, summarize
-from autorater_pipelines.gecko.validation import VALIDATOR_DEFAULTS, parse_all_answers, validate
+from autorater_pipelines.gecko.validation import parse_all_answers, validate
 from autorater_pipelines.gecko.verdicts import resolve as resolve_verdict
 
 __all__ = [
     "GeckoParams",
     "IMAGE_QUESTION_TYPES",
     "MEDIA_TYPES",
-    "VALIDATOR_DEFAULTS",
     "MediaError",
     "RubricError",
     "ScoreResult",

@@ -14,7 +14,8 @@ from autorater_pipelines import evaluation, gecko, io, models
 from autorater_pipelines.errors import ModelCallError
 from autorater_pipelines.gecko import generation
 from autorater_pipelines.gecko._common import NOT_CALLED, call_options
-from autorater_pipelines.gecko.params import RubricGenerationParameters, validate_run
+from autorater_pipelines.gecko.params import RubricGenerationParameters
+from autorater_pipelines.gecko.preflight import validate_run
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -154,7 +155,7 @@ def prepare_rubrics(
 def prepare_run(params: Mapping[str, Any], rubrics_path: str, errors_path: str) -> RubricSummary:
     """The pipeline's first step: validate the run, then give every row a rubric (parsed or generated).
 
-    :func:`~autorater_pipelines.gecko.params.validate_run` checks every parameter and the dataset; the rubric rows
+    :func:`~autorater_pipelines.gecko.preflight.validate_run` checks every parameter and the dataset; the rubric rows
     and the error rows of rows without a usable rubric are written to ``rubrics_path`` and ``errors_path``.
 
     Raises:
@@ -185,7 +186,7 @@ def prepare_run(params: Mapping[str, Any], rubrics_path: str, errors_path: str) 
 def check_run(params: Mapping[str, Any], rows_path: str) -> RubricSummary:
     """The pipeline's first step: validate the run, then write the dataset rows for the rubric step.
 
-    :func:`~autorater_pipelines.gecko.params.validate_run` checks every parameter and the dataset; the rows (local
+    :func:`~autorater_pipelines.gecko.preflight.validate_run` checks every parameter and the dataset; the rows (local
     media paths resolved) are written to ``rows_path`` as JSONL. No model is called: the rubric step, which may
     call one, is a separate step with a retry policy, so that a bad parameter fails once, not once per retry.
 

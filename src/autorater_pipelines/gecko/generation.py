@@ -30,6 +30,7 @@ from autorater_pipelines.gecko._common import (
     error_row,
     id_values,
 )
+from autorater_pipelines.gecko.params import RubricGenerationParameters
 from autorater_pipelines.gecko.rubrics import RubricError, normalize_generated_rubric, rubric_row
 from autorater_pipelines.models import ModelRequest, get_model
 
@@ -148,8 +149,6 @@ def generate_rubrics(
     """
     media_type = check_media_type(media_type)
     check_rows(rows, id_columns=id_columns, required={"prompt_column": prompt_column})
-    from autorater_pipelines.gecko.params import RubricGenerationParameters
-
     source = "rubric_generation_parameters"
     options = RubricGenerationParameters.parse(parameters, source=source)
     config = options.generate_config(source=source, project=project or "", location=location or "")

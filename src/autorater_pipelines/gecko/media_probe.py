@@ -37,6 +37,7 @@ import struct
 import zlib
 from typing import TYPE_CHECKING, Any
 
+from autorater_pipelines.gecko._common import call_model
 from autorater_pipelines.gecko.verdicts import resolve
 from autorater_pipelines.models import MediaPart, ModelRequest
 
@@ -118,8 +119,6 @@ def run_probe(model: Model, *, mode: str, media_type: str) -> tuple[dict[str, An
         ``(result, refused)``: the result dict (module docstring) and, when the endpoint refused the probe's image
         (a text-only model), that failed output — the caller reports the refusal as it does for the questions.
     """
-    from autorater_pipelines.gecko._common import call_model
-
     if mode == "off":
         return _skipped("off", mode, model.spec, "media_probe is off"), None
     if model.provider == "replay":

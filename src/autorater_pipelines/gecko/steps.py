@@ -41,7 +41,8 @@ from autorater_pipelines.gecko._rubric_step import (
 from autorater_pipelines.gecko.export import OUTPUT_FORMATS, ExportResult
 from autorater_pipelines.gecko.export import export_results as export_result_rows
 from autorater_pipelines.gecko.media_probe import MEDIA_UNSEEN
-from autorater_pipelines.gecko.params import GeckoParams, ValidatorParameters, check_parameters
+from autorater_pipelines.gecko.params import GeckoParams, ValidatorParameters
+from autorater_pipelines.gecko.preflight import check_parameters
 
 __all__ = [
     "DEFAULT_MODEL",

@@ -42,39 +42,19 @@ from autorater_pipelines.gecko._common import (
 )
 from autorater_pipelines.gecko.media import MediaError, resolve_media
 from autorater_pipelines.gecko.media_probe import MEDIA_UNSEEN, run_probe
+from autorater_pipelines.gecko.params import ValidatorParameters
 from autorater_pipelines.gecko.verdicts import choice_label, choice_probabilities, is_yes_no
 from autorater_pipelines.models import ModelOutput, ModelRequest, get_model
 
-__all__ = ["VALIDATOR_DEFAULTS", "parse_all_answers", "validate", "validator_settings", "validator_template"]
+__all__ = ["parse_all_answers", "validate", "validator_template"]
 
 logger = logging.getLogger(__name__)
-
-VALIDATOR_DEFAULTS: dict[str, Any] = {"questions_per_call": 0, "sampling_count": 1}
-"""Validator keys of ``validator_parameters`` besides the model settings, with their defaults."""
 
 UNPARSEABLE = "unparseable_response"
 _MEDIA_REASON = "media_input_not_supported"  # ModelError.reason of an endpoint that refuses images/videos
 _DESC = "gecko validation"
 
 parse_all_answers = replies.parse_json_answers
-
-
-def validator_settings(parameters: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Split and check ``validator_parameters`` (:class:`~autorater_pipelines.gecko.params.ValidatorParameters`).
-
-    Returns:
-        ``({"questions_per_call": 0|1, "sampling_count": int}, model settings)``.
-
-    Raises:
-        InputError: an unknown key, ``questions_per_call`` not 0 or 1, or ``sampling_count`` out of range.
-
-    """
-    from autorater_pipelines.gecko.params import ValidatorParameters
-
-    options = ValidatorParameters.parse(parameters, source="validator_parameters")
-    return {"questions_per_call": options.questions_per_call, "sampling_count": options.sampling_count}, (
-        options.settings()
-    )
 
 
 def _question_view(qa: Mapping[str, Any]) -> dict[str, Any]:
@@ -166,8 +146,6 @@ def validate(
     """
     media_type = check_media_type(media_type)
     check_rows(rows, id_columns=id_columns, required={"media_column": media_column})
-    from autorater_pipelines.gecko.params import ValidatorParameters
-
     options = ValidatorParameters.parse(parameters, source="validator_parameters")
     one, count = options.questions_per_call == 1, options.sampling_count
     config = options.generate_config(source="validator_parameters", project=project or "", location=location or "")
