@@ -219,3 +219,8 @@ def test_an_infinite_response_says_what_it_is():
         r"which a row cannot carry: rows are JSON values, and JSON has no infinity; replace it with",
     ):
         autosxs.evaluate(df, **_kwargs())
+    import numpy as np
+
+    scores = _frame().assign(score=np.array([1, 2, 3, np.inf, 5, 6], dtype=np.float32))  # any column, numpy floats
+    with pytest.raises(InputError, match=r"^the DataFrame index 3, column 'score': holds the number inf \(infinity\)"):
+        autosxs.evaluate(scores, **_kwargs())

@@ -15,6 +15,7 @@ import concurrent.futures
 import functools
 import logging
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -124,7 +125,7 @@ def _refuse_infinite(record: dict[Any, Any], where: str) -> None:
     It would otherwise become "no value" (``None``), and a response of ``inf`` be reported as empty.
     """
     for column, value in record.items():
-        if isinstance(value, float) and math.isinf(value):
+        if isinstance(value, numbers.Real) and not isinstance(value, int) and math.isinf(value):  # numpy too
             raise InputError(
                 f"holds the number {value!r} (infinity), which a row cannot carry: rows are JSON values, and JSON "
                 "has no infinity; replace it with a finite number, text (e.g. 'inf') or None",
