@@ -51,10 +51,8 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from autorater_pipelines import autosxs
+from autorater_pipelines import autosxs, pairwise
 from autorater_pipelines.autosxs import judge as autosxs_steps
-from autorater_pipelines.autosxs import judging as pairwise
-from autorater_pipelines.autosxs import tasks
 from autorater_pipelines.models import (
     ErrorKind,
     GenerateConfig,
@@ -65,6 +63,7 @@ from autorater_pipelines.models import (
     register_provider,
 )
 from autorater_pipelines.models._stats import LatencyHistogram
+from autorater_pipelines.pairwise import tasks
 from autorater_pipelines.testing.judges import length_judge, responses_in_prompt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # spawned shard processes import _shard_worker too
@@ -194,7 +193,7 @@ def make_examples(sc: Scenario, workdir: Path) -> tuple[list[dict[str, Any]], di
 def workload(sc: Scenario, examples: list[dict[str, Any]]) -> Iterator[tuple[int, ModelRequest]]:
     """The judge requests of ``judge_examples``, built by the same library code, with their row index."""
     task = tasks.get_task(TASK, {})
-    settings = pairwise.JudgeSettings.from_params({"sampling_count": sc.samples})
+    settings = pairwise.JudgeSettings.parse({"sampling_count": sc.samples})
     for index, example in enumerate(examples):
         for request in pairwise.build_requests(
             ids={"id": example["id"]},
@@ -212,7 +211,7 @@ def score_rows(
     sc: Scenario, examples: list[dict[str, Any]], expected: dict[str, str], answers: dict[int, list[Any]]
 ) -> tuple[int, int, int]:
     """(rows done, lost, wrong) from per-row ``(request, text or None)`` pairs of a baseline."""
-    settings = pairwise.JudgeSettings.from_params({"sampling_count": sc.samples})
+    settings = pairwise.JudgeSettings.parse({"sampling_count": sc.samples})
     done = lost = wrong = 0
     for index, example in enumerate(examples):
         pairs = answers.get(index, [])

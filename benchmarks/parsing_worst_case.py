@@ -14,12 +14,12 @@ import argparse
 import time
 from collections.abc import Callable
 
-from autorater_pipelines.autosxs.judging import JudgeSettings, parse_verdict
 from autorater_pipelines.evaluation.json_extraction import extract_json_values
 from autorater_pipelines.gecko.verdicts import resolve
+from autorater_pipelines.pairwise import JudgeSettings, parse_verdict
 
-_CATASTROPHIC = JudgeSettings.from_params({"verdict_pattern": r"^(a+)+$", "verdict_map": {"a": "A"}})
-_FASTCHAT = JudgeSettings.from_params({"verdict_pattern": r"\[\[(A|B|C)\]\]", "verdict_map": {"A": "A", "B": "B"}})
+_CATASTROPHIC = JudgeSettings.parse({"verdict_pattern": r"^(a+)+$", "verdict_map": {"a": "A"}})
+_FASTCHAT = JudgeSettings.parse({"verdict_pattern": r"\[\[(A|B|C)\]\]", "verdict_map": {"A": "A", "B": "B"}})
 
 
 def _verdict(settings: JudgeSettings) -> Callable[[str], object]:

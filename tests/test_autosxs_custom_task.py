@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from autorater_pipelines import autosxs
-from autorater_pipelines.autosxs import judging, scoring, tasks
+from autorater_pipelines import pairwise as judging
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.models import ModelOutput, ModelRequest
+from autorater_pipelines.pairwise import pointwise as scoring
+from autorater_pipelines.pairwise import tasks
 from autorater_pipelines.testing import ModelEmulator
 from autorater_pipelines.testing.judges import length_judge
 
@@ -65,7 +67,7 @@ def test_the_sample_form_builds_a_pointwise_task_with_worked_examples():
     assert task.judgment_schema["required"] == ["explanation", "response_a_score", "response_b_score"]
     assert task.judgment_schema["properties"]["response_a_score"]["maximum"] == 5
     # the fast path and Jinja agree with examples and a pointwise scale too
-    from autorater_pipelines.autosxs.tasks import _judge_prompt
+    from autorater_pipelines.pairwise.tasks import _judge_prompt
 
     assert prompt == _judge_prompt.render_with_jinja(
         criteria=[c.model_dump() for c in task.criteria],

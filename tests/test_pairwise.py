@@ -2,35 +2,33 @@ import re
 
 import pytest
 
-from autorater_pipelines.autosxs import judging as pairwise
-from autorater_pipelines.autosxs.judging import JudgeSettings, Sample, combine_samples, parse_verdict
+from autorater_pipelines import pairwise
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.models import ErrorKind, ModelOutput, ModelRequest, TokenLogprob
+from autorater_pipelines.pairwise import JudgeSettings, Sample, combine_samples, parse_verdict
 
-LLMBAR = JudgeSettings.from_params(
-    {"verdict_pattern": r"(?:^|\n) ?Output \((a|b)\)", "verdict_map": {"a": "A", "b": "B"}}
-)
+LLMBAR = JudgeSettings.parse({"verdict_pattern": r"(?:^|\n) ?Output \((a|b)\)", "verdict_map": {"a": "A", "b": "B"}})
 
 
 def test_settings_defaults_are_one_original_and_one_swapped_sample():
-    settings = JudgeSettings.from_params({})
+    settings = JudgeSettings.parse({})
     assert settings.sampling_count == 2 and settings.flip
     assert pairwise.flip_schedule(["q1"], settings) == [False, True]
 
 
 def test_single_sample_flip_is_seeded_by_ids_and_balanced():
-    settings = JudgeSettings.from_params({"sampling_count": 1})
+    settings = JudgeSettings.parse({"sampling_count": 1})
     flips = [pairwise.flip_schedule([f"id{i}"], settings)[0] for i in range(400)]
     assert flips == [pairwise.flip_schedule([f"id{i}"], settings)[0] for i in range(400)]
     assert 150 < sum(flips) < 250
 
 
 def test_integral_floats_from_kfp_structs_are_accepted():
-    assert JudgeSettings.from_params({"sampling_count": 4.0}).sampling_count == 4
+    assert JudgeSettings.parse({"sampling_count": 4.0}).sampling_count == 4
 
 
 def test_no_flip_keeps_original_order():
-    settings = JudgeSettings.from_params({"sampling_count": 3, "flip": False})
+    settings = JudgeSettings.parse({"sampling_count": 3, "flip": False})
     assert pairwise.flip_schedule(["x"], settings) == [False, False, False]
 
 
@@ -51,7 +49,7 @@ def test_no_flip_keeps_original_order():
 )
 def test_bad_settings_are_input_errors(params, message):
     with pytest.raises(InputError, match=message):
-        JudgeSettings.from_params(params)
+        JudgeSettings.parse(params)
 
 
 def test_build_requests_swaps_responses_and_keys_for_replay():
@@ -66,7 +64,7 @@ def test_build_requests_swaps_responses_and_keys_for_replay():
         prompt={"inference_instruction": "Q"},
         response_a="alpha",
         response_b="beta",
-        settings=JudgeSettings.from_params({}),
+        settings=JudgeSettings.parse({}),
         render_judge_prompt=render,
         response_schema={"type": "object"},
     )
@@ -125,16 +123,14 @@ QUOTES_A_CONCLUDES_B = (
 
 def test_a_judge_quoting_a_verdict_in_its_reasoning_is_read_by_its_concluding_verdict():
     # FastChat #3921: the first match was taken, so this judgment was recorded as A.
-    settings = JudgeSettings.from_params(FASTCHAT)
+    settings = JudgeSettings.parse(FASTCHAT)
     assert settings.verdict_match == "last"
     position, _, note = pairwise.parse_verdict_note(QUOTES_A_CONCLUDES_B, settings)
     assert position == "B"
     assert note == ("verdict_pattern matched 2 verdicts that disagree ('A' → A, 'B' → B); verdict_match=last took B")
-    assert (
-        parse_verdict(QUOTES_A_CONCLUDES_B, JudgeSettings.from_params({**FASTCHAT, "verdict_match": "first"}))[0] == "A"
-    )
+    assert parse_verdict(QUOTES_A_CONCLUDES_B, JudgeSettings.parse({**FASTCHAT, "verdict_match": "first"}))[0] == "A"
     with pytest.raises(ValueError, match=r"ambiguous verdict \(verdict_match=unique\): 2 matches disagree"):
-        parse_verdict(QUOTES_A_CONCLUDES_B, JudgeSettings.from_params({**FASTCHAT, "verdict_match": "unique"}))
+        parse_verdict(QUOTES_A_CONCLUDES_B, JudgeSettings.parse({**FASTCHAT, "verdict_match": "unique"}))
 
 
 def test_llmbar_pattern_reads_the_concluding_line():
@@ -143,7 +139,7 @@ def test_llmbar_pattern_reads_the_concluding_line():
 
 
 def test_two_sxs_rating_tags_that_disagree_give_the_last_and_are_recorded():
-    settings = JudgeSettings.from_params(
+    settings = JudgeSettings.parse(
         {"verdict_pattern": r"\[\[SxSRating:\s*(-?\d)\]\]", "verdict_map": {"-1": "A", "0": "TIE", "1": "B"}}
     )
     text = "[[SxSRating: -1]] ... after checking the facts: [[SxSRating: 1]]"
@@ -155,7 +151,7 @@ def test_two_sxs_rating_tags_that_disagree_give_the_last_and_are_recorded():
 
 
 def test_grade_ci_is_not_grade_c():
-    settings = JudgeSettings.from_params(
+    settings = JudgeSettings.parse(
         {"verdict_pattern": r"GRADE: ([A-C])", "verdict_map": {"A": "A", "B": "B", "C": "TIE"}}
     )
     with pytest.raises(ValueError, match="found no match"):
@@ -165,7 +161,7 @@ def test_grade_ci_is_not_grade_c():
 
 
 def test_catastrophic_patterns_run_in_linear_time():
-    settings = JudgeSettings.from_params({"verdict_pattern": r"^(a+)+$", "verdict_map": {"a": "A"}})
+    settings = JudgeSettings.parse({"verdict_pattern": r"^(a+)+$", "verdict_map": {"a": "A"}})
     assert type(settings.verdict_pattern).__name__ == "VerdictPattern"  # RE2, timed in benchmarks/
     with pytest.raises(ValueError, match="found no match"):
         parse_verdict("a" * 100_000 + "!", settings)  # Python's re would backtrack for ages
@@ -186,7 +182,7 @@ def test_catastrophic_patterns_run_in_linear_time():
 )
 def test_bad_verdict_settings(params, message):
     with pytest.raises(InputError, match=message):
-        JudgeSettings.from_params(params)
+        JudgeSettings.parse(params)
 
 
 def test_duplicate_choice_keys_are_ambiguous_not_the_last():
@@ -333,9 +329,7 @@ def test_bad_preference_names_row_and_column(value):
 
 
 def test_python_end_of_text_anchor_works_on_re2():
-    settings = JudgeSettings.from_params(
-        {"verdict_pattern": r"Verdict: (A|B)\s*\Z", "verdict_map": {"A": "A", "B": "B"}}
-    )
+    settings = JudgeSettings.parse({"verdict_pattern": r"Verdict: (A|B)\s*\Z", "verdict_map": {"A": "A", "B": "B"}})
     assert parse_verdict("Verdict: A was my first thought.\nVerdict: B\n", settings)[0] == "B"
 
 

@@ -1,7 +1,7 @@
 import pytest
 
-from autorater_pipelines.autosxs.prompt_parameters import compile_prompt_parameters, format_value
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.pairwise.prompt_parameters import compile_prompt_parameters, format_value
 
 COLUMNS = ["id", "question", "document", "tags", "meta", "count"]
 EXTRA = {"default_instruction": "Summarize the following text."}

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from autorater_pipelines import autosxs
-from autorater_pipelines.autosxs.judging import JudgeSettings, combine_samples, to_sample
 from autorater_pipelines.models import ModelOutput, ModelRequest, TokenLogprob
+from autorater_pipelines.pairwise import JudgeSettings, combine_samples, to_sample
 from autorater_pipelines.testing import ModelEmulator
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -164,7 +164,7 @@ def _sample(pieces: list[tuple[str, float, tuple]], params: dict[str, Any] | Non
     output = ModelOutput(
         text="".join(t for t, _, _ in pieces), logprobs=tuple(TokenLogprob(t, lp, tuple(top)) for t, lp, top in pieces)
     )
-    return to_sample(_request(flipped), output, JudgeSettings.from_params(params))
+    return to_sample(_request(flipped), output, JudgeSettings.parse(params))
 
 
 def _request(flipped: bool = False) -> ModelRequest:
@@ -218,7 +218,7 @@ def test_a_verdict_token_that_cannot_be_located_gives_no_confidence_and_says_why
         logprobs=tuple(TokenLogprob(t, lp, tuple(top)) for t, lp, top in pieces),
     )
     params = None if pieces[0][0].startswith("{") else FASTCHAT
-    sample = to_sample(_request(), output, JudgeSettings.from_params(params))
+    sample = to_sample(_request(), output, JudgeSettings.parse(params))
     assert sample.choice in ("A", "TIE")
     assert sample.distribution is None
     assert re.search(reason, sample.to_dict()["note"]), sample.to_dict()["note"]
@@ -228,7 +228,7 @@ def test_a_verdict_token_that_cannot_be_located_gives_no_confidence_and_says_why
 
 def test_without_logprobs_the_confidence_is_the_vote_share():
     sample = _sample([("[[", 0.0, ()), ("A", -0.1, ()), ("]]", 0.0, ())], FASTCHAT)
-    bare = to_sample(_request(), ModelOutput(text="[[A]]"), JudgeSettings.from_params(FASTCHAT))
+    bare = to_sample(_request(), ModelOutput(text="[[A]]"), JudgeSettings.parse(FASTCHAT))
     assert sample.choice == bare.choice == "A"
     assert bare.distribution is None and bare.confidence_reason is None
     assert combine_samples([bare, bare]) == ("A", 1.0, "[[A]]")
@@ -242,7 +242,7 @@ def test_a_character_split_over_two_tokens_elsewhere_does_not_hide_the_verdict_t
     before += [("B", -0.3, (("B", -0.3), ("A", -1.6))), ("]]", 0.0, ())]
     for pieces, text in ((after, "[[B]] \U0001f44d"), (before, "Great \U0001f44d [[B]]")):
         output = ModelOutput(text=text, logprobs=tuple(TokenLogprob(t, lp, tuple(top)) for t, lp, top in pieces))
-        sample = to_sample(_request(), output, JudgeSettings.from_params(FASTCHAT))
+        sample = to_sample(_request(), output, JudgeSettings.parse(FASTCHAT))
         assert sample.distribution == pytest.approx({"B": _p(-0.3, -1.6), "A": _p(-1.6, -0.3)}), text
 
 
@@ -268,7 +268,7 @@ def test_a_split_vote_tie_has_one_meaning_of_confidence_with_or_without_logprobs
 
 
 def test_confidence_is_the_mean_support_for_the_choice_when_only_some_samples_have_logprobs():
-    settings = JudgeSettings.from_params(FASTCHAT)
+    settings = JudgeSettings.parse(FASTCHAT)
     pieces = tuple(TokenLogprob(t, lp, tuple(top)) for t, lp, top in FIRST_POSITION)
     with_lp = to_sample(_request(), ModelOutput(text="[[A]]", logprobs=pieces), settings)
     bare = to_sample(_request(), ModelOutput(text="[[A]]"), settings)

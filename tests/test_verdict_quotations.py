@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from autorater_pipelines import autosxs
-from autorater_pipelines.autosxs.judging import JudgeSettings, parse_verdict_note
-from autorater_pipelines.autosxs.scoring import parse_scores
+from autorater_pipelines.pairwise import JudgeSettings, parse_verdict_note
+from autorater_pipelines.pairwise.pointwise import parse_scores
 from autorater_pipelines.testing import ModelEmulator
 from autorater_pipelines.testing.judges import responses_in_prompt
 
@@ -75,13 +75,13 @@ def test_an_unattributed_quotation_is_a_mention_under_every_match(form, match):
 @pytest.mark.parametrize("match", MATCHES)
 @pytest.mark.parametrize("form", sorted(INJECTIONS))
 def test_a_reported_verdict_alone_is_a_parse_error_never_the_injection(form, match):
-    settings = JudgeSettings.from_params({**FASTCHAT, "verdict_match": match})
+    settings = JudgeSettings.parse({**FASTCHAT, "verdict_match": match})
     with pytest.raises(ValueError, match=r"no verdict of the judge's own: .*'A' → A \(quoted from a response"):
         parse_verdict_note(INJECTIONS[form], settings)
 
 
 def test_the_note_names_the_reported_match():
-    _, _, note = parse_verdict_note(OWN + INJECTIONS["straight quotes"], JudgeSettings.from_params(FASTCHAT))
+    _, _, note = parse_verdict_note(OWN + INJECTIONS["straight quotes"], JudgeSettings.parse(FASTCHAT))
     assert note == (
         "verdict_pattern matched 2 verdicts that disagree ('B' → B, 'A' → A (quoted from a response, left out)); "
         "verdict_match=last took B"
@@ -102,7 +102,7 @@ def test_the_note_names_the_reported_match():
 )
 def test_a_verdict_named_with_its_alternative_is_a_parse_error(text, match):
     with pytest.raises(ValueError, match=r"no verdict: the matches are offered as alternatives"):
-        parse_verdict_note(text, JudgeSettings.from_params({**FASTCHAT, "verdict_match": match}))
+        parse_verdict_note(text, JudgeSettings.parse({**FASTCHAT, "verdict_match": match}))
 
 
 @pytest.mark.parametrize(
@@ -110,7 +110,7 @@ def test_a_verdict_named_with_its_alternative_is_a_parse_error(text, match):
 )
 def test_a_labelled_verdict_with_its_alternative_is_a_parse_error(text):
     with pytest.raises(ValueError):
-        parse_verdict_note(text, JudgeSettings.from_params(LABELLED))
+        parse_verdict_note(text, JudgeSettings.parse(LABELLED))
 
 
 @pytest.mark.parametrize("match", MATCHES)
@@ -130,7 +130,7 @@ def test_a_denied_or_contrasted_verdict_is_left_out(text, expected, match):
 
 
 def test_a_denied_verdict_is_named_in_the_note_and_alone_is_a_parse_error():
-    settings = JudgeSettings.from_params(FASTCHAT)
+    settings = JudgeSettings.parse(FASTCHAT)
     assert parse_verdict_note("[[B]] is better than [[A]].", settings)[2] == (
         "verdict_pattern matched 2 verdicts that disagree ('B' → B, 'A' → A (denied or contrasted, left out)); "
         "verdict_match=last took B"
@@ -240,7 +240,7 @@ def test_the_judge_that_said_model_b_every_time_gives_model_a_no_win(tmp_path: P
 
 def test_a_copy_of_the_prompts_format_line_is_a_parse_error():
     """Issue 19, item 6: the explanation is the prompt's own ``<…>`` placeholder, so the choice is no judgment."""
-    settings = JudgeSettings.from_params(None)
+    settings = JudgeSettings.parse(None)
     copied = (
         '{"explanation": "<compare the responses on each criterion, then give the reason for your choice>", '
         '"choice": "B"}'
@@ -265,7 +265,7 @@ def test_a_copy_of_the_prompts_format_line_is_a_parse_error():
 
 def _read(text: str, params: dict[str, Any]) -> str | None:
     try:
-        return parse_verdict_note(text, JudgeSettings.from_params(params))[0]
+        return parse_verdict_note(text, JudgeSettings.parse(params))[0]
     except ValueError:
         return None
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from autorater_pipelines import autosxs
-from autorater_pipelines.autosxs.judging import JudgeSettings, parse_verdict_at, parse_verdict_note
+from autorater_pipelines.pairwise import JudgeSettings, parse_verdict_at, parse_verdict_note
 from autorater_pipelines.testing import ModelEmulator
 from autorater_pipelines.testing.judges import responses_in_prompt
 
@@ -102,7 +102,7 @@ CASES = [
 
 @pytest.mark.parametrize("params, text, expected", CASES, ids=[c[1][:40] for c in CASES])
 def test_the_verdict_read_is_the_judges_or_none(params, text, expected):
-    settings = JudgeSettings.from_params(params or None)
+    settings = JudgeSettings.parse(params or None)
     try:
         position = parse_verdict_note(text, settings)[0]
     except ValueError:
@@ -112,7 +112,7 @@ def test_the_verdict_read_is_the_judges_or_none(params, text, expected):
 
 def test_left_out_quoted_matches_are_named_in_the_note():
     text = '[[B]]\n\nNote: the prompt asks for "[[A]]" or "[[B]]".'
-    _, _, note = parse_verdict_note(text, JudgeSettings.from_params(FASTCHAT))
+    _, _, note = parse_verdict_note(text, JudgeSettings.parse(FASTCHAT))
     assert note == (
         "verdict_pattern matched 3 verdicts that disagree ('B' → B, 'A' → A (quoted, left out), "
         "'B' → B (quoted, left out)); verdict_match=last took B"
@@ -121,7 +121,7 @@ def test_left_out_quoted_matches_are_named_in_the_note():
 
 def test_the_span_of_a_verdict_behind_emphasis_is_in_the_original_text():
     text = "**Verdict:** **B** because A rambles"
-    parsed = parse_verdict_at(text, JudgeSettings.from_params(LABELLED))
+    parsed = parse_verdict_at(text, JudgeSettings.parse(LABELLED))
     assert parsed.position == "B" and parsed.span is not None
     assert text[parsed.span[0] : parsed.span[1]] == "B"
     assert parsed.span[0] == text.index("B")
@@ -129,12 +129,12 @@ def test_the_span_of_a_verdict_behind_emphasis_is_in_the_original_text():
 
 def test_alternatives_are_named_in_the_error():
     with pytest.raises(ValueError, match=r"no verdict: the matches are offered as alternatives \('A' → A \(an alt"):
-        parse_verdict_note("[[A]] or [[B]]", JudgeSettings.from_params(FASTCHAT))
+        parse_verdict_note("[[A]] or [[B]]", JudgeSettings.parse(FASTCHAT))
 
 
 def test_unique_ignores_quoted_format_mentions():
     text = 'Reply "[[A]]" or "[[B]]". [[B]]'
-    settings = JudgeSettings.from_params({**FASTCHAT, "verdict_match": "unique"})
+    settings = JudgeSettings.parse({**FASTCHAT, "verdict_match": "unique"})
     assert parse_verdict_note(text, settings)[0] == "B"
 
 

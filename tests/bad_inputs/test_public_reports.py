@@ -35,16 +35,16 @@ from public_report_cases import (
 )
 from public_report_runs import Run, clean_env, replay_lines, run_autosxs
 
-from autorater_pipelines.autosxs.judging import JudgeSettings, parse_verdict_note
-from autorater_pipelines.autosxs.scoring import parse_scores
 from autorater_pipelines.gecko.verdicts import resolve
+from autorater_pipelines.pairwise import JudgeSettings, parse_verdict_note
+from autorater_pipelines.pairwise.pointwise import parse_scores
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 def _parse(case: ParseCase) -> tuple[str, str]:
     """(position or "ERROR", explanation or error message)."""
-    settings = JudgeSettings.from_params(case.params)
+    settings = JudgeSettings.parse(case.params)
     try:
         position, explanation, _ = parse_verdict_note(case.text, settings)
     except ValueError as exc:

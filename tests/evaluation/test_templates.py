@@ -107,8 +107,8 @@ def test_ordinary_templates_render_as_in_jinja(template, expected):
 
 
 def test_a_refused_prompt_template_is_an_input_error_naming_the_parameter():
-    from autorater_pipelines.autosxs.prompt_parameters import compile_prompt_parameters
     from autorater_pipelines.errors import InputError
+    from autorater_pipelines.pairwise.prompt_parameters import compile_prompt_parameters
 
     compiled = compile_prompt_parameters(
         {"inference_instruction": {"template": "{{ q }} {{ lipsum(n=1000000, min=20, max=100)|length }}"}},

@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pytest
 
-from autorater_pipelines.autosxs.prompt_parameters import compile_prompt_parameters
-from autorater_pipelines.autosxs.tasks import CHOICES, JUDGMENT_SCHEMA, get_task
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.io import read_dataset
+from autorater_pipelines.pairwise.prompt_parameters import compile_prompt_parameters
+from autorater_pipelines.pairwise.tasks import CHOICES, JUDGMENT_SCHEMA, get_task
 
 REAL_DATA = Path("/work/shared/data/llmbar-mtbench/dataset.json")
 VALUES = {"inference_instruction": "Summarize the report.", "inference_context": "Sales rose 5% in May."}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from autorater_pipelines.autosxs import tasks
-from autorater_pipelines.autosxs.tasks import _judge_prompt
+from autorater_pipelines.pairwise import tasks
+from autorater_pipelines.pairwise.tasks import _judge_prompt
 
 TRICKY = [
     "",

@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from autorater_pipelines.autosxs.tasks import BUILTIN_TASKS, TaskDefinition, available_tasks, get_task
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.pairwise.tasks import BUILTIN_TASKS, TaskDefinition, available_tasks, get_task
 
 CUSTOM = {
     "evaluation_criteria": [

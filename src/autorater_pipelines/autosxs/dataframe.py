@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from autorater_pipelines import io
 from autorater_pipelines.autosxs import export, inference, judge
-from autorater_pipelines.autosxs.params import validate_run
+from autorater_pipelines.autosxs.preflight import validate_run
 from autorater_pipelines.evaluation.notebook import frame_rows, outside_event_loop
 
 if TYPE_CHECKING:

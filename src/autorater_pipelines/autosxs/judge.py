@@ -14,15 +14,15 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from autorater_pipelines import io
-from autorater_pipelines.autosxs import judging as pairwise
-from autorater_pipelines.autosxs import scoring, tasks
-from autorater_pipelines.autosxs.params import AutoraterParameters, check_verdict_settings
+from autorater_pipelines import io, pairwise
+from autorater_pipelines.autosxs.params import AutoraterParameters
 from autorater_pipelines.errors import ModelCallError
 from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.error_rows import error_row, split_error
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.models import ErrorKind, Model, ModelOutput, ModelRequest, get_model
+from autorater_pipelines.pairwise import tasks
+from autorater_pipelines.pairwise.settings import check_verdict_settings
 
 __all__ = ["JudgeSummary", "judge_examples"]
 
@@ -87,7 +87,7 @@ class _Judging:
         """Vote over one example's samples and record its judgment and error rows."""
         samples = [pairwise.to_sample(r, o, self.settings, self.task.score_scale) for r, o in answered]
         choice, confidence, explanation = pairwise.combine_samples(samples)
-        scores = scoring.mean_scores(samples) if self.task.pointwise else {}
+        scores = pairwise.mean_scores(samples) if self.task.pointwise else {}
         if not answered:
             explanation = self._inference_errors(example, ids)
         complete, incomplete_reason = pairwise.row_completeness(samples) if answered else (False, explanation)
@@ -237,9 +237,7 @@ def judge_examples(
         ModelCallError: the model calls stopped early and ``strict`` is set, or the process got SIGTERM.
     """
     options = AutoraterParameters.parse(autorater_parameters, source="autorater_parameters")
-    judging = _Judging(
-        check_id_columns(id_columns), options.judge_settings(), tasks.get_task(task, dict(experimental_args or {}))
-    )
+    judging = _Judging(check_id_columns(id_columns), options, tasks.get_task(task, dict(experimental_args or {})))
     config = options.generate_config(source="autorater_parameters", project=project, location=location)
     if shard_count > 1 and config.requests_per_minute:
         config = config.model_copy(update={"requests_per_minute": config.requests_per_minute / shard_count})

@@ -137,7 +137,7 @@ def pairwise_metrics(
     """Aggregate judgment rows into AutoSxS metrics.
 
     Args:
-        judgments: Judgment rows (see :mod:`autorater_pipelines.autosxs.judging`): ``choice`` in
+        judgments: Judgment rows (see :mod:`autorater_pipelines.pairwise.voting`): ``choice`` in
             ``A``/``B``/``TIE``/``ERROR``, ``samples`` list, token counts, and — when
             ``human_preference_column`` is given — that column holding ``A``/``B``/``TIE``.
         human_preference_column: Column of normalized human labels, or None/empty.
@@ -147,7 +147,7 @@ def pairwise_metrics(
             rates count a human TIE as 0.5, and ``ties_as_half`` (True) is added. Every other key keeps
             its value. Default False: the keys mean what Vertex AI AutoSxS means by them.
         include_incomplete: Count rows judged in one presentation order only (``complete`` False, see
-            :func:`autorater_pipelines.autosxs.judging.row_completeness`) like complete rows. Default False:
+            :func:`autorater_pipelines.pairwise.voting.row_completeness`) like complete rows. Default False:
             they are left out of every rate and of alignment, and counted in ``one_order_only_count``.
 
     Returns:

@@ -1,4 +1,4 @@
-"""The AutoSxS prepare step: validate the dataset and render the autorater prompt parameters of every row.
+"""The AutoSxS prepare stage: validate the dataset and render the autorater prompt parameters of every row.
 
 Prepared example (one JSONL line per dataset row): id columns, every rendered autorater prompt parameter
 (e.g. ``inference_instruction``, ``inference_context``), ``response_a``, ``response_b`` and, when
@@ -16,14 +16,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from autorater_pipelines import io
-from autorater_pipelines.autosxs import judging, tasks
-from autorater_pipelines.autosxs import prompt_parameters as prompts
 from autorater_pipelines.autosxs import sides as model_sides
-from autorater_pipelines.autosxs.params import AutosxsParams, ValidatedRun, validate_run
+from autorater_pipelines.autosxs.params import AutosxsParams
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.values import is_missing
+from autorater_pipelines.pairwise import prompt_parameters as prompts
+from autorater_pipelines.pairwise import tasks
+from autorater_pipelines.pairwise.verdicts import normalize_preference
 
-__all__ = ["RESERVED_COLUMNS", "build_examples", "check_prompt_setup", "prepare_examples", "prepare_run"]
+__all__ = ["RESERVED_COLUMNS", "build_examples", "check_prompt_setup", "prepare_examples"]
 
 logger = logging.getLogger(__name__)
 
@@ -163,7 +164,7 @@ def build_examples(
                     row.get(source.column), source.side, source.column, where
                 )
         if run.human_preference_column:
-            example[run.human_preference_column] = judging.normalize_preference(
+            example[run.human_preference_column] = normalize_preference(
                 row.get(run.human_preference_column), column=run.human_preference_column, location=where
             )
         examples.append(example)
@@ -230,14 +231,3 @@ def prepare_examples(
     if output_path:
         io.write_jsonl(output_path, examples)
     return examples
-
-
-def prepare_run(params: Mapping[str, Any], output_path: str) -> ValidatedRun:
-    """The pipeline's first step: :func:`validate_run` on every parameter, then write the prepared examples.
-
-    Raises:
-        InputError: the first problem :func:`validate_run` finds; nothing is written then.
-    """
-    run = validate_run(params)
-    io.write_jsonl(output_path, run.rows or [])
-    return run

@@ -26,9 +26,9 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from autorater_pipelines.autosxs import prompt_parameters as prompts
 from autorater_pipelines.autosxs.inference import RESPONSE_COLUMN_CANDIDATES
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.pairwise import prompt_parameters as prompts
 
 __all__ = ["MODEL_OUTPUT_FIELDS", "MODEL_PROMPT_FORMS", "SideSource", "require_source", "resolve_side"]
 

@@ -141,7 +141,7 @@ def validate_run(pipeline: str, params: dict[str, Any], *, readable: Any = None,
         InputError: the first problem found.
     """
     if pipeline == "autosxs":
-        from autorater_pipelines.autosxs import params as model
+        from autorater_pipelines.autosxs import preflight as model
     else:
         from autorater_pipelines.gecko import preflight as model  # type: ignore[no-redef]
     return list(model.validate_run(params, readable=readable, project=project).notes)

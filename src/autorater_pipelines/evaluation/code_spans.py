@@ -2,7 +2,7 @@ r"""Where a Markdown text holds code: fenced blocks and inline code spans, found
 
 A judge that shows its answer format writes it as code as often as in quotes (```` ```\n[[A]]\n``` ````,
 `` `[[A]]` ``), so a verdict inside code is a mention, like a quoted one
-(:mod:`autorater_pipelines.autosxs.verdicts`).
+(:mod:`autorater_pipelines.pairwise.verdicts`).
 
 Rules, after CommonMark (https://spec.commonmark.org/0.31.2/#code-spans, #fenced-code-blocks), simplified:
 

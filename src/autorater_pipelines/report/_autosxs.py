@@ -2,7 +2,7 @@
 
 Headline numbers come from ``metrics.json`` (:func:`autorater_pipelines.autosxs.metrics.pairwise_metrics`);
 figures and the judgments table are drawn from ``judgments.jsonl`` (rows documented in
-:mod:`autorater_pipelines.autosxs.judging`). Every row-level figure is computed over the rows
+:mod:`autorater_pipelines.pairwise.voting`). Every row-level figure is computed over the rows
 ``metrics.json`` counts in its rates (:func:`counted_rows`: a verdict, and judged in both orders unless the
 run included rows judged in one order only), and its caption or note says so; the position figures count
 samples as ``metrics.json``'s per-order figures do.

@@ -217,8 +217,8 @@ def check_judgment_lines(path: str) -> None:
     Raises:
         InputError: naming the file, the line, the column and the value.
     """
-    from autorater_pipelines.autosxs.judging import CHOICES
     from autorater_pipelines.io._formats import decode_utf8, parse_jsonl_text
+    from autorater_pipelines.pairwise.voting import CHOICES
 
     filesystem, target = io.filesystem_for(path)
     numbered = parse_jsonl_text(decode_utf8(filesystem.read_bytes(target), path), path)

@@ -41,8 +41,7 @@ from typing import Any, NamedTuple
 
 import pydantic
 
-from autorater_pipelines import gecko, io
-from autorater_pipelines.autosxs import judging as pairwise
+from autorater_pipelines import gecko, io, pairwise
 from autorater_pipelines.autosxs.metrics import pairwise_metrics
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.parameters import Flag

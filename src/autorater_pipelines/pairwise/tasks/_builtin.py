@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autorater_pipelines.autosxs.tasks._definition import Criterion, TaskDefinition
+from autorater_pipelines.pairwise.tasks._definition import Criterion, TaskDefinition
 
 __all__ = ["BUILTIN_TASKS"]
 

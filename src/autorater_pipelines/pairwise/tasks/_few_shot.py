@@ -27,8 +27,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from autorater_pipelines.autosxs.verdicts import preference_label
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.pairwise.verdicts import preference_label
 
 __all__ = ["FewShotConfig", "FewShotExample", "load_few_shot_examples"]
 
@@ -117,7 +117,7 @@ def load_few_shot_examples(
             columns that do not fit the rubric, or a bad row (naming file, row and column).
     """
     from autorater_pipelines import io
-    from autorater_pipelines.autosxs import prompt_parameters as prompts
+    from autorater_pipelines.pairwise import prompt_parameters as prompts
 
     where_params = f"{source}.autorater_prompt_parameters"
     _check_config(config, prompt_keys=prompt_keys, scale=scale, source=source)

@@ -1,7 +1,7 @@
 r"""What a ``verdict_pattern`` can give: checked before any model call, so a pattern that cannot work is refused.
 
 The verdict of a match is the text of the pattern's first group, or the whole match when it has no group
-(:mod:`autorater_pipelines.autosxs.verdicts`). That text is looked up in ``verdict_map`` (case- and
+(:mod:`autorater_pipelines.pairwise.verdicts`). That text is looked up in ``verdict_map`` (case- and
 space-insensitively). So, from the pattern alone:
 
 - a verdict that can be empty (``()``, ``(A?)``, a pattern ``""``) would read a verdict in any answer: refused

@@ -7,9 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from autorater_pipelines.autosxs.tasks import _judge_prompt
-from autorater_pipelines.autosxs.tasks._few_shot import FewShotExample
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.pairwise.tasks import _judge_prompt
+from autorater_pipelines.pairwise.tasks._few_shot import FewShotExample
 
 __all__ = ["Criterion", "TaskDefinition"]
 
@@ -30,7 +30,7 @@ class Criterion(BaseModel):
 class TaskDefinition(BaseModel):
     """An AutoSxS task: everything needed to build the judge prompt for one example.
 
-    Built-in tasks come from :func:`autorater_pipelines.autosxs.tasks.get_task`; a ``custom`` task is built from
+    Built-in tasks come from :func:`autorater_pipelines.pairwise.tasks.get_task`; a ``custom`` task is built from
     ``experimental_args["custom_task_definition"]``.
     """
 

@@ -5,23 +5,21 @@ JSON answers (in prose, code fences, or both) must agree: several answers with d
 that repeats ``choice`` with different values, are ambiguous (a parse error), never the first or the last. An
 answer whose explanation is the prompt's own ``<…>`` placeholder is a copy of the format line, not a judgment: it
 is left out, and an answer made only of such copies is a parse error. A
-free-text answer is read by :func:`~autorater_pipelines.autosxs.verdicts.find_verdict`. Each parse also says
+free-text answer is read by :func:`~autorater_pipelines.pairwise.verdicts.find_verdict`. Each parse also says
 where the deciding verdict is written, so its token's log-probabilities can be read
-(:mod:`autorater_pipelines.autosxs.confidence`).
+(:mod:`autorater_pipelines.pairwise.confidence`).
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-from autorater_pipelines.autosxs.confidence import json_choice_span
-from autorater_pipelines.autosxs.verdicts import find_verdict
 from autorater_pipelines.evaluation.json_extraction import extract_json_values, is_placeholder
 from autorater_pipelines.evaluation.reasoning import answer_after_reasoning
-
-if TYPE_CHECKING:
-    from autorater_pipelines.autosxs.judging import JudgeSettings
+from autorater_pipelines.pairwise.confidence import json_choice_span
+from autorater_pipelines.pairwise.settings import JudgeSettings
+from autorater_pipelines.pairwise.verdicts import find_verdict
 
 __all__ = ["ParsedVerdict", "json_label", "parse_verdict", "parse_verdict_at", "parse_verdict_note"]
 

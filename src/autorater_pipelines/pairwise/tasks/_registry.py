@@ -13,11 +13,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from autorater_pipelines.autosxs.tasks._builtin import BUILTIN_TASKS
-from autorater_pipelines.autosxs.tasks._custom import SOURCE as CUSTOM_SOURCE
-from autorater_pipelines.autosxs.tasks._custom import parse_custom_task
-from autorater_pipelines.autosxs.tasks._definition import TaskDefinition
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.pairwise.tasks._builtin import BUILTIN_TASKS
+from autorater_pipelines.pairwise.tasks._custom import SOURCE as CUSTOM_SOURCE
+from autorater_pipelines.pairwise.tasks._custom import parse_custom_task
+from autorater_pipelines.pairwise.tasks._definition import TaskDefinition
 
 __all__ = ["available_tasks", "get_task"]
 

@@ -6,10 +6,10 @@
   :data:`JUDGMENT_SCHEMA` JSON ``{"explanation": ..., "choice": "A" | "B" | "SAME"}``.
 """
 
-from autorater_pipelines.autosxs.tasks._builtin import BUILTIN_TASKS
-from autorater_pipelines.autosxs.tasks._definition import Criterion, TaskDefinition
-from autorater_pipelines.autosxs.tasks._judge_prompt import CHOICES, JUDGE_PROMPT_TEMPLATE, JUDGMENT_SCHEMA
-from autorater_pipelines.autosxs.tasks._registry import available_tasks, get_task
+from autorater_pipelines.pairwise.tasks._builtin import BUILTIN_TASKS
+from autorater_pipelines.pairwise.tasks._definition import Criterion, TaskDefinition
+from autorater_pipelines.pairwise.tasks._judge_prompt import CHOICES, JUDGE_PROMPT_TEMPLATE, JUDGMENT_SCHEMA
+from autorater_pipelines.pairwise.tasks._registry import available_tasks, get_task
 
 __all__ = [
     "BUILTIN_TASKS",

@@ -1,11 +1,8 @@
-"""Pairwise (side-by-side) judging: sample schedule, verdict parsing, un-flipping and voting.
+"""Reading and voting over a pairwise judgment's samples: un-flipping, the vote, completeness and usage.
 
-An example is judged ``sampling_count`` times. With ``flip`` on, half of the samples show model B's
-response first (position swap); which half is seeded by the example's ids, so a run is
-reproducible and, with one sample per example, half of the examples are shown swapped. Each sample's
-verdict names a POSITION (``A`` = shown first, ``B`` = shown second, ``TIE``); it is mapped back to
-model terms (``A`` = model A wherever it was shown) before the vote. Position-swap debiasing follows
-Zheng et al., "Judging LLM-as-a-Judge with MT-Bench and Chatbot Arena" (arXiv 2306.05685).
+Each sample's verdict names a POSITION (``A`` = shown first, ``B`` = shown second, ``TIE``); it is mapped back
+to model terms (``A`` = model A wherever it was shown) before the vote (:func:`combine_samples`). A pointwise
+rubric's scores (:mod:`~autorater_pipelines.pairwise.pointwise`) are mapped back the same way.
 
 Judgment row (one per example, JSON-compatible dict):
     id columns, every rendered autorater prompt parameter (``inference_instruction``,
@@ -24,134 +21,28 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import hashlib
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from autorater_pipelines.autosxs.answers import (
-    ParsedVerdict,
-    json_label,
-    parse_verdict,
-    parse_verdict_at,
-    parse_verdict_note,
-)
-from autorater_pipelines.autosxs.confidence import row_confidence, verdict_probability
-from autorater_pipelines.autosxs.scoring import parse_scores
-from autorater_pipelines.autosxs.verdicts import VerdictPattern, lookup_verdict, preference_label
-from autorater_pipelines.errors import InputError
 from autorater_pipelines.models import ModelOutput, ModelRequest, Usage
+from autorater_pipelines.pairwise.answers import json_label, parse_verdict, parse_verdict_at
+from autorater_pipelines.pairwise.confidence import row_confidence, verdict_probability
+from autorater_pipelines.pairwise.pointwise import parse_scores
+from autorater_pipelines.pairwise.settings import JudgeSettings
+from autorater_pipelines.pairwise.verdicts import lookup_verdict
 
 __all__ = [
     "CHOICES",
-    "JudgeSettings",
     "Sample",
-    "build_requests",
     "combine_samples",
-    "flip_schedule",
-    "ParsedVerdict",
-    "normalize_preference",
-    "parse_verdict",
-    "parse_verdict_at",
-    "parse_verdict_note",
+    "row_completeness",
+    "to_sample",
+    "total_usage",
+    "unparseable_check",
 ]
 
 CHOICES = ("A", "B", "TIE", "ERROR")
 """The closed set of judgment choices."""
-
-
-@dataclasses.dataclass(frozen=True)
-class JudgeSettings:
-    """How examples are judged, from ``autorater_parameters``.
-
-    Attributes:
-        sampling_count: Samples per example (≥ 1). Default 2: one original and one swapped order.
-        flip: Swap positions on half of the samples (seeded by the example ids).
-        verdict_pattern: Optional regex (RE2, linear time) applied to the raw judge output instead of JSON
-            parsing; the first group (or whole match, without groups) of a whole-word match is looked up in
-            ``verdict_map`` (see :mod:`autorater_pipelines.autosxs.verdicts`).
-        verdict_map: Match text → POSITION verdict: ``A`` (shown first), ``B`` (shown second), ``TIE``.
-        verdict_match: Which match decides when there are several: ``last`` (default, the concluding
-            verdict), ``first``, or ``unique`` (all must agree, else a parse error).
-        retry_unparseable: Ask again, on a re-run, for answers that were cached but could not be parsed;
-            None = on when the judge samples (``temperature`` > 0), off for greedy decoding.
-    """
-
-    sampling_count: int = 2
-    flip: bool = True
-    verdict_pattern: VerdictPattern | None = None
-    verdict_map: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    verdict_match: str = "last"
-    retry_unparseable: bool | None = None
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any] | None) -> JudgeSettings:
-        """Judging settings from ``autorater_parameters`` (parsed by ``AutoraterParameters``).
-
-        Raises:
-            InputError: an unknown key, a bad ``sampling_count`` or ``flip``, an invalid regex, a ``verdict_map``
-                value outside ``A``/``B``/``TIE``, or one of ``verdict_pattern``/``verdict_map`` without the other.
-        """
-        from autorater_pipelines.autosxs.params import AutoraterParameters
-
-        settings: JudgeSettings = AutoraterParameters.parse(params, source="autorater_parameters").judge_settings()
-        return settings
-
-
-def flip_schedule(ids: Sequence[Any], settings: JudgeSettings) -> list[bool]:
-    """Return, per sample index, whether that sample shows model B's response first.
-
-    With ``flip`` on, samples alternate between orders starting from a bit seeded by the ids
-    (sha256 of their JSON) for odd counts, so an even ``sampling_count`` is exactly half swapped
-    (sample 0 in the original order) and a single sample per example swaps about half of the
-    examples, reproducibly.
-    """
-    if not settings.flip:
-        return [False] * settings.sampling_count
-    digest = hashlib.sha256(json.dumps([str(v) for v in ids]).encode()).digest()
-    # Even counts: sample 0 original, 1 swapped, ... (exactly half swapped). Odd counts: the extra
-    # sample's order is seeded by the ids, so across examples both orders are equally likely.
-    start = 0 if settings.sampling_count % 2 == 0 else digest[0] & 1
-    return [bool((i + start) % 2) for i in range(settings.sampling_count)]
-
-
-def build_requests(
-    *,
-    ids: Mapping[str, Any],
-    prompt: Any,
-    response_a: str,
-    response_b: str,
-    settings: JudgeSettings,
-    render_judge_prompt: Any,
-    response_schema: Mapping[str, Any] | None,
-) -> list[ModelRequest]:
-    """Build the ``sampling_count`` judge requests of one example.
-
-    Args:
-        ids: The example's id-column values (part of the replay key).
-        prompt: Rendered autorater prompt parameters, passed to ``render_judge_prompt``.
-        response_a: Model A's response.
-        response_b: Model B's response.
-        settings: Judging settings.
-        render_judge_prompt: ``(prompt, first, second) -> str`` of the task definition.
-        response_schema: JSON schema of the structured answer, or None when a ``verdict_pattern``
-            parses free text.
-
-    Returns:
-        One request per sample; ``key`` = ids + ``flipped`` + ``sample_index`` (docs/autosxs.md "Replay files").
-    """
-    requests = []
-    for index, flipped in enumerate(flip_schedule(list(ids.values()), settings)):
-        first, second = (response_b, response_a) if flipped else (response_a, response_b)
-        requests.append(
-            ModelRequest(
-                parts=(render_judge_prompt(prompt, first, second),),
-                key={**ids, "flipped": flipped, "sample_index": index},
-                response_schema=dict(response_schema) if response_schema else None,
-                sample_index=index,
-            )
-        )
-    return requests
 
 
 def _unflip(position: str, flipped: bool) -> str:
@@ -259,7 +150,7 @@ def to_sample(
     )
 
 
-def _map_label(verdict_map: Mapping[str, str]) -> Any:
+def _map_label(verdict_map: Mapping[str, str]) -> Callable[[str], str | None]:
     def label(text: str) -> str | None:
         return lookup_verdict(text, verdict_map)
 
@@ -280,7 +171,7 @@ def combine_samples(samples: Sequence[Sample]) -> tuple[str, float | None, str]:
     Confidence: the mean probability the voting samples give the chosen label — a sample's verdict-token
     probability with logprobs, else 1 for its own verdict (the vote share); one meaning on both paths, so a
     ``TIE`` from a split vote (``A``×1, ``B``×1) has 0 without logprobs and its mean P(TIE) with them
-    (:func:`~autorater_pipelines.autosxs.confidence.row_confidence`). None when log-probabilities were
+    (:func:`~autorater_pipelines.pairwise.confidence.row_confidence`). None when log-probabilities were
     returned but a voting sample's verdict token could not be read (the sample's ``note`` says why).
     """
     valid = [s for s in samples if s.choice != "ERROR"]
@@ -306,7 +197,9 @@ def combine_samples(samples: Sequence[Sample]) -> tuple[str, float | None, str]:
     return choice, None if confidence is None else round(confidence, 6), explanation
 
 
-def unparseable_check(settings: JudgeSettings, temperature: float | None, score_scale: Sequence[int] = ()) -> Any:
+def unparseable_check(
+    settings: JudgeSettings, temperature: float | None, score_scale: Sequence[int] = ()
+) -> Callable[[ModelOutput], bool] | None:
     """The ``reask`` test of ``Model.generate_each`` for ``retry_unparseable``, or None when it is off.
 
     ``retry_unparseable`` None (the default) is on unless ``temperature`` is 0: a greedy judge would give
@@ -364,25 +257,3 @@ def total_usage(outputs: Sequence[ModelOutput]) -> Usage:
     for output in outputs:
         usage = usage + output.usage
     return usage
-
-
-def normalize_preference(value: Any, *, column: str, location: str) -> str:
-    """Normalize a human preference label to ``A``, ``B`` or ``TIE``.
-
-    Accepts ``A``/``B``/``TIE`` (``SAME``, the tie of Google's rubric, is ``TIE``), ``Model A``/``Model B`` (the
-    choice values of Google's judgments table) and ``model_a``/``model_b``, case-insensitive; surrounding spaces
-    are ignored and a space, ``_`` or ``-`` between ``model`` and the letter are the same.
-
-    Raises:
-        InputError: any other value, including empty and NaN, naming the row and column.
-    """
-    label = preference_label(value)
-    if label is None:
-        raise InputError(
-            f"human preference {value!r} is not one of A, B, TIE (Model A/Model B, model_a/model_b and SAME "
-            "accepted, any case); "
-            "fix the label or drop human_preference_column",
-            source=location,
-            column=column,
-        )
-    return label

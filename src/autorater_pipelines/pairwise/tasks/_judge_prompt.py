@@ -203,7 +203,7 @@ def render_examples(examples: Sequence[Any], *, pointwise: bool) -> str:
     """The worked-examples block of the judge prompt.
 
     Args:
-        examples: :class:`~autorater_pipelines.autosxs.tasks._few_shot.FewShotExample` items.
+        examples: :class:`~autorater_pipelines.pairwise.tasks._few_shot.FewShotExample` items.
         pointwise: Show the expected answer as scores (pointwise rubric) instead of a choice.
 
     Returns:

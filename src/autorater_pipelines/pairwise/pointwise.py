@@ -1,7 +1,7 @@
 """Pointwise judging: a custom task's score rubric is a scale, and the judge scores each response on it.
 
 The judge answers ``{"explanation", "response_a_score", "response_b_score"}`` (scores of the responses in
-the positions shown); :func:`autorater_pipelines.autosxs.judging.to_sample` maps them back to the models, the
+the positions shown); :func:`autorater_pipelines.pairwise.voting.to_sample` maps them back to the models, the
 higher score wins and equal scores are a tie. A judgment keeps each model's mean score (:func:`mean_scores`).
 """
 

@@ -30,10 +30,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from autorater_pipelines.autosxs.tasks._definition import Criterion, TaskDefinition
-from autorater_pipelines.autosxs.tasks._few_shot import FewShotConfig, load_few_shot_examples
-from autorater_pipelines.autosxs.tasks._judge_prompt import CHOICES
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.pairwise.tasks._definition import Criterion, TaskDefinition
+from autorater_pipelines.pairwise.tasks._few_shot import FewShotConfig, load_few_shot_examples
+from autorater_pipelines.pairwise.tasks._judge_prompt import CHOICES
 
 __all__ = ["SOURCE", "parse_custom_task"]
 

@@ -59,6 +59,7 @@ __all__ = [
     "compile_verdict_pattern",
     "find_verdict",
     "lookup_verdict",
+    "normalize_preference",
     "preference_label",
 ]
 
@@ -366,3 +367,25 @@ def _listing(matches: list[Match], verdict_map: Mapping[str, str], remarks: Mapp
         position = lookup_verdict(m.token, verdict_map) or "not in verdict_map"
         shown.append(f"{m.token!r} → {position}{remarks.get(i, '')}")
     return ", ".join(shown) + (f", … {len(matches) - _LISTED} more" if len(matches) > _LISTED else "")
+
+
+def normalize_preference(value: Any, *, column: str, location: str) -> str:
+    """Normalize a human preference label to ``A``, ``B`` or ``TIE``.
+
+    Accepts ``A``/``B``/``TIE`` (``SAME``, the tie of Google's rubric, is ``TIE``), ``Model A``/``Model B`` (the
+    choice values of Google's judgments table) and ``model_a``/``model_b``, case-insensitive; surrounding spaces
+    are ignored and a space, ``_`` or ``-`` between ``model`` and the letter are the same.
+
+    Raises:
+        InputError: any other value, including empty and NaN, naming the row and column.
+    """
+    label = preference_label(value)
+    if label is None:
+        raise InputError(
+            f"human preference {value!r} is not one of A, B, TIE (Model A/Model B, model_a/model_b and SAME "
+            "accepted, any case); "
+            "fix the label or drop human_preference_column",
+            source=location,
+            column=column,
+        )
+    return label
