@@ -139,3 +139,7 @@ class GeckoParams(RunParameters):
     def judge_model(self) -> str:
         """The validator spec (:data:`DEFAULT_MODEL` when empty)."""
         return self.validator_model or DEFAULT_MODEL
+
+
+PARAMETERS = GeckoParams
+"""This pipeline's parameter model, registered for ``autorater params`` (one per pipeline package)."""
