@@ -1,37 +1,89 @@
-"""MkDocs hook: a line ``<!-- parameter-reference TEMPLATE MODEL -->`` becomes that pipeline's parameter tables.
+"""MkDocs hook: pages generated from the code when the site is built, so they cannot fall behind it.
 
-TEMPLATE is a compiled template relative to the repository root (``compiled/autosxs.yaml``), MODEL the dotted name
-of its parameter model; the tables come from :func:`autorater_pipelines.evaluation.reference.render_markdown`.
-``<!-- module-map -->`` becomes a table of every module with its docstring's summary, and
-``<!-- bounds-table -->`` becomes the table of every numeric parameter's range (``render_bounds_markdown``).
+- ``<!-- parameter-reference PIPELINE -->`` becomes the pipeline's parameter tables: every parameter of its compiled
+  template (type, default, description) and every key of its options dicts (type, default, allowed range,
+  description), from :func:`autorater_pipelines.commands.params.parameter_table` (what ``autorater params`` prints)
+  and the ranges of :data:`autorater_pipelines.evaluation.parameters.BOUNDS`;
+- ``<!-- bounds-table -->`` becomes the table of every numeric parameter's range (``BOUNDS``);
+- ``<!-- module-map -->`` becomes a table of every module of the package with its docstring's summary.
+
+tests/test_docs_reference.py checks what these render.
 """
 
 from __future__ import annotations
 
+import ast
+import json
 import re
 from pathlib import Path
 
-from autorater_pipelines.evaluation.reference import docstring_markdown, render_bounds_markdown, render_markdown
-
-_MARKER = re.compile(r"^<!-- parameter-reference (?P<template>\S+) (?P<model>\S+) -->$", re.M)
+_MARKER = re.compile(r"^<!-- parameter-reference (?P<pipeline>\w+) -->$", re.M)
 _REPO = Path(__file__).resolve().parents[1]
 
 
 def on_page_markdown(markdown, page, config, files):  # noqa: D103 (the MkDocs hook signature)
-    markdown = _MARKER.sub(lambda m: render_markdown(str(_REPO / m["template"]), m["model"]), markdown)
-    markdown = markdown.replace("<!-- bounds-table -->", render_bounds_markdown())
-    return markdown.replace("<!-- module-map -->", module_map()) if "<!-- module-map -->" in markdown else markdown
+    markdown = _MARKER.sub(lambda m: parameter_reference(m["pipeline"]), markdown)
+    if "<!-- bounds-table -->" in markdown:
+        markdown = markdown.replace("<!-- bounds-table -->", bounds_table())
+    if "<!-- module-map -->" in markdown:
+        markdown = markdown.replace("<!-- module-map -->", module_map())
+    return markdown
+
+
+def docstring_markdown(text: str) -> str:
+    """Sphinx markup of a docstring as markdown on one line: ````x```` → ```x```, ``:class:`~a.B``` → ```B```."""
+    text = re.sub(r":\w+:`~?([^`]+)`", lambda m: f"`{m[1].rsplit('.', 1)[-1]}`", text)
+    return " ".join(text.replace("``", "`").split())
+
+
+def _cell(text: str) -> str:
+    return docstring_markdown(text).replace("|", "\\|")
+
+
+def _json(value: object) -> str:
+    return "`" + json.dumps(value, ensure_ascii=False).replace("|", "\\|") + "`"
+
+
+def parameter_reference(pipeline: str) -> str:
+    """The parameter tables of ``pipeline`` as markdown: its parameters, then one table per options dict."""
+    from autorater_pipelines.commands.params import parameter_table
+    from autorater_pipelines.evaluation.parameters import BOUNDS
+
+    table = parameter_table(pipeline)
+    lines = ["| parameter | type | default | description |", "|---|---|---|---|"]
+    for p in table:
+        default = "**required**" if p["required"] else _json(p.get("default"))
+        lines.append(f"| `{p['name']}` | {p['type']} | {default} | {_cell(p['description'])} |")
+    for p in table:
+        if not p.get("keys"):
+            continue
+        lines += ["", f"### `{p['name']}`", ""]
+        lines += ["| key | type | default | allowed | description |", "|---|---|---|---|---|"]
+        for key in p["keys"]:
+            bound = BOUNDS[key["name"]].describe() if key["name"] in BOUNDS else ""
+            kind = key["type"].replace("|", "\\|")
+            lines.append(
+                f"| `{key['name']}` | {kind} | {_json(key['default'])} | {bound} | {_cell(key['description'])} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def bounds_table() -> str:
+    """The range of every numeric parameter, in the words of the error messages."""
+    from autorater_pipelines.evaluation.parameters import BOUNDS
+
+    lines = ["| parameter | allowed |", "|---|---|"]
+    lines += [f"| `{name}` | {bound.describe()} |" for name, bound in BOUNDS.items()]
+    return "\n".join(lines) + "\n"
 
 
 def _summary(path: Path) -> str:
-    import ast
-
     doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
-    return docstring_markdown(doc.split("\n\n", 1)[0]).replace("|", "\\|")
+    return _cell(doc.split("\n\n", 1)[0])
 
 
 def module_map() -> str:
-    """A markdown table of every module of the package (and of ``components/``, ``pipelines/``): docstring summaries."""
+    """Every module of the package (and of ``components/``, ``pipelines/`` when outside it): docstring summaries."""
     roots = [_REPO / "src", _REPO]
     lines = ["| module | what it holds |", "|---|---|"]
     paths = sorted((_REPO / "src" / "autorater_pipelines").rglob("*.py"))
