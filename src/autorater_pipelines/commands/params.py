@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import re
 import shutil
 import textwrap
 from typing import Any
@@ -70,6 +71,23 @@ def _schema_type(prop: dict[str, Any]) -> str:
     return str(prop.get("type") or prop.get("$ref", "any").rsplit("/", 1)[-1] or "any")
 
 
+def _lenient_schema() -> Any:
+    """A JSON schema generator that gives ``{}`` for a type without a JSON schema (e.g. a compiled pattern)."""
+    from pydantic.json_schema import GenerateJsonSchema
+
+    class Lenient(GenerateJsonSchema):
+        def handle_invalid_for_json_schema(self, schema: Any, error_info: str) -> dict[str, Any]:
+            return {}
+
+    return Lenient
+
+
+def _annotation(field: Any) -> str:
+    """A field's type as written, for the few whose schema says nothing (``VerdictPattern | None``)."""
+    text = getattr(getattr(field, "annotation", None), "__name__", None) or str(getattr(field, "annotation", "any"))
+    return re.sub(r"\b[\w.]+\.(\w+)", r"\1", text.replace("typing.", ""))
+
+
 def _keys(model: Any) -> list[dict[str, Any]]:
     """The keys of a nested parameter model: its fields, and GenerateConfig's for model-call options."""
     from autorater_pipelines.evaluation.parameters import ModelCallOptions
@@ -81,14 +99,15 @@ def _keys(model: Any) -> list[dict[str, Any]]:
         sources.append(GenerateConfig)
     keys: dict[str, dict[str, Any]] = {}
     for source in sources:
-        schema = source.model_json_schema(mode="validation")
+        schema = source.model_json_schema(mode="validation", schema_generator=_lenient_schema())
         for name, prop in schema.get("properties", {}).items():
             if name in keys:
                 continue
             field = source.model_fields.get(name)
+            typed = {k: v for k, v in prop.items() if k in ("type", "enum", "anyOf", "$ref", "items")}
             keys[name] = {
                 "name": name,
-                "type": _schema_type(prop),
+                "type": _schema_type(prop) if typed else _annotation(field),
                 "default": prop.get("default") if "default" in prop else _default(field),
                 "description": " ".join(str(prop.get("description") or "").split()),
             }
