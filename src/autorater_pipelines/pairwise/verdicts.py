@@ -87,6 +87,11 @@ class VerdictPattern:
         self._folded = re2.compile(source, options)
         self.groups = int(self._compiled.groups)
 
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+        """JSON schema of a field holding one (``autorater params``, the docs' parameter reference): its text."""
+        return {"type": "string"}
+
     def __repr__(self) -> str:
         return f"VerdictPattern({self.pattern!r})"
 
