@@ -327,3 +327,19 @@ def test_a_dry_run_still_leaves_a_well_formed_cloud_dataset_to_the_first_step(pi
     params_path.write_text(json.dumps(params), encoding="utf-8")
     code, err = _submit_dry_run(pipeline, params_path, capsys)
     assert code == 0 and "bq://my-project.my_dataset.my_table not read from here" in err, err
+
+
+_CONFIG_REFUSED = [(s, m) for s, m in REFUSED if next(iter(s)) in ("max_concurrency", "temperature", "timeout_s")]
+
+
+@pytest.mark.parametrize(("setting", "message"), _CONFIG_REFUSED, ids=[m[:40] for _, m in _CONFIG_REFUSED])
+def test_generate_config_in_python_has_the_same_bound_and_message(setting: dict[str, Any], message: str) -> None:
+    """One bound, one message: ``GenerateConfig(max_concurrency=10**8)`` was accepted while the parameter refused it."""
+    import pydantic
+
+    from autorater_pipelines.models import GenerateConfig
+
+    with pytest.raises(pydantic.ValidationError, match=message.removesuffix("$")):
+        GenerateConfig(**setting)
+    with pytest.raises(InputError, match=message.removesuffix("$")):
+        GenerateConfig.from_params(setting)

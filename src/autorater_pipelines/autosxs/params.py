@@ -21,10 +21,10 @@ from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.evaluation.parameters import (
     Flag,
-    Integer,
     ModelCallOptions,
     ParameterModel,
     RunParameters,
+    Shards,
     nested,
 )
 from autorater_pipelines.pairwise.settings import SOURCE, JudgeSettings
@@ -72,7 +72,7 @@ class AutoraterParameters(JudgeSettings, ModelCallOptions):
 
     model_config = pydantic.ConfigDict(extra="allow", frozen=True, populate_by_name=True, arbitrary_types_allowed=True)
 
-    shards: Integer = 1
+    shards: Shards = 1
     """Judging tasks run in parallel (a ``ParallelFor``); each judges every ``shards``-th example."""
     strict: Flag = False
     """Fail the judging step when the model calls stop early (default: write the judgments so far and ERROR rows

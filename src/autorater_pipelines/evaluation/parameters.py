@@ -10,34 +10,37 @@ KFP hands parameters over in forms users did not write: ``dict`` parameters trav
 - numbers: an int, a finite float or a string of one (``"0.2"``); never a boolean, NaN or infinity;
 - flags: ``true``/``false`` or the strings ``"true"``/``"false"`` (any case).
 
-:data:`BOUNDS` holds the allowed range of every numeric parameter, by name. A name means the same thing with
-the same range wherever it appears (``sampling_count`` in AutoSxS's ``autorater_parameters`` and in Gecko's
-``validator_parameters``), and a value out of range gets the same message in both pipelines:
+Every numeric bound is written once, on its field (:class:`~autorater_pipelines.bounds.Bound` in the field's
+annotation): the stage keys' on the field types here (:data:`SamplingCount`, :data:`Shards`,
+:data:`QuestionsPerCall`), the model-call settings' on :class:`~autorater_pipelines.models.GenerateConfig`.
+:data:`BOUNDS`, by name, is derived from them. A name means the same thing with the same range wherever it
+appears (``sampling_count`` in AutoSxS's ``autorater_parameters`` and in Gecko's ``validator_parameters``), and a
+value out of range gets the same message in both pipelines and in ``GenerateConfig(...)``:
 ``sampling_count must be an integer from 1 to 64, got 0``.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, NamedTuple, TypeVar
 
 import pydantic
 
+from autorater_pipelines.bounds import Bound, bounds_of
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.model_checks import check_model_spec
-from autorater_pipelines.models._config import _reason
+from autorater_pipelines.models._config import GenerateConfig, _reason
 
 __all__ = [
     "BOUNDS",
     "Bound",
     "Flag",
-    "Integer",
     "ModelCallOptions",
-    "Number",
     "ParameterModel",
+    "QuestionsPerCall",
     "RunParameters",
+    "SamplingCount",
+    "Shards",
     "ValidatedRun",
     "check_model_spec",
     "from_struct",
@@ -49,84 +52,38 @@ __all__ = [
 _Model = TypeVar("_Model", bound="ParameterModel")
 
 
-@dataclasses.dataclass(frozen=True)
-class Bound:
-    """The allowed values of one numeric parameter.
+SamplingCount = Annotated[int, Bound("integer", 1, 64)]
+"""``sampling_count``: samples per example (AutoSxS's autorater) or answers per question (Gecko's validator)."""
+Shards = Annotated[int, Bound("integer", 1, 1000)]
+"""``shards``: judging tasks run in parallel."""
+QuestionsPerCall = Annotated[
+    int, Bound("integer", 0, 1, wording="0 (all questions of a row in one call) or 1 (one question per call)")
+]
+"""``questions_per_call``: how a validator is asked its questions."""
 
-    Attributes:
-        kind: ``integer`` or ``number``.
-        low: Smallest allowed value (excluded when ``low_exclusive``).
-        high: Largest allowed value.
-        low_exclusive: ``low`` itself is not allowed (``timeout_s`` > 0).
-        wording: How the message states the range, when ``from low to high`` says it badly.
-    """
-
-    kind: str
-    low: float
-    high: float
-    low_exclusive: bool = False
-    wording: str = ""
-
-    def describe(self) -> str:
-        """The range in words: ``an integer from 1 to 64``, ``a number greater than 0 and at most 3600`` …."""
-        if self.wording:
-            return self.wording
-        article = "an integer" if self.kind == "integer" else "a number"
-        low, high = _show(self.low), _show(self.high)
-        return (
-            f"{article} greater than {low} and at most {high}"
-            if self.low_exclusive
-            else f"{article} from {low} to {high}"
-        )
-
-    def contains(self, value: float) -> bool:
-        """Whether ``value`` is in range."""
-        above = value > self.low if self.low_exclusive else value >= self.low
-        return above and value <= self.high
-
-
-def _show(number: float) -> str:
-    return str(int(number)) if float(number).is_integer() else repr(number)
-
-
-_DAY = 86_400
-BOUNDS: dict[str, Bound] = {
-    # judging and validation (autosxs autorater_parameters, gecko validator_parameters)
-    "sampling_count": Bound("integer", 1, 64),
-    "shards": Bound("integer", 1, 1000),
-    "questions_per_call": Bound(
-        "integer", 0, 1, wording="0 (all questions of a row in one call) or 1 (one question per call)"
-    ),
-    # generation (every *_parameters dict; models.GenerateConfig)
-    "temperature": Bound("number", 0, 2),
-    "top_p": Bound("number", 0, 1, low_exclusive=True),
-    "max_output_tokens": Bound("integer", 1, 1_000_000),
-    "max_input_tokens": Bound("integer", 1, 100_000_000),
-    "seed": Bound("integer", -(2**31), 2**31 - 1),
-    "logprobs": Bound("integer", 0, 20),
-    # call execution (models.GenerateConfig)
-    "max_concurrency": Bound("integer", 1, 1024),
-    "requests_per_minute": Bound("number", 0, 1_000_000, low_exclusive=True),
-    "max_retries": Bound("integer", 0, 100),
-    "initial_backoff_s": Bound("number", 0, 3600, low_exclusive=True),
-    "max_backoff_s": Bound("number", 0, _DAY, low_exclusive=True),
-    "timeout_s": Bound("number", 0, _DAY, low_exclusive=True),
-    "max_consecutive_failures": Bound("integer", 1, 1_000_000),
-    "max_retry_after_s": Bound("number", 0, _DAY, low_exclusive=True),
-    "max_stall_s": Bound("number", 0, _DAY, low_exclusive=True),
-    "heartbeat_s": Bound("number", 0, _DAY, low_exclusive=True),
-    "batch_poll_interval_s": Bound("number", 0, _DAY, low_exclusive=True),
-    "batch_timeout_s": Bound("number", 0, 7 * _DAY, low_exclusive=True),
+_STAGE_FIELDS: dict[str, Any] = {
+    "sampling_count": SamplingCount,
+    "shards": Shards,
+    "questions_per_call": QuestionsPerCall,
 }
-"""Allowed range of every numeric parameter, by name (the same in both pipelines and in every ``*_parameters``).
 
-Upper bounds keep a typo from exhausting the machine (``max_concurrency`` 1e8 opens 1e8 tasks;
-``sampling_count`` 1e8 builds 1e8 requests per row); they are far above any useful value: 64 samples per
-example, 1024 calls in flight, a week for a batch job, 20 log-probabilities (Gemini's and OpenAI's maximum)."""
+
+def _bound(field_type: Any) -> Bound:
+    return next(m for m in field_type.__metadata__ if isinstance(m, Bound))
+
+
+BOUNDS: dict[str, Bound] = {
+    **{name: _bound(field_type) for name, field_type in _STAGE_FIELDS.items()},
+    **bounds_of(GenerateConfig),
+}
+"""Allowed range of every numeric parameter, by name — derived, never written here: the stage keys' from their
+field types above (:data:`SamplingCount` …), the model-call settings' from
+:class:`~autorater_pipelines.models.GenerateConfig`'s fields. A name has one range in both pipelines and in every
+``*_parameters``, and one message (``sampling_count must be an integer from 1 to 64, got 0``)."""
 
 
 def to_bounded(name: str, value: Any, bound: Bound | None = None) -> int | float:
-    """Convert a KFP value of the numeric parameter ``name`` and check it against :data:`BOUNDS`.
+    """Convert a KFP value of the numeric parameter ``name`` and check it against its bound.
 
     Args:
         name: The parameter name (a key of :data:`BOUNDS` unless ``bound`` is given).
@@ -140,34 +97,7 @@ def to_bounded(name: str, value: Any, bound: Bound | None = None) -> int | float
         ValueError: not a number of the right kind, or out of range:
             ``"<name> must be an integer from 1 to 64, got '2.5'"``.
     """
-    bound = bound or BOUNDS[name]
-    number = _parse_number(value)
-    if number is not None and bound.kind == "integer":
-        number = int(number) if float(number).is_integer() else None
-    if number is None or not bound.contains(number):
-        raise ValueError(f"{name} must be {bound.describe()}, got {value!r}")
-    return int(number) if bound.kind == "integer" else float(number)
-
-
-def _parse_number(value: Any) -> int | float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, str):
-        text = value.strip()
-        if not text or not text.isascii() or "_" in text:  # Python reads "1_0" as 10: a typo, not a number
-            return None
-        try:
-            value = int(text)
-        except ValueError:
-            try:
-                value = float(text)
-            except ValueError:
-                return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and math.isfinite(value):
-        return value
-    return None
+    return (bound or BOUNDS[name]).check(name, value)
 
 
 def to_bool(name: str, value: Any) -> bool:
@@ -197,18 +127,10 @@ def from_struct(value: Any) -> Any:
     return value
 
 
-def _bounded_field(value: Any, info: pydantic.ValidationInfo) -> Any:
-    return None if value is None else to_bounded(str(info.field_name), value)
-
-
 def _flag_field(value: Any, info: pydantic.ValidationInfo) -> Any:
     return None if value is None else to_bool(str(info.field_name), value)
 
 
-Integer = Annotated[int, pydantic.BeforeValidator(_bounded_field)]
-"""An integer parameter whose range is ``BOUNDS[<field name>]``."""
-Number = Annotated[float, pydantic.BeforeValidator(_bounded_field)]
-"""A number parameter whose range is ``BOUNDS[<field name>]``."""
 Flag = Annotated[bool, pydantic.BeforeValidator(_flag_field)]
 """A boolean parameter (``true``/``false``, or those strings)."""
 
@@ -307,9 +229,7 @@ class ModelCallOptions(ParameterModel):
 
     @classmethod
     def config_fields(cls) -> dict[str, Any]:
-        """GenerateConfig's fields (imported here: ``models`` loads its SDK registry lazily)."""
-        from autorater_pipelines.models import GenerateConfig
-
+        """GenerateConfig's fields."""
         return dict(GenerateConfig.model_fields)
 
     @classmethod
@@ -345,8 +265,6 @@ class ModelCallOptions(ParameterModel):
 
     @pydantic.model_validator(mode="after")
     def _check_settings(self) -> ModelCallOptions:
-        from autorater_pipelines.models import GenerateConfig
-
         try:
             GenerateConfig(**self.settings())
         except pydantic.ValidationError as exc:
@@ -369,8 +287,6 @@ class ModelCallOptions(ParameterModel):
             location: Google Cloud region; empty = none.
             **overrides: Values that win over the user's (None values are ignored).
         """
-        from autorater_pipelines.models import GenerateConfig
-
         values = {**self.settings(), **{k: v for k, v in overrides.items() if v is not None}}
         return GenerateConfig.from_params(values, source=source, project=project or None, location=location or None)
 

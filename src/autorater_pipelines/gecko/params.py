@@ -22,9 +22,10 @@ from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.evaluation.parameters import (
     Flag,
-    Integer,
     ModelCallOptions,
+    QuestionsPerCall,
     RunParameters,
+    SamplingCount,
     nested,
 )
 from autorater_pipelines.gecko._common import check_media_type
@@ -50,9 +51,9 @@ class RubricGenerationParameters(ModelCallOptions):
 class ValidatorParameters(ModelCallOptions):
     """``validator_parameters``: how questions are asked, and model-call settings of the validator."""
 
-    questions_per_call: Integer = 0
+    questions_per_call: QuestionsPerCall = 0
     """0 = all questions of a row in one call; 1 = one question per call (needed for ``logprob_weighting``)."""
-    sampling_count: Integer = 1
+    sampling_count: SamplingCount = 1
     """Answers per question; the most frequent choice wins."""
     strict: Flag = False
     """Fail the validator step when the model calls stop early, after writing every row (default false)."""

@@ -1,14 +1,25 @@
-"""One configuration for generation and for how calls are made (units in every field)."""
+"""One configuration for generation and for how calls are made (units in every field).
+
+Every numeric field carries its range (:class:`~autorater_pipelines.bounds.Bound`), written once: the pipeline
+parameters' bounds (:data:`autorater_pipelines.evaluation.parameters.BOUNDS`) are read from these fields.
+
+Upper bounds keep a typo from exhausting the machine (``max_concurrency`` 1e8 opens 1e8 tasks); they are far
+above any useful value: 1024 calls in flight, a week for a batch job, 20 log-probabilities (Gemini's and
+OpenAI's maximum).
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pydantic
 
+from autorater_pipelines.bounds import Bound
 from autorater_pipelines.errors import InputError
 
 __all__ = ["GenerateConfig", "GenerationSettings", "base_url_problem"]
+
+_DAY = 86_400
 
 
 def _reason(error: Any) -> str:
@@ -60,15 +71,15 @@ class GenerationSettings(pydantic.BaseModel):
 
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-    temperature: float | None = None
+    temperature: Annotated[float | None, Bound("number", 0, 2)] = None
     """Sampling temperature (provider default when None)."""
-    max_output_tokens: int | None = None
+    max_output_tokens: Annotated[int | None, Bound("integer", 1, 1_000_000)] = None
     """Maximum generated tokens per call (provider default when None)."""
-    top_p: float | None = None
+    top_p: Annotated[float | None, Bound("number", 0, 1, low_exclusive=True)] = None
     """Nucleus-sampling probability mass in (0, 1]."""
-    seed: int | None = None
+    seed: Annotated[int | None, Bound("integer", -(2**31), 2**31 - 1)] = None
     """Provider sampling seed, when supported."""
-    logprobs: int | None = None
+    logprobs: Annotated[int | None, Bound("integer", 0, 20)] = None
     """Number of top alternatives per generated token to return log-probabilities for (None = off)."""
 
 
@@ -88,7 +99,7 @@ class GenerateConfig(GenerationSettings):
     guarantees JSON; schema in the prompt), ``prompt`` (schema in the prompt, answer parsed tolerantly), or
     ``auto``: the strongest the endpoint accepts, found from its first refusal and kept for the run
     (``models/_structured.py``)."""
-    max_input_tokens: int | None = pydantic.Field(default=None, ge=1)
+    max_input_tokens: Annotated[int | None, Bound("integer", 1, 100_000_000)] = None
     """Context window of the model in tokens. A prompt estimated longer (1 token per 6 characters, a low
     estimate) fails without a call. None = the window the server reports on ``/v1/models`` (llama.cpp
     ``n_ctx``/``n_ctx_train``, vLLM ``max_model_len``), when it does (OpenAI-compatible servers only)."""
@@ -108,12 +119,12 @@ class GenerateConfig(GenerationSettings):
     """Google Cloud region for Vertex AI (pipeline ``location`` parameter)."""
 
     # --- execution -------------------------------------------------------------------------
-    max_concurrency: int = pydantic.Field(default=32, ge=1)
+    max_concurrency: Annotated[int, Bound("integer", 1, 1024)] = 32
     """Maximum calls in flight at once."""
     adaptive_concurrency: bool = True
     """Halve the calls in flight when timeouts and 5xx answers make up 30 % or more of the last 20 attempts,
     and grow back by one per window of successes (AIMD), never above ``max_concurrency``."""
-    requests_per_minute: float | None = pydantic.Field(default=None, gt=0)
+    requests_per_minute: Annotated[float | None, Bound("number", 0, 1_000_000, low_exclusive=True)] = None
     """Declared quota in requests per minute: a ceiling on call starts (None = none). Cache hits do not
     count. Models of one process calling the same endpoint, project, region and model share one limiter;
     a pipeline that judges in N parallel shards gives each shard ``requests_per_minute / N``."""
@@ -122,7 +133,7 @@ class GenerateConfig(GenerationSettings):
     carries a wait hint, or 429s making up 20 % of the last 20 attempts, halve the pace but not below
     0.95 × the calls per second that succeeded over the last 2 s; each success adds back about 5 % per
     second), never above ``requests_per_minute``."""
-    max_retries: int = pydantic.Field(default=8, ge=0)
+    max_retries: Annotated[int, Bound("integer", 0, 100)] = 8
     """Retries after the first attempt for transient errors (timeouts, connection errors, 5xx; 0 = no
     retry). Rate-limit answers (429) do not use it up while they are the endpoint's quota: a rate-limited
     call waits its turn again for as long as the endpoint makes progress (see ``max_stall_s``). A call
@@ -130,27 +141,27 @@ class GenerateConfig(GenerationSettings):
     this many retries, each after a backoff of its own that doubles (from ``initial_backoff_s``), and at most
     ``max_stall_s`` seconds, then fails with the server's message. A 429 saying the request alone exceeds
     the limit (OpenAI's "Request too large … Limit X, Requested Y") is not retried at all."""
-    initial_backoff_s: float = pydantic.Field(default=0.5, gt=0)
+    initial_backoff_s: Annotated[float, Bound("number", 0, 3600, low_exclusive=True)] = 0.5
     """First retry delay in seconds (as the OpenAI SDK). It doubles with each retry of a request only while
     the endpoint is in trouble (fewer than half of the last 20 attempts of any call succeeded); with
     sporadic faults every retry waits at most this long. Each delay is drawn uniformly from [0, delay]
     (full jitter), capped by ``max_backoff_s``. A server's wait hint (``Retry-After``, ``RetryInfo``) wins."""
-    max_backoff_s: float = pydantic.Field(default=60.0, gt=0)
+    max_backoff_s: Annotated[float, Bound("number", 0, _DAY, low_exclusive=True)] = 60.0
     """Longest delay between retries in seconds (a longer server wait hint is still honoured, up to
     ``max_retry_after_s``)."""
-    max_retry_after_s: float = pydantic.Field(default=300.0, gt=0, le=86400.0)
+    max_retry_after_s: Annotated[float, Bound("number", 0, _DAY, low_exclusive=True)] = 300.0
     """Longest server-requested wait in seconds (``Retry-After`` / ``RetryInfo.retryDelay``) that is
     honoured; a call asked to wait longer fails with a rate-limit error that says so."""
-    max_stall_s: float = pydantic.Field(default=60.0, gt=0)
+    max_stall_s: Annotated[float, Bound("number", 0, _DAY, low_exclusive=True)] = 60.0
     """A call keeps being retried while the endpoint makes progress; when no call to the endpoint has
     succeeded for this many seconds (server-requested waits excluded; at most 20 s for an endpoint that has
     not answered once), the run stops and its remaining calls fail with the reason. Also the longest a call
     refused for itself with 429 (see ``max_retries``) is retried."""
-    timeout_s: float = pydantic.Field(default=120.0, gt=0)
+    timeout_s: Annotated[float, Bound("number", 0, _DAY, low_exclusive=True)] = 120.0
     """Per-attempt timeout in seconds."""
-    max_consecutive_failures: int = pydantic.Field(default=50, ge=1)
+    max_consecutive_failures: Annotated[int, Bound("integer", 1, 1_000_000)] = 50
     """Stop the run (ModelCallError) after this many calls in a row failed after all retries."""
-    heartbeat_s: float = pydantic.Field(default=20.0, gt=0)
+    heartbeat_s: Annotated[float, Bound("number", 0, _DAY, low_exclusive=True)] = 20.0
     """Seconds between two progress lines (logger ``autorater_pipelines.progress``, INFO) while calls run."""
     cache_dir: str | None = None
     """Response-cache directory; None = ``$AUTORATER_CACHE_DIR`` or ``~/.cache/autorater-pipelines``;
@@ -165,9 +176,9 @@ class GenerateConfig(GenerationSettings):
     batch_staging_uri: str | None = None
     """``gs://bucket/prefix`` where batch jobs' input and output files go (required with ``mode="batch"``;
     the Vertex AI service agent needs read and write access)."""
-    batch_poll_interval_s: float = pydantic.Field(default=30.0, gt=0)
+    batch_poll_interval_s: Annotated[float, Bound("number", 0, _DAY, low_exclusive=True)] = 30.0
     """Seconds between two status checks of a running batch job."""
-    batch_timeout_s: float = pydantic.Field(default=86400.0, gt=0)
+    batch_timeout_s: Annotated[float, Bound("number", 0, 7 * _DAY, low_exclusive=True)] = 86400.0
     """Seconds to wait for a batch job to end; then it is cancelled and its unanswered requests are errors."""
 
     @pydantic.field_validator("base_url")

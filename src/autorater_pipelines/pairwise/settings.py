@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import pydantic
 
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.evaluation.parameters import Flag, Integer, ParameterModel
+from autorater_pipelines.evaluation.parameters import Flag, ParameterModel, SamplingCount
 from autorater_pipelines.pairwise.tasks import TaskDefinition
 from autorater_pipelines.pairwise.verdict_reach import check_verdict_map_reachable, check_verdict_not_empty
 from autorater_pipelines.pairwise.verdicts import VerdictPattern, check_verdict_match, compile_verdict_pattern
@@ -38,7 +38,7 @@ class JudgeSettings(ParameterModel):
 
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True, populate_by_name=True, arbitrary_types_allowed=True)
 
-    sampling_count: Integer = 2
+    sampling_count: SamplingCount = 2
     """Samples per example (≥ 1); default 2 = one original and one swapped order."""
     flip: Flag = True
     """Show model B first on half of the samples (position swap), seeded by the example ids."""
