@@ -10,6 +10,7 @@ and shell variables are the reader's own.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import re
 import shlex
@@ -94,6 +95,37 @@ def test_every_repository_path_in_the_text_exists(page: Path):
     spans = {s for s in spans if not re.search(r"[<>*…{$]", s)}  # patterns such as compiled/<pipeline>.yaml
     missing = sorted(s for s in spans if not (REPO / s).exists())
     assert missing == [], f"{page_id(page)} names files that do not exist: {missing}"
+
+
+def _resolves(dotted: str) -> bool:
+    """``autorater_pipelines.a.b.C`` names an importable module, or an attribute of one."""
+    parts = dotted.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for attr in parts[split:]:
+            if not hasattr(found, attr):
+                return False
+            found = getattr(found, attr)
+        return True
+    return False
+
+
+@pytest.mark.parametrize("page", pages(), ids=page_id)
+def test_every_module_and_package_file_the_text_names_exists(page: Path):
+    """Names like `autorater_pipelines.gecko.params.GeckoParams` and package paths like `gecko/rubrics.py` follow
+    the code when modules move (the docs name them to say where a rule lives)."""
+    text = page.read_text(encoding="utf-8")
+    dotted = sorted(set(re.findall(r"`(autorater_pipelines(?:\.\w+)+)", text)))
+    assert [d for d in dotted if not _resolves(d)] == [], f"{page_id(page)} names modules or objects that do not exist"
+    package = REPO / "src" / "autorater_pipelines"
+    files = {s for s in re.findall(r"`([\w/]+\.py)`", text) if "/" in s and not s.startswith(_REPO_DIRS)}
+    missing = sorted(
+        f for f in files if not (package / f).exists() and not (REPO / "src" / f).exists() and not (REPO / f).exists()
+    )
+    assert missing == [], f"{page_id(page)} names package files that do not exist: {missing}"
 
 
 def test_the_readme_links_to_files_that_exist():
