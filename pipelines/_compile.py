@@ -2,29 +2,28 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 import tempfile
 from collections.abc import Callable
 from typing import Any
 
+from autorater_pipelines import registry
+
 __all__ = ["PIPELINE_NAMES", "compile_pipelines", "load_pipeline_function", "set_image"]
 
-PIPELINE_NAMES = ("autosxs", "gecko")
-"""Pipelines compiled by ``autorater compile``: ``<name>.yaml`` each."""
+PIPELINE_NAMES = registry.names()
+"""Pipelines compiled by ``autorater compile``: ``<name>.yaml`` each (the registry of evaluations, in its order)."""
 
 
 def load_pipeline_function(name: str) -> Callable[..., Any]:
-    """Return the ``@dsl.pipeline`` function named ``name`` (``autosxs`` …).
+    """Return the ``@dsl.pipeline`` function of the registered pipeline ``name`` (its spec's ``pipeline``).
 
     Raises:
-        ValueError: an unknown pipeline name (the message lists the valid ones).
+        UnknownPipelineError: an unknown pipeline name (a ValueError; the message lists the registered ones).
     """
-    if name not in PIPELINE_NAMES:
-        raise ValueError(f"unknown pipeline {name!r}; valid: {list(PIPELINE_NAMES)}")
-    module = importlib.import_module(f"autorater_pipelines.pipelines.{name}")
-    return getattr(module, f"{name}_pipeline")
+    function: Callable[..., Any] = registry.get(name).load("pipeline")
+    return function
 
 
 def set_image(spec: dict[str, Any], image: str) -> int:
@@ -43,12 +42,12 @@ def compile_pipelines(output_dir: str, image: str | None = None) -> list[str]:
         image: Container image for every component; None keeps the default
             (:data:`autorater_pipelines.components.IMAGE`).
     """
-    import yaml  # here: `autorater submit` and `run` import this package for PIPELINE_NAMES only
+    import yaml  # here: `autorater run` imports this package for _local only
     from kfp import compiler
 
     os.makedirs(output_dir, exist_ok=True)
     written = []
-    for name in PIPELINE_NAMES:
+    for name in registry.names():
         target = os.path.join(output_dir, f"{name}.yaml")
         with tempfile.TemporaryDirectory() as tmp:
             raw = os.path.join(tmp, f"{name}.yaml")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from autorater_pipelines.cli import main
-from autorater_pipelines.commands.run import DEFAULT_MAX_FAILED_SHARE, RUNNABLE, _exit_status
+from autorater_pipelines.commands.run import DEFAULT_MAX_FAILED_SHARE, _exit_status, run_spec
 
 
 def test_exit_status_by_failed_share(capsys) -> None:
@@ -25,11 +25,11 @@ def test_exit_status_by_failed_share(capsys) -> None:
 def test_failed_rows_come_from_each_pipelines_metrics() -> None:
     autosxs = {"evaluation_count": 12, "judged_count": 8, "error_count": 4}
     gecko = {"evaluation_count": 5, "rows_scored": 2, "rows_unscored": 3}
-    assert RUNNABLE["autosxs"].failed_rows(autosxs) == (4, 12)
+    assert run_spec("autosxs").failed_rows(autosxs) == (4, 12)
     # rows judged in one presentation order only are left out of the rates: they count as failed
     one_order = {"evaluation_count": 12, "judged_count": 7, "error_count": 4, "one_order_only_count": 1}
-    assert RUNNABLE["autosxs"].failed_rows(one_order) == (5, 12)
-    assert RUNNABLE["gecko"].failed_rows(gecko) == (3, 5)
+    assert run_spec("autosxs").failed_rows(one_order) == (5, 12)
+    assert run_spec("gecko").failed_rows(gecko) == (3, 5)
 
 
 @pytest.mark.parametrize("value", ["2", "-0.1", "lots"])

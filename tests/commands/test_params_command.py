@@ -70,10 +70,12 @@ def test_the_text_listing_shows_types_defaults_and_keys(capsys):
 
 
 def test_a_pipeline_appears_by_registration(tmp_path, monkeypatch, capsys):
-    """A third pipeline (``arena``) is listed once it is in PIPELINE_NAMES and its package has PARAMETERS."""
+    """A third pipeline (``arena``) is listed once it is registered and its spec names its parameter model."""
+    import dataclasses
+
     from kfp import compiler, dsl
 
-    import autorater_pipelines.pipelines as pipelines
+    from autorater_pipelines import registry
 
     @dsl.component(base_image="python:3.11")
     def battle(pairing: str, bootstrap_rounds: int) -> str:
@@ -109,7 +111,12 @@ def test_a_pipeline_appears_by_registration(tmp_path, monkeypatch, capsys):
     module = types.ModuleType("autorater_pipelines.arena.params")
     module.PARAMETERS = ArenaParams
     monkeypatch.setitem(sys.modules, "autorater_pipelines.arena.params", module)
-    monkeypatch.setattr(pipelines, "PIPELINE_NAMES", (*pipelines.PIPELINE_NAMES, "arena"))
+    spec_module = types.ModuleType("autorater_pipelines.arena.spec")
+    spec_module.SPEC = dataclasses.replace(
+        registry.get("gecko"), name="arena", title="Arena", parameters="autorater_pipelines.arena.params:PARAMETERS"
+    )
+    monkeypatch.setitem(sys.modules, "autorater_pipelines.arena.spec", spec_module)
+    monkeypatch.setitem(registry.SPEC_MODULES, "arena", "autorater_pipelines.arena.spec")
     table = {e["name"]: e for e in _table(capsys, "arena", "--template", str(template))}
     assert list(table) == ["evaluation_dataset", "pairing", "bootstrap_rounds", "judge_parameters"]
     assert (table["bootstrap_rounds"]["type"], table["bootstrap_rounds"]["default"]) == ("NUMBER_INTEGER", 100)

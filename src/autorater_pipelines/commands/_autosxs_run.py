@@ -6,20 +6,28 @@ import json
 import os
 from typing import Any
 
+from autorater_pipelines.autosxs.spec import AUTORATER_TASK, METRICS_TASK
+from autorater_pipelines.commands._run_spec import RunSpec
+
 __all__ = [
     "AUTORATER_TASK",
     "METRICS_TASK",
+    "RUN",
     "child_env",
+    "failed_rows",
     "extra_outputs",
     "preflight",
     "print_model_evaluations",
     "print_summary",
 ]
 
-AUTORATER_TASK = "online-evaluation-pairwise"
-"""Task that outputs the judgments (``judgments``, ``error_messages``), named as in Google's template."""
-METRICS_TASK = "model-evaluation-text-generation-pairwise"
-"""Task that outputs the metrics (``autosxs_metrics``, ``metrics_json``, ``model_evaluations``), as Google's."""
+OUTPUTS = {
+    "judgments.jsonl": "judgments",
+    "error_messages.jsonl": "error_messages",
+    "metrics.json": f"{METRICS_TASK}/metrics_json",
+    "report.html": "build-autosxs-report/report",
+}
+"""Output file in ``--output-dir`` → pipeline output artifact (or ``task/output`` under the pipeline root)."""
 MODEL_EVALUATIONS_FILE = "model_evaluations.json"
 
 
@@ -155,3 +163,21 @@ def print_summary(metrics: dict[str, Any]) -> None:
             "    (a re-run asks them again with autorater_parameters.retry_unparseable true; "
             "the default for temperature > 0)"
         )
+
+
+def failed_rows(metrics: dict[str, Any]) -> tuple[int, int]:
+    """``(failed, total)``: rows left out of the rates (errors, rows judged in one order only) count as failed."""
+    total = int(metrics.get("evaluation_count") or 0)
+    return total - int(metrics.get("judged_count") or 0), total
+
+
+RUN = RunSpec(
+    preflight=preflight,
+    outputs=OUTPUTS,
+    print_summary=print_summary,
+    extra_outputs=extra_outputs,
+    print_outputs=print_model_evaluations,
+    child_env=child_env,
+    failed_rows=failed_rows,
+)
+"""How ``autorater run autosxs`` treats AutoSxS (the ``run`` of :data:`autorater_pipelines.autosxs.spec.SPEC`)."""

@@ -132,19 +132,19 @@ def validate_run(pipeline: str, params: dict[str, Any], *, readable: Any = None,
     """Run the pipeline's one ``validate_run`` (the check its first step makes) and return its notes.
 
     Args:
-        pipeline: ``autosxs`` or ``gecko``.
+        pipeline: A registered pipeline name (:func:`autorater_pipelines.registry.names`).
         params: The pipeline parameters.
         readable: Which files and URIs to read from here (``(uri) -> bool``); None = all.
         project: The job's project, used when ``params`` sets none.
 
     Raises:
         InputError: the first problem found.
+        UnknownPipelineError: ``pipeline`` is not registered (the message lists the registered ones).
     """
-    if pipeline == "autosxs":
-        from autorater_pipelines.autosxs import preflight as model
-    else:
-        from autorater_pipelines.gecko import preflight as model  # type: ignore[no-redef]
-    return list(model.validate_run(params, readable=readable, project=project).notes)
+    from autorater_pipelines import registry
+
+    check = registry.get(pipeline).load("validate_run")
+    return list(check(params, readable=readable, project=project).notes)
 
 
 def local_inputs(params: Any, params_path: str) -> list[str]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["OUTPUTS", "preflight", "print_summary", "report_options"]
+from autorater_pipelines.commands._run_spec import RunSpec
+
+__all__ = ["OUTPUTS", "RUN", "failed_rows", "preflight", "print_summary", "report_options"]
 
 OUTPUTS = {
     "rubrics.jsonl": "rubrics",
@@ -114,3 +116,18 @@ def print_summary(metrics: dict[str, Any]) -> None:
     if metrics.get("unscored_rows_by_stage"):
         stages = ", ".join(f"{stage} {n}" for stage, n in metrics["unscored_rows_by_stage"].items())
         print(f"  unscored rows by stage: {stages} (reasons in error_messages.jsonl)")
+
+
+def failed_rows(metrics: dict[str, Any]) -> tuple[int, int]:
+    """``(failed, total)``: the rows left unscored, of all rows."""
+    return int(metrics.get("rows_unscored") or 0), int(metrics.get("evaluation_count") or 0)
+
+
+RUN = RunSpec(
+    preflight=preflight,
+    outputs=OUTPUTS,
+    print_summary=print_summary,
+    failed_rows=failed_rows,
+    report_options=report_options,
+)
+"""How ``autorater run gecko`` treats Gecko (the ``run`` reference of :data:`autorater_pipelines.gecko.spec.SPEC`)."""

@@ -6,15 +6,14 @@ is checked by a parameter model (``autorater_parameters``, ``scoring``, ``valida
 model's JSON schema, with the field docstrings as descriptions, and — for the ``*_parameters`` dicts of a model —
 every :class:`~autorater_pipelines.models.GenerateConfig` field.
 
-The pipelines are those of :data:`autorater_pipelines.pipelines.PIPELINE_NAMES` (the ones ``autorater compile``
-writes); a pipeline's parameter model is the ``PARAMETERS`` attribute of ``autorater_pipelines.<name>.params`` —
-one line in its package registers it, so a new pipeline (``arena``) is listed without a change here.
+The pipelines are those of the registry of evaluations (:mod:`autorater_pipelines.registry`, the ones
+``autorater compile`` writes); a pipeline's parameter model is its spec's ``parameters`` reference, so a new
+pipeline (``arena``) is listed once registered, without a change here.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import re
 import shutil
@@ -26,7 +25,7 @@ __all__ = ["parameter_table", "register"]
 
 def register(sub: Any) -> None:
     """Add the ``params`` subcommand."""
-    from autorater_pipelines.pipelines import PIPELINE_NAMES
+    from autorater_pipelines import registry
 
     p = sub.add_parser(
         "params",
@@ -36,19 +35,17 @@ def register(sub: Any) -> None:
         epilog="examples:\n  autorater params autosxs\n  autorater params gecko --json > gecko_params.json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("pipeline", choices=sorted(PIPELINE_NAMES), help="which pipeline")
+    p.add_argument("pipeline", choices=sorted(registry.names()), help="which pipeline")
     p.add_argument("--template", default=None, help="compiled YAML to read (default: compiled/<pipeline>.yaml)")
     p.add_argument("--json", action="store_true", help="print the table as JSON (one object per parameter)")
     p.set_defaults(func=run)
 
 
 def _parameter_model(pipeline: str) -> Any:
-    """The pipeline's parameter model (``autorater_pipelines.<pipeline>.params.PARAMETERS``), or None."""
-    try:
-        module = importlib.import_module(f"autorater_pipelines.{pipeline}.params")
-    except ImportError:
-        return None
-    return getattr(module, "PARAMETERS", None)
+    """The pipeline's parameter model (its spec's ``parameters`` reference)."""
+    from autorater_pipelines import registry
+
+    return registry.get(pipeline).load("parameters")
 
 
 def _nested_model(model: Any, name: str) -> Any:

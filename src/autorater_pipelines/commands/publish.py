@@ -58,11 +58,11 @@ def _check_tags(tags: list[str]) -> list[str]:
 
 
 def _templates(template_dir: str | None) -> list[_registry.TemplateInfo]:
-    from autorater_pipelines.pipelines import PIPELINE_NAMES
+    from autorater_pipelines import registry
 
     paths = [
         _common.template_path(name, os.path.join(template_dir, f"{name}.yaml") if template_dir else None)
-        for name in PIPELINE_NAMES
+        for name in registry.names()
     ]
     return [_registry.read_template(path) for path in paths]
 

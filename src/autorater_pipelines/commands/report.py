@@ -36,6 +36,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the report and print where it is."""
+    from autorater_pipelines import registry
     from autorater_pipelines.errors import InputError
     from autorater_pipelines.report import detect_kind, write_report
 
@@ -51,5 +52,5 @@ def run(args: argparse.Namespace) -> int:
         media_column=args.media_column,
         group_by=args.group_by,
     )
-    print(f"{'AutoSxS' if kind == 'autosxs' else 'Gecko'} report: {os.path.abspath(path)}")
+    print(f"{registry.get(kind).title} report: {os.path.abspath(path)}")
     return 0

@@ -18,85 +18,25 @@ from __future__ import annotations
 
 import argparse
 import collections
-import dataclasses
 import json
 import os
 import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from autorater_pipelines.commands import _autosxs_run, _common, _gecko_run
+from autorater_pipelines import registry
+from autorater_pipelines.commands import _common
+from autorater_pipelines.commands._run_spec import RunSpec, run_spec
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.redaction import redact
 
-__all__ = ["RUNNABLE", "RunSpec", "check_run", "register"]
+__all__ = ["RunSpec", "check_run", "register", "run_spec"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
-
-@dataclasses.dataclass(frozen=True)
-class RunSpec:
-    """How ``autorater run`` treats one pipeline.
-
-    Attributes:
-        preflight: Validates ``params`` in-process and returns the number of data rows read and the local
-            files the rows name (Gecko media); raises InputError.
-        outputs: Output file name in ``--output-dir`` → name of the pipeline output artifact, or of a
-            component output artifact found under the pipeline root (``task/output`` form).
-        print_summary: Prints the run summary from ``metrics.json``'s dict.
-        extra_outputs: Further output files that depend on the parameters (same form as ``outputs``).
-        print_outputs: Prints what the run wrote besides the metrics, from ``--output-dir`` and the names of
-            the files this run wrote there.
-        failed_rows: ``(failed, total)`` rows of a run from its metrics; the exit status is 1 when no row
-            was evaluated, or when ``failed / total`` exceeds ``--max-failed-share``.
-        report_options: Options of :func:`autorater_pipelines.report.write_report` matching the pipeline's
-            report step, used to rebuild ``report.html`` so that it names ``--output-dir``.
-        child_env: Environment variables for the pipeline's steps, from the final ``--output-dir`` (e.g.
-            where the judgments will be, for the Model Registry import).
-    """
-
-    preflight: Callable[[dict[str, Any]], tuple[int, list[str]]]
-    outputs: dict[str, str]
-    print_summary: Callable[[dict[str, Any]], None]
-    extra_outputs: Callable[[dict[str, Any]], dict[str, str]] = lambda params: {}
-    print_outputs: Callable[[str, list[str]], None] = lambda out_dir, written: None
-    failed_rows: Callable[[dict[str, Any]], tuple[int, int]] = lambda metrics: (0, 0)
-    report_options: Callable[[dict[str, Any]], dict[str, Any]] = lambda params: {}
-    child_env: Callable[[str], dict[str, str]] = lambda out_dir: {}
-
-
-RUNNABLE: dict[str, RunSpec] = {
-    "autosxs": RunSpec(
-        preflight=_autosxs_run.preflight,
-        outputs={
-            "judgments.jsonl": "judgments",
-            "error_messages.jsonl": "error_messages",
-            "metrics.json": f"{_autosxs_run.METRICS_TASK}/metrics_json",
-            "report.html": "build-autosxs-report/report",
-        },
-        print_summary=_autosxs_run.print_summary,
-        extra_outputs=_autosxs_run.extra_outputs,
-        print_outputs=_autosxs_run.print_model_evaluations,
-        child_env=_autosxs_run.child_env,
-        # Rows left out of the rates (errors, rows judged in one order only) count as failed.
-        failed_rows=lambda m: (
-            int(m.get("evaluation_count") or 0) - int(m.get("judged_count") or 0),
-            int(m.get("evaluation_count") or 0),
-        ),
-    ),
-    "gecko": RunSpec(
-        preflight=_gecko_run.preflight,
-        outputs=_gecko_run.OUTPUTS,
-        print_summary=_gecko_run.print_summary,
-        failed_rows=lambda m: (int(m.get("rows_unscored") or 0), int(m.get("evaluation_count") or 0)),
-        report_options=_gecko_run.report_options,
-    ),
-}
-"""Pipelines ``autorater run`` can run, by name."""
 
 RUN_EXAMPLES = """\
 examples:
@@ -125,7 +65,7 @@ def register(sub: Any) -> None:
         epilog=RUN_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("pipeline", choices=sorted(RUNNABLE), help="which pipeline to run")
+    p.add_argument("pipeline", choices=sorted(registry.names()), help="which pipeline to run")
     p.add_argument("--params", required=True, help="JSON file mapping pipeline parameter names to values")
     p.add_argument(
         "--output-dir",
@@ -233,7 +173,7 @@ def check_run(pipeline: str, params_path: str, template: str) -> tuple[dict[str,
     # GCPC-style project/location placeholders only resolve on Vertex AI: pass explicit values.
     params.setdefault("project", "")
     params.setdefault("location", "us-central1")
-    rows_read, row_files = RUNNABLE[pipeline].preflight(params)
+    rows_read, row_files = run_spec(pipeline).preflight(params)
     _common.absolutize_local_paths(params)  # the pipeline's steps run in other directories
     return params, rows_read, [*_common.local_inputs(params, params_path), *row_files]
 
@@ -242,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
     """Validate, run the template locally, move its outputs into ``--output-dir``, print a summary."""
     from autorater_pipelines.report._out_dir import OutputLock, check_output_dir
 
-    spec = RUNNABLE[args.pipeline]
+    spec = run_spec(args.pipeline)
     out_dir = os.path.abspath(args.output_dir)
     _clean_partial_runs(out_dir)
     template = _common.template_path(args.pipeline, args.template)

@@ -66,7 +66,7 @@ examples:
 
 def register(sub: Any) -> None:
     """Add the ``submit`` subcommand."""
-    from autorater_pipelines.pipelines import PIPELINE_NAMES
+    from autorater_pipelines import registry
 
     p = sub.add_parser(
         "submit",
@@ -76,7 +76,7 @@ def register(sub: Any) -> None:
         epilog=SUBMIT_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("pipeline", choices=sorted(PIPELINE_NAMES), help="which pipeline to submit")
+    p.add_argument("pipeline", choices=sorted(registry.names()), help="which pipeline to submit")
     p.add_argument("--params", required=True, help="JSON file mapping pipeline parameter names to values")
     p.add_argument("--project", required=True, help="Google Cloud project of the PipelineJob")
     p.add_argument("--location", required=True, help="Vertex AI region of the PipelineJob (e.g. us-central1)")

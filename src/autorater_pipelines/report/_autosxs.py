@@ -40,7 +40,15 @@ from autorater_pipelines.report._outputs import (
 )
 from autorater_pipelines.report._stats import Stat, flagged_first, fmt, metric
 
-__all__ = ["LENGTH_BINS", "VERDICTS", "autosxs_context", "confusion_matrix", "counted_rows", "length_bias"]
+__all__ = [
+    "LENGTH_BINS",
+    "VERDICTS",
+    "artifact_confusion",
+    "autosxs_context",
+    "confusion_matrix",
+    "counted_rows",
+    "length_bias",
+]
 
 
 def _order_verdicts(row: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -387,7 +395,7 @@ def autosxs_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, A
     views = [_judgment_view(r, ids, human, id(r) in in_rates) for r in rows]
     counts = Counter(flag for v in views for flag in v["flags"].split())
     return {
-        "kind": "autosxs",
+        "kind": outputs.kind,
         "title": "AutoSxS report",
         "headline": _headline_stats(m, human),
         "rates": _rate_stats(m),
@@ -407,3 +415,15 @@ def autosxs_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, A
         "errors": outputs.errors,
         "ties_as_half": bool(m.get("ties_as_half")),
     }
+
+
+def artifact_confusion(outputs: RunOutputs) -> tuple[tuple[str, ...], list[list[int]]]:
+    """The confusion matrix the AutoSxS report step logs: ``(categories, matrix)``, ``((), [])`` without human labels.
+
+    Human label (rows) × autorater choice (columns) over :data:`VERDICTS`, over the rows the alignment metrics
+    count (rows judged in one order only left out unless included).
+    """
+    human = human_preference_column(outputs.rows, outputs.metrics)
+    if not human:
+        return (), []
+    return VERDICTS, confusion_matrix(counted_rows(outputs.rows, outputs.metrics), human)

@@ -369,7 +369,7 @@ def gecko_context(
     figures = _figures(rows, m) + ([_group_figure(breakdown)] if breakdown else [])
     warned = [r for r in rows if r.get("rubric_warnings")]
     return {
-        "kind": "gecko",
+        "kind": outputs.kind,
         "title": "Gecko report",
         "headline": _headline_stats(m),
         "type_stats": _type_stats(rows, m),

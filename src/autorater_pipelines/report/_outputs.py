@@ -1,5 +1,6 @@
 """A finished run's output directory (the ``autorater run`` layout): which pipeline, its rows and metrics.
 
+Each registered pipeline has one row file (its spec's ``row_file``), which identifies the directory:
 AutoSxS: ``judgments.jsonl`` (required), ``metrics.json``, ``error_messages.jsonl``.
 Gecko: ``results.jsonl`` (required), ``metrics.json``, ``error_messages.jsonl``, ``rubrics.jsonl``.
 """
@@ -10,17 +11,20 @@ import dataclasses
 import json
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
-from autorater_pipelines import io
+from autorater_pipelines import io, registry
 from autorater_pipelines.errors import InputError
 
 __all__ = [
     "PROMPT_PARAMETER_KEYS",
     "SCORE_FIELDS",
     "RunOutputs",
+    "autosxs_id_columns",
+    "autosxs_metrics",
     "detect_kind",
     "gecko_id_columns",
+    "gecko_metrics",
     "human_preference_column",
     "check_judgment_lines",
     "judgment_id_columns",
@@ -28,10 +32,8 @@ __all__ = [
     "load_outputs",
 ]
 
-Kind = Literal["autosxs", "gecko"]
-
-ROW_FILES: dict[str, str] = {"autosxs": "judgments.jsonl", "gecko": "results.jsonl"}
-"""The file that identifies each pipeline's output directory and holds its rows."""
+Kind = str
+"""A registered pipeline name (:func:`autorater_pipelines.registry.names`): which pipeline wrote a directory."""
 METRICS_FILE = "metrics.json"
 ERRORS_FILE = "error_messages.jsonl"
 
@@ -54,7 +56,7 @@ class RunOutputs:
     """The outputs of one finished run.
 
     Attributes:
-        kind: ``autosxs`` or ``gecko``.
+        kind: The pipeline that wrote it (a registered name: ``autosxs``, ``gecko``).
         directory: The output directory.
         rows: Judgment rows (AutoSxS) or result rows (Gecko), in file order.
         metrics: ``metrics.json``; computed from ``rows`` when the file is absent.
@@ -76,22 +78,24 @@ def detect_kind(directory: str) -> Kind:
     Raises:
         InputError: the directory does not exist, its run was killed while moving its files in
             (:func:`autorater_pipelines.report._out_dir.check_complete`), or it holds neither or both of
-            ``judgments.jsonl`` and ``results.jsonl``.
+            the registered pipelines' row files (``judgments.jsonl``, ``results.jsonl``).
     """
     if not os.path.isdir(directory):
         raise InputError("no such directory; give the --output-dir of a finished run", source=directory)
     from autorater_pipelines.report._out_dir import check_complete
 
     check_complete(directory)
-    found = [kind for kind, name in ROW_FILES.items() if os.path.isfile(os.path.join(directory, name))]
+    row_files = registry.by_row_file()
+    found = [spec.name for name, spec in row_files.items() if os.path.isfile(os.path.join(directory, name))]
     if len(found) != 1:
         present = sorted(os.listdir(directory))[:20]
-        what = "both" if found else "neither"
+        what = ("both" if len(row_files) == 2 else "more than one") if found else "neither"
+        named = [f"{name} ({spec.title})" for name, spec in row_files.items()]
         raise InputError(
-            f"holds {what} of judgments.jsonl (AutoSxS) and results.jsonl (Gecko); files present: {present}",
+            f"holds {what} of {', '.join(named[:-1])} and {named[-1]}; files present: {present}",
             source=directory,
         )
-    return found[0]  # type: ignore[return-value]
+    return found[0]
 
 
 def _read_json(path: str) -> dict[str, Any]:
@@ -113,13 +117,15 @@ def load_outputs(directory: str) -> RunOutputs:
             be counted (:func:`check_judgment_lines`).
     """
     kind = detect_kind(directory)
-    if kind == "autosxs":
-        check_judgment_lines(os.path.join(directory, ROW_FILES[kind]))
+    spec = registry.get(kind)
+    rows_path = os.path.join(directory, spec.row_file)
+    if spec.check_rows:
+        spec.load("check_rows")(rows_path)
     path = os.path.join(directory, METRICS_FILE)
     errors_path = os.path.join(directory, ERRORS_FILE)
     return load_files(
         kind,
-        rows_path=os.path.join(directory, ROW_FILES[kind]),
+        rows_path=rows_path,
         metrics_path=path if os.path.isfile(path) else None,
         errors_path=errors_path if os.path.isfile(errors_path) else None,
         directory=directory,
@@ -137,29 +143,38 @@ def load_files(
     """Read a run's outputs from explicit paths (e.g. KFP artifact paths).
 
     Args:
-        kind: ``autosxs`` or ``gecko``.
-        rows_path: Judgments (AutoSxS) or results (Gecko) JSONL.
-        metrics_path: ``metrics.json``; None = compute the metrics from the rows.
+        kind: A registered pipeline name (``autosxs``, ``gecko``).
+        rows_path: Its row file: judgments (AutoSxS) or results (Gecko) JSONL.
+        metrics_path: ``metrics.json``; None = compute the metrics from the rows (the spec's ``metrics_from_rows``).
         errors_path: Error messages JSONL, or None.
         directory: Directory the outputs belong to (default: the one holding ``rows_path``).
 
     Raises:
         InputError: a file that cannot be parsed.
+        UnknownPipelineError: ``kind`` is not registered.
     """
+    spec = registry.get(kind)
     rows = io.read_jsonl(rows_path)
     errors = io.read_jsonl(errors_path) if errors_path else []
     directory = directory or os.path.dirname(os.path.abspath(rows_path))
     if metrics_path:
         return RunOutputs(kind, directory, rows, _read_json(metrics_path), errors)
-    if kind == "autosxs":
-        from autorater_pipelines.autosxs.metrics import pairwise_metrics
-
-        metrics = pairwise_metrics(rows, human_preference_column=human_preference_column(rows, {}))
-    else:
-        from autorater_pipelines import gecko
-
-        metrics = gecko.summarize(rows, errors=errors)
+    metrics = spec.load("metrics_from_rows")(rows, errors)
     return RunOutputs(kind, directory, rows, metrics, errors, metrics_computed=True)
+
+
+def autosxs_metrics(rows: Sequence[Mapping[str, Any]], errors: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """AutoSxS ``metrics.json`` computed from judgment rows (the human label column found by position)."""
+    from autorater_pipelines.autosxs.metrics import pairwise_metrics
+
+    return pairwise_metrics(rows, human_preference_column=human_preference_column(rows, {}))
+
+
+def gecko_metrics(rows: Sequence[Mapping[str, Any]], errors: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Gecko ``metrics.json`` computed from result rows and error rows."""
+    from autorater_pipelines import gecko
+
+    return gecko.summarize(rows, errors=errors)
 
 
 def human_preference_column(rows: Sequence[Mapping[str, Any]], metrics: Mapping[str, Any]) -> str | None:
@@ -189,6 +204,11 @@ def judgment_id_columns(row: Mapping[str, Any]) -> list[str]:
             break
         ids.append(key)
     return ids
+
+
+def autosxs_id_columns(rows: Sequence[Mapping[str, Any]], errors: Sequence[Mapping[str, Any]] = ()) -> list[str]:
+    """The id columns of judgment rows: :func:`judgment_id_columns` of the first row ([] without rows)."""
+    return judgment_id_columns(rows[0]) if rows else []
 
 
 def gecko_id_columns(

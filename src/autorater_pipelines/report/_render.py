@@ -17,11 +17,9 @@ from typing import Any, NamedTuple
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
-from autorater_pipelines import __version__
+from autorater_pipelines import __version__, registry
 from autorater_pipelines.redaction import redact
-from autorater_pipelines.report._autosxs import VERDICTS, autosxs_context, confusion_matrix, counted_rows
-from autorater_pipelines.report._gecko import gecko_context
-from autorater_pipelines.report._outputs import Kind, RunOutputs, human_preference_column, load_files, load_outputs
+from autorater_pipelines.report._outputs import Kind, RunOutputs, load_files, load_outputs
 
 __all__ = ["REPORT_FILE", "ArtifactReport", "render_report", "write_artifact_report", "write_report"]
 
@@ -76,21 +74,16 @@ def render_report(
         prompt_column: Gecko only: column of the generation prompt (default: detected).
         media_column: Gecko only: column of the image or video (default: detected).
         group_by: Gecko only: column to break final_score down by (default: the run's ``scoring.group_by``).
+            (An option is passed to the pipeline's report context when its spec lists it in ``report_options``.)
         source: Where the run's outputs are, as named in the page title and heading (default: the absolute
             path of ``outputs.directory``; ``autorater run`` names its ``--output-dir``, not the staging folder
             the files were read from).
     """
-    if outputs.kind == "autosxs":
-        context = autosxs_context(outputs, max_rows=max_rows)
-    else:
-        context = gecko_context(
-            outputs,
-            max_rows=max_rows,
-            id_columns=id_columns,
-            prompt_column=prompt_column,
-            media_column=media_column,
-            group_by=group_by,
-        )
+    spec = registry.get(outputs.kind)
+    given = {"id_columns": id_columns, "prompt_column": prompt_column, "media_column": media_column}
+    given["group_by"] = group_by
+    options = {name: value for name, value in given.items() if name in spec.report_options}
+    context = spec.load("report_context")(outputs, max_rows=max_rows, **options)
     context.update(
         source=source or os.path.abspath(outputs.directory),
         version=__version__,
@@ -98,7 +91,7 @@ def render_report(
         notes=_notes(outputs),
         error_columns=_columns(outputs.errors),
     )
-    return _ENV.get_template(f"{outputs.kind}.html.j2").render(context)
+    return _ENV.get_template(spec.report_template).render(context)
 
 
 def _write_atomic(path: str, text: str) -> None:
@@ -154,8 +147,8 @@ def write_artifact_report(
     """Build the report from a pipeline's artifact files (the entry point of the report components).
 
     Args:
-        kind: ``autosxs`` or ``gecko``.
-        rows_path: Judgments (AutoSxS) or results (Gecko) JSONL.
+        kind: A registered pipeline name (``autosxs``, ``gecko``).
+        rows_path: Its row file: judgments (AutoSxS) or results (Gecko) JSONL.
         output_path: Where to write the HTML.
         metrics_path: The metrics JSON (None: computed from the rows).
         errors_path: The error messages JSONL, or None.
@@ -167,8 +160,8 @@ def write_artifact_report(
     """
     outputs = load_files(kind, rows_path=rows_path, metrics_path=metrics_path, errors_path=errors_path)
     _write_atomic(output_path, render_report(outputs, **options))
-    human = human_preference_column(outputs.rows, outputs.metrics) if kind == "autosxs" else None
-    if not human:
+    spec = registry.get(kind)
+    if not spec.artifact_confusion:
         return ArtifactReport(outputs, (), [])
-    # Over the rows the alignment metrics count (rows judged in one order only left out unless included).
-    return ArtifactReport(outputs, VERDICTS, confusion_matrix(counted_rows(outputs.rows, outputs.metrics), human))
+    categories, matrix = spec.load("artifact_confusion")(outputs)
+    return ArtifactReport(outputs, categories, matrix)

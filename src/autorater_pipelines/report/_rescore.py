@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 
 import pydantic
 
-from autorater_pipelines import gecko, io, pairwise
+from autorater_pipelines import gecko, io, pairwise, registry
 from autorater_pipelines.autosxs.metrics import pairwise_metrics
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.parameters import Flag
@@ -54,7 +54,16 @@ from autorater_pipelines.report._outputs import (
     load_outputs,
 )
 
-__all__ = ["ABSENT", "RescoreResult", "changes", "is_version_copy", "rescore", "validation_rows_from_results"]
+__all__ = [
+    "ABSENT",
+    "RescoreResult",
+    "changes",
+    "is_version_copy",
+    "rescore",
+    "rescore_autosxs",
+    "rescore_gecko",
+    "validation_rows_from_results",
+]
 
 VALIDATIONS_FILE = "validations.jsonl"
 ABSENT = "(absent)"
@@ -80,7 +89,7 @@ class RescoreResult(NamedTuple):
     """Output of :func:`rescore`.
 
     Attributes:
-        kind: ``autosxs`` or ``gecko``.
+        kind: The pipeline of the run (a registered name: ``autosxs``, ``gecko``).
         metrics: The new metrics (with ``rescore_options``).
         previous: The run's metrics before re-scoring.
         files: Output file name → new content (a dict for ``metrics.json``, rows for ``*.jsonl``).
@@ -92,16 +101,14 @@ class RescoreResult(NamedTuple):
     files: dict[str, Any]
 
 
-_A_RUN = {"autosxs": "an AutoSxS run", "gecko": "a Gecko run"}
-
-
 def _parse(model: type[pydantic.BaseModel], params: Mapping[str, Any], kind: str) -> Any:
     try:
         return model(**dict(params))
     except pydantic.ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}={e.get('input')!r}: {e['msg']}" for e in exc.errors())
+        a_run, keys = registry.get(kind).a_run, sorted(model.model_fields)
         raise InputError(
-            f"invalid re-scoring options for {_A_RUN[kind]}: {problems}; valid keys: {sorted(model.model_fields)}",
+            f"invalid re-scoring options for {a_run}: {problems}; valid keys: {keys}",
             source="--params",
         ) from None
 
@@ -148,8 +155,9 @@ def _original(previous: Mapping[str, Any], metrics: Mapping[str, Any]) -> dict[s
     return {k: v for k, v in own.items() if k in metrics and metrics[k] != v}
 
 
-def _rescore_autosxs(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreResult:
-    opts: _AutosxsOptions = _parse(_AutosxsOptions, params, "autosxs")
+def rescore_autosxs(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreResult:
+    """Re-score an AutoSxS run (options in the module docstring): the ``rescore`` of its spec."""
+    opts: _AutosxsOptions = _parse(_AutosxsOptions, params, outputs.kind)
     rows, previous = outputs.rows, outputs.metrics
     old = human_preference_column(rows, previous)
     ties = bool(previous.get("ties_as_half")) if opts.ties_as_half is None else opts.ties_as_half
@@ -190,7 +198,7 @@ def _rescore_autosxs(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreR
         "original": _original(previous, metrics),
     }
     files["metrics.json"] = metrics
-    return RescoreResult("autosxs", metrics, previous, files)
+    return RescoreResult(outputs.kind, metrics, previous, files)
 
 
 def validation_rows_from_results(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -231,8 +239,9 @@ def validation_rows_from_results(results: Sequence[Mapping[str, Any]]) -> list[d
     return out
 
 
-def _rescore_gecko(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreResult:
-    opts: _GeckoOptions = _parse(_GeckoOptions, params, "gecko")
+def rescore_gecko(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreResult:
+    """Re-score a Gecko run (options in the module docstring): the ``rescore`` of its spec."""
+    opts: _GeckoOptions = _parse(_GeckoOptions, params, outputs.kind)
     previous = outputs.metrics
     ids = gecko_id_columns(outputs.rows, outputs.errors, opts.id_columns)
     merged = {**(previous.get("scoring_options") or {}), **(opts.scoring or {})}
@@ -273,7 +282,7 @@ def _rescore_gecko(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreRes
         "original": _original(previous, metrics),
     }
     files = {"results.jsonl": scored.results, "error_messages.jsonl": errors, "metrics.json": metrics}
-    return RescoreResult("gecko", metrics, previous, files)
+    return RescoreResult(outputs.kind, metrics, previous, files)
 
 
 def rescore(directory: str, params: Mapping[str, Any]) -> RescoreResult:
@@ -291,9 +300,8 @@ def rescore(directory: str, params: Mapping[str, Any]) -> RescoreResult:
             cannot be found or holds invalid labels.
     """
     outputs = load_outputs(directory)
-    if outputs.kind == "autosxs":
-        return _rescore_autosxs(outputs, params)
-    return _rescore_gecko(outputs, params)
+    result: RescoreResult = registry.get(outputs.kind).load("rescore")(outputs, params)
+    return result
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:

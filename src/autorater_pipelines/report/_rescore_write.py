@@ -10,22 +10,13 @@ import os
 import re
 import shutil
 
-from autorater_pipelines import io
+from autorater_pipelines import io, registry
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.report._out_dir import MARKER_FILE, check_output_dir, marked_files, record_outputs
-from autorater_pipelines.report._outputs import (
-    ERRORS_FILE,
-    METRICS_FILE,
-    ROW_FILES,
-    _read_json,
-    gecko_id_columns,
-    judgment_id_columns,
-)
+from autorater_pipelines.report._outputs import ERRORS_FILE, METRICS_FILE, _read_json
 from autorater_pipelines.report._rescore import RescoreResult, is_version_copy
 
 __all__ = ["write_rescore"]
-
-_A_RUN = {"autosxs": "an AutoSxS run", "gecko": "a Gecko run"}
 
 
 def _version_name(directory: str, name: str) -> str:
@@ -118,7 +109,7 @@ def _check_target(result: RescoreResult, directory: str, target: str, names: lis
     """
     from autorater_pipelines.report._render import REPORT_FILE
 
-    held = sorted(k for k, name in ROW_FILES.items() if os.path.isfile(os.path.join(target, name)))
+    held = sorted(s.name for s in registry.specs() if os.path.isfile(os.path.join(target, s.row_file)))
     if held:
         _check_same_run(result, directory, target, held, f"--output-dir {target}")
     # As `autorater run`: a new or empty directory, or one whose marker lists the files replaced.
@@ -129,32 +120,33 @@ def _check_target(result: RescoreResult, directory: str, target: str, names: lis
 def _check_same_run(result: RescoreResult, directory: str, target: str, held: list[str], source: str) -> None:
     """Refuse a target holding a run's rows unless they are an earlier re-scoring of ``directory``'s rows."""
     fix = "give an empty or new --output-dir (or re-score in place, which keeps every version)"
+    spec = registry.get(result.kind)
     if held != [result.kind]:
+        runs = " and ".join(registry.get(k).a_run for k in held)
         raise InputError(
-            f"holds the outputs of {' and '.join(_A_RUN[k] for k in held)} ({', '.join(ROW_FILES[k] for k in held)}); "
-            f"re-scoring {_A_RUN[result.kind]} there would mix two runs: {fix}",
+            f"holds the outputs of {runs} ({', '.join(registry.get(k).row_file for k in held)}); "
+            f"re-scoring {spec.a_run} there would mix two runs: {fix}",
             source=source,
         )
     metrics_path = os.path.join(target, METRICS_FILE)
     metrics = _read_json(metrics_path) if os.path.isfile(metrics_path) else {}
     if "rescore_options" not in metrics:
-        raise InputError(f"holds the outputs of {_A_RUN[result.kind]}, not a re-scoring; {fix}", source=source)
+        raise InputError(f"holds the outputs of {spec.a_run}, not a re-scoring; {fix}", source=source)
     ours, columns = _row_ids(directory, result.kind)
     theirs, _ = _row_ids(target, result.kind, columns)
     if ours != theirs:
         raise InputError(
-            f"holds a re-scoring of other rows than {directory}'s ({ROW_FILES[result.kind]} ids differ); {fix}",
+            f"holds a re-scoring of other rows than {directory}'s ({spec.row_file} ids differ); {fix}",
             source=source,
         )
 
 
 def _row_ids(directory: str, kind: str, columns: list[str] | None = None) -> tuple[list[tuple[str, ...]], list[str]]:
     """The id of every row of a run's row file, in order, and the id columns used."""
-    rows = io.read_jsonl(os.path.join(directory, ROW_FILES[kind]))
+    spec = registry.get(kind)
+    rows = io.read_jsonl(os.path.join(directory, spec.row_file))
     if columns is None:
         errors_path = os.path.join(directory, ERRORS_FILE)
         errors = io.read_jsonl(errors_path) if os.path.isfile(errors_path) else []
-        columns = (
-            (judgment_id_columns(rows[0]) if rows else []) if kind == "autosxs" else gecko_id_columns(rows, errors)
-        )
+        columns = spec.load("id_columns")(rows, errors)
     return [tuple(str(r.get(c)) for c in columns) for r in rows], columns
