@@ -73,7 +73,7 @@ def _question_result(qa: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]
     expected_index = resolve(expected, choices) if choices else None
     if expected_index is not None:
         expected = choices[expected_index]  # e.g. "b" or "b) a boat" -> "a boat"
-    return {
+    result = {
         "question_id": qa["question_id"],
         "question": qa.get("question"),
         "question_type": qa.get("question_type") or "other",
@@ -88,6 +88,9 @@ def _question_result(qa: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]
         "keyword_id": qa.get("keyword_id"),
         "error": None,
     }
+    if qa.get("importance") is not None:  # a Vertex rubric's importance (gecko.vertex_rubrics)
+        result["importance"] = qa["importance"]
+    return result
 
 
 def _parsed_answers(answered: Sequence[Mapping[str, Any]], choices: Sequence[str]) -> list[str]:

@@ -165,7 +165,7 @@ def normalize_generated_rubric(data: Any, *, media_type: str) -> dict[str, Any]:
     return {"keywords": markup if isinstance(markup, str) else None, "qas": qas, "rubric_warnings": warnings}
 
 
-def normalize_supplied_rubric(value: Any) -> dict[str, Any]:
+def normalize_supplied_rubric(value: Any, *, rubric_group: str = "") -> dict[str, Any]:
     """Check and normalize a rubric given in the dataset (``rubrics_column``).
 
     Supplied rubrics are ground truth, so any bad question fails the whole row instead of being
@@ -175,7 +175,11 @@ def normalize_supplied_rubric(value: Any) -> dict[str, Any]:
     (normalized exact match). Malformed dependency tokens are ignored with a warning.
 
     Args:
-        value: A JSON string, a ``{"keywords": …, "qas": [...]}`` object, or a bare list of qas.
+        value: A JSON string, a ``{"keywords": …, "qas": [...]}`` object, a bare list of qas, or Vertex AI
+            ``rubric_groups`` ``{group: [Rubric, ...]}``
+            (:func:`autorater_pipelines.gecko.vertex_rubrics.rubric_from_groups`: each ``rubric_id`` is a
+            question id, each description a yes/no question expecting ``yes``).
+        rubric_group: Which group of ``rubric_groups`` to use ("" = the only one).
 
     Returns:
         ``{"keywords", "qas", "rubric_warnings"}`` (shape in the module docstring).
@@ -186,7 +190,7 @@ def normalize_supplied_rubric(value: Any) -> dict[str, Any]:
             :data:`MAX_QUESTIONS_PER_RUBRIC`. A question text repeated under another id is kept with a warning.
 
     """
-    value = _rubric_object(value)
+    value = _rubric_object(value, rubric_group)
     _check_size(len(value["qas"]), "supplied")
     warnings: list[str] = []
     markup = value.get("keywords")
@@ -205,8 +209,11 @@ def normalize_supplied_rubric(value: Any) -> dict[str, Any]:
     return {"keywords": markup if isinstance(markup, str) else None, "qas": qas, "rubric_warnings": warnings}
 
 
-def _rubric_object(value: Any) -> Mapping[str, Any]:
-    """A supplied rubric as a ``{"keywords"?, "qas": [...]}`` mapping (parsed from JSON, a bare list wrapped)."""
+def _rubric_object(value: Any, rubric_group: str = "") -> Mapping[str, Any]:
+    """A supplied rubric as a ``{"keywords"?, "qas": [...]}`` mapping.
+
+    Parsed from JSON; a bare list wrapped; Vertex ``rubric_groups`` converted.
+    """
     if isinstance(value, str):
         try:
             value = json.loads(value)
@@ -221,6 +228,10 @@ def _rubric_object(value: Any) -> Mapping[str, Any]:
             )
     if isinstance(value, list):
         value = {"qas": value}
+    from autorater_pipelines.gecko import vertex_rubrics  # imports this module
+
+    if vertex_rubrics.is_rubric_groups(value):
+        value = vertex_rubrics.rubric_from_groups(value, rubric_group)
     if not isinstance(value, Mapping) or not isinstance(value.get("qas"), list):
         raise RubricError(
             "invalid_rubric",
@@ -255,7 +266,7 @@ def _supplied_question(i: int, item: Any, keywords: Mapping[int, str], warnings:
     parents, dep_warnings = parse_dependencies(item.get("dependencies"))
     warnings += [f"question {qid}: {w}" for w in dep_warnings]
     justification = item.get("justification")
-    return {
+    question_row = {
         "question_id": qid,
         "question": question.strip(),
         "question_type": _question_type(item.get("question_type"), restrict=False, qid=qid, warnings=warnings),
@@ -265,6 +276,9 @@ def _supplied_question(i: int, item: Any, keywords: Mapping[int, str], warnings:
         "dependencies": parents,
         "keyword_id": _keyword_of(item, keywords, qid, warnings),
     }
+    if item.get("importance") is not None:  # a Vertex rubric's importance, written back in rubric_verdicts
+        question_row["importance"] = item["importance"]
+    return question_row
 
 
 def parse_supplied_rubrics(
@@ -272,6 +286,7 @@ def parse_supplied_rubrics(
     *,
     id_columns: Sequence[str],
     rubrics_column: str,
+    rubric_group: str = "",
 ) -> StageResult:
     """Read the rubrics given in ``rubrics_column`` instead of generating them.
 
@@ -279,6 +294,7 @@ def parse_supplied_rubrics(
         rows: Dataset rows (JSON-compatible dicts).
         id_columns: Columns that identify a row.
         rubrics_column: Column holding each row's rubric (see :func:`normalize_supplied_rubric`).
+        rubric_group: The group of a Vertex ``rubric_groups`` column to use ("" = the only group).
 
     Returns:
         ``StageResult(rows, errors)``: each rubric row is the input row without ``rubrics_column``
@@ -307,7 +323,7 @@ def parse_supplied_rubrics(
             )
             continue
         try:
-            rubric = normalize_supplied_rubric(value)
+            rubric = normalize_supplied_rubric(value, rubric_group=rubric_group)
         except RubricError as exc:
             errors.append(error_row(row, id_columns, stage="rubrics", kind=exc.kind, message=str(exc)))
             continue

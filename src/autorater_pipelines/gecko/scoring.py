@@ -49,6 +49,7 @@ from autorater_pipelines.evaluation.parameters import Flag, ParameterModel
 from autorater_pipelines.gecko._groups import scores_by_group, type_intervals
 from autorater_pipelines.gecko._questions import NO_CHOICE, score_question
 from autorater_pipelines.gecko.rubrics import keyword_coverage, parse_keywords
+from autorater_pipelines.gecko.vertex_rubrics import score_metrics, vertex_row_fields
 
 __all__ = [
     "COUNT_DEFINITIONS",
@@ -168,7 +169,8 @@ def score_row(
         ``choices``, ``expected``, ``verdict``, ``score``, ``status`` — ``scored``/``masked``/
         ``unparseable``/``missing``, ``raw``, ``votes``, ``dependencies``, ``keyword_id``, ``error``,
         and ``probability``/``masked_by`` when they apply), ``final_score``, ``keyword_coverage``,
-        ``questions_scored``, ``parse_failures``, ``missing_answers``.
+        ``questions_scored``, ``parse_failures``, ``missing_answers``, and Vertex AI's ``rubric_verdicts`` and
+        ``score`` (= ``final_score``; :func:`autorater_pipelines.gecko.vertex_rubrics.vertex_row_fields`).
 
     """
     qas = row.get("qas")
@@ -213,6 +215,7 @@ def score_row(
         parse_failures=failures,
         missing_answers=len(missing),
     )
+    result.update(vertex_row_fields(result))
     return result, errors
 
 
@@ -320,7 +323,8 @@ def summarize(
         questions) with its 95 % interval per type in ``accuracy_by_question_type_ci_lower`` / ``_ci_upper``
         (:func:`~autorater_pipelines.gecko._groups.type_intervals`), ``questions_by_question_type``,
         ``keyword_coverage`` (fraction of all marked keywords checked by at least one question; None when no
-        row has keyword markup).
+        row has keyword markup), and Vertex AI's ``mean_score``, ``stdev_score``, ``pass_rate`` (share of scored
+        rows with score 1.0) with 95 % intervals (:func:`autorater_pipelines.gecko.vertex_rubrics.score_metrics`).
 
     """
     finals = [r["final_score"] for r in results]
@@ -364,4 +368,5 @@ def summarize(
         "accuracy_by_question_type_ci_upper": {t: high for t, (_, high) in intervals.items()},
         "questions_by_question_type": {t: len(v) for t, v in sorted(by_type.items())},
         "keyword_coverage": covered / total_keywords if total_keywords else None,
+        **score_metrics(finals),
     }

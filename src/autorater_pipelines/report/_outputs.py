@@ -44,6 +44,8 @@ SCORE_FIELDS = (
     "questions_scored",
     "parse_failures",
     "missing_answers",
+    "rubric_verdicts",
+    "score",
 )
 """Fields a Gecko result row adds to its validation row (:func:`autorater_pipelines.gecko.scoring.score_row`)."""
 

@@ -45,6 +45,7 @@ from autorater_pipelines import gecko, io, pairwise, registry
 from autorater_pipelines.autosxs.metrics import pairwise_metrics
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.parameters import Flag
+from autorater_pipelines.gecko.vertex_rubrics import vertex_row_fields
 from autorater_pipelines.report._outputs import (
     SCORE_FIELDS,
     RunOutputs,
@@ -223,6 +224,7 @@ def validation_rows_from_results(results: Sequence[Mapping[str, Any]]) -> list[d
                     "dependencies": qa.get("dependencies") or [],
                     "keyword_id": qa.get("keyword_id"),
                 }
+                | ({"importance": qa["importance"]} if qa.get("importance") is not None else {})
             )
             samples: list[dict[str, Any]] = [
                 {"verdict": verdict, "error": None} for verdict, n in (qa.get("votes") or {}).items() for _ in range(n)
@@ -265,6 +267,7 @@ def rescore_gecko(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreResu
         for r in scored.results:
             for qa in r["qa_results"]:
                 qa["raw"] = raw.get((io.id_key(r, ids), qa["question_id"]), qa["raw"])
+            r.update(vertex_row_fields(r))  # reasoning = the raw answers, restored
     rescored = {io.id_key(r, ids) for r in rows}
     carried = [e for e in outputs.errors if io.id_key(e, ids) not in rescored]
     errors = carried + scored.errors
