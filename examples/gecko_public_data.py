@@ -214,8 +214,9 @@ def run(data: PublicData, *, media_type: str = "image", scoring: dict[str, Any] 
         id_columns=data.id_columns,
         media_column=data.media_column,
         media_type=media_type,
-        model_spec=f"replay/{data.replay}",
-        parameters={"questions_per_call": 1, "progress": False},
+        validator=gecko.Validator.of(
+            model=f"replay/{data.replay}", parameters={"questions_per_call": 1, "progress": False}
+        ),
     )
     return (
         rubrics.errors,

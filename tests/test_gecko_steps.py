@@ -10,6 +10,7 @@ import pytest
 
 from autorater_pipelines import gecko, io
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.gecko import preflight
 from autorater_pipelines.gecko import steps as gecko_steps
 
 CHECK = {"id_columns": ["id"], "media_column": "image", "prompt_column": "prompt", "project": "my-project"}
@@ -27,34 +28,36 @@ def test_from_struct_turns_integral_floats_back_into_ints():
     assert isinstance(gecko_steps.from_struct({"n": 2.0})["n"], int)
 
 
-def test_check_run_parameters_accepts_what_kfp_passes_and_names_the_bad_parameter():
-    gecko_steps.check_run_parameters(**CHECK, validator_parameters={"questions_per_call": 1.0, "sampling_count": 3.0})
-    gecko_steps.check_run_parameters(**{**CHECK, "prompt_column": ""}, rubrics_column="rubric")
+def test_validate_parameters_accepts_what_kfp_passes_and_names_the_bad_parameter():
+    preflight.validate_parameters({**CHECK, "validator_parameters": {"questions_per_call": 1.0, "sampling_count": 3.0}})
+    preflight.validate_parameters({**{**CHECK, "prompt_column": ""}, "rubrics_column": "rubric"})
     with pytest.raises(
         InputError, match=r"validator_parameters: sampling_count must be an integer from 1 to 64, got 2.5"
     ):
-        gecko_steps.check_run_parameters(**CHECK, validator_parameters={"sampling_count": 2.5})
+        preflight.validate_parameters({**CHECK, "validator_parameters": {"sampling_count": 2.5}})
     with pytest.raises(InputError, match=r"^rubric_generation_model: .*unknown model provider 'claude'"):
-        gecko_steps.check_run_parameters(**CHECK, rubric_generation_model="claude/x")
+        preflight.validate_parameters({**CHECK, "rubric_generation_model": "claude/x"})
     with pytest.raises(InputError, match=r"validator_prompt_template: cannot render template: 'questionz'"):
-        gecko_steps.check_run_parameters(**CHECK, validator_prompt_template="{{ questionz }}")
+        preflight.validate_parameters({**CHECK, "validator_prompt_template": "{{ questionz }}"})
     one = {"questions_per_call": 1}
-    gecko_steps.check_run_parameters(
-        **CHECK, validator_parameters=one, validator_prompt_template="{{ question.question }}"
+    preflight.validate_parameters(
+        {**CHECK, "validator_parameters": one, "validator_prompt_template": "{{ question.question }}"}
     )
     with pytest.raises(InputError, match=r"'questions' is undefined"):  # one-question mode has `question` only
-        gecko_steps.check_run_parameters(**CHECK, validator_parameters=one, validator_prompt_template="{{ questions }}")
+        preflight.validate_parameters(
+            {**CHECK, "validator_parameters": one, "validator_prompt_template": "{{ questions }}"}
+        )
     with pytest.raises(InputError, match=r"^media_type: media_type must be one of"):
-        gecko_steps.check_run_parameters(**CHECK, media_type="3d")
+        preflight.validate_parameters({**CHECK, "media_type": "3d"})
 
 
-def test_check_run_parameters_refuses_a_vertex_model_without_project(monkeypatch):
+def test_validate_parameters_refuses_a_vertex_model_without_project(monkeypatch):
     for key in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
         monkeypatch.delenv(key, raising=False)
     with pytest.raises(
         InputError, match=r"^validator_model: cannot choose how to call Gemini model 'gemini-2.5-flash'"
     ):
-        gecko_steps.check_run_parameters(**{**CHECK, "project": ""})
+        preflight.validate_parameters({**{**CHECK, "project": ""}})
 
 
 def _validation_row(row_id: str, answers: dict[str, str | None]) -> dict:

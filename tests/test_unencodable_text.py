@@ -101,16 +101,30 @@ def test_gecko_validator_step_writes_and_reruns_a_reply_with_a_lone_surrogate(tm
     (tmp_path / "i.png").write_bytes(tiny_png())
     qas = [{"question_id": "1", "question": "Is there a dog?", "choices": ["yes", "no"], "answer": "yes"}]
     io.write_jsonl(str(tmp_path / "d.jsonl"), [{"id": "r1", "image": str(tmp_path / "i.png"), "rubric": {"qas": qas}}])
-    gecko_steps.prepare_rubrics(
-        evaluation_dataset=str(tmp_path / "d.jsonl"),
-        id_columns=["id"],
-        media_column="image",
-        rubrics_column="rubric",
-        rubrics_path=str(tmp_path / "rubrics.jsonl"),
-        errors_path=str(tmp_path / "rubric_errors.jsonl"),
-    )
     reply = '{"answers": [{"question_id": "1", "answer": "yes", "reason": "a dog \\udc80 sits"}]} ' + LONE
     with ModelEmulator(responder=lambda _r: reply) as emu:
+        validator_parameters = {
+            "base_url": emu.url + "/v1",
+            "cache_dir": str(tmp_path / "cache"),
+            "progress": False,
+            "media_probe": "off",
+        }
+        params = {
+            "evaluation_dataset": str(tmp_path / "d.jsonl"),
+            "id_columns": ["id"],
+            "media_column": "image",
+            "rubrics_column": "rubric",
+            "validator_model": "openai/v",
+            "validator_parameters": validator_parameters,
+        }
+        gecko_steps.check_run(params, str(tmp_path / "rows.jsonl"))  # the check and rubric steps of the pipeline
+        gecko_steps.rubrics_for_rows(
+            rows_path=str(tmp_path / "rows.jsonl"),
+            id_columns=["id"],
+            rubrics_column="rubric",
+            rubrics_path=str(tmp_path / "rubrics.jsonl"),
+            errors_path=str(tmp_path / "rubric_errors.jsonl"),
+        )
         for run in range(2):
             out = tmp_path / f"run{run}"
             with caplog.at_level(logging.WARNING):

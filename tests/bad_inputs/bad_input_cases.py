@@ -6,7 +6,7 @@ Two kinds of case:
   (``autorater run autosxs|gecko``, whose in-process preflight stops before any pipeline step), it must
   exit 2 with one ``error:`` line matching ``message``, no traceback, and no output directory.
 - :class:`RowCase` — bad data in some rows: run through the library entry point of the step
-  (``autosxs.judge_examples``, ``gecko_steps.prepare_rubrics`` / ``validate_media``); the run completes,
+  (``autosxs.judge_examples``, ``gecko_steps.check_run`` + ``rubrics_for_rows`` / ``validate_media``); the run completes,
   the bad rows become error rows matching ``errors`` and the good rows are judged normally.
 
 ``files`` maps a file name (created in a fresh directory) to its content: ``str`` (written as UTF-8),

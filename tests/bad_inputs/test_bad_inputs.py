@@ -115,14 +115,19 @@ def _gecko(case: RowCase, params: dict[str, Any], where: Path) -> tuple[dict[str
 
     rubrics, rubric_errors = where / "rubrics.jsonl", where / "rubric_errors.jsonl"
     common = {"id_columns": ["id"], "media_column": "image", "media_type": "image"}
-    gecko_steps.prepare_rubrics(
-        evaluation_dataset=str(where / "data.jsonl"),
-        prompt_column="prompt",
-        rubric_generation_model=f"replay/{REPO}/examples/gecko_quickstart/rubric_replay.jsonl",
-        rubrics_path=str(rubrics),
-        errors_path=str(rubric_errors),
-        **common,
+    validator_model = f"replay/{REPO}/examples/gecko_quickstart/validator_replay.jsonl"
+    rubric_step = {
+        "prompt_column": "prompt",
+        "rubric_generation_model": f"replay/{REPO}/examples/gecko_quickstart/rubric_replay.jsonl",
+        "id_columns": ["id"],
+        "media_type": "image",
         **params,
+    }
+    rows = where / "rows.jsonl"  # the pipeline's check step, then its rubric step
+    check = {"evaluation_dataset": str(where / "data.jsonl"), "validator_model": validator_model, **common}
+    gecko_steps.check_run({**check, **rubric_step}, str(rows))
+    gecko_steps.rubrics_for_rows(
+        rows_path=str(rows), rubrics_path=str(rubrics), errors_path=str(rubric_errors), **rubric_step
     )
     rows_out = [json.loads(line) for line in rubrics.read_text(encoding="utf-8").splitlines()]
     errors = [json.loads(line) for line in rubric_errors.read_text(encoding="utf-8").splitlines()]
@@ -130,7 +135,7 @@ def _gecko(case: RowCase, params: dict[str, Any], where: Path) -> tuple[dict[str
         validations, validation_errors = where / "validations.jsonl", where / "validation_errors.jsonl"
         gecko_steps.validate_media(
             rubrics_path=str(rubrics),
-            validator_model=f"replay/{REPO}/examples/gecko_quickstart/validator_replay.jsonl",
+            validator_model=validator_model,
             validator_parameters={"questions_per_call": 0, "sampling_count": 1},
             validations_path=str(validations),
             errors_path=str(validation_errors),

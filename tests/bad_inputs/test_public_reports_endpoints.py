@@ -273,14 +273,16 @@ def test_gecko_loses_no_row_to_rate_limits_and_server_errors(tmp_path: Path) -> 
         ],
     }
     rows = [{"uid": i, "prompt": f"A red bicycle, take {i}", "media": str(image)} for i in range(10)]
-    common = {"model_spec": "gemini-2.5-flash", "project": "p", "location": "us-central1", "id_columns": ["uid"]}
+    gcp = {"project": "p", "location": "us-central1"}
     with ModelEmulator(scripted_gecko_model(rubric), fault_rate=0.3, fault_status=(429, 503), seed=5) as emu:
         settings = {"progress": False, "cache_dir": "off", "base_url": emu.url, "initial_backoff_s": 0.01}
+        generator = gecko.RubricGenerator.of("gemini-2.5-flash", settings, **gcp)
         rubrics = gecko.generate_rubrics(
-            rows, prompt_column="prompt", media_type="image", parameters=settings, **common
+            rows, id_columns=["uid"], prompt_column="prompt", media_type="image", generator=generator
         )
+        validator = gecko.Validator.of("gemini-2.5-flash", settings, **gcp)
         validated = gecko.validate(
-            rubrics.rows, media_column="media", media_type="image", parameters=settings, **common
+            rubrics.rows, id_columns=["uid"], media_column="media", media_type="image", validator=validator
         )
         faults = emu.stats()["by_status"]
     assert faults.get("429", 0) > 0 and faults.get("503", 0) > 0, faults

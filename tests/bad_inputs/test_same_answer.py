@@ -111,7 +111,16 @@ def _first_step(pipeline: str, params: dict[str, Any], where: Path) -> None:
     else:
         from autorater_pipelines.gecko import steps as gecko_steps
 
-        gecko_steps.prepare_run(params, str(where / "rubrics.jsonl"), str(where / "rubric_errors.jsonl"))
+        rows = str(where / "rows.jsonl")  # the pipeline's check step, then its rubric step
+        gecko_steps.check_run(params, rows)
+        keys = ("id_columns", "media_type", "prompt_column", "rubrics_column", "project", "location")
+        gecko_steps.rubrics_for_rows(
+            rows_path=rows,
+            rubrics_path=str(where / "rubrics.jsonl"),
+            errors_path=str(where / "rubric_errors.jsonl"),
+            **{k: params[k] for k in keys if k in params},
+            **{k: params[k] for k in params if k.startswith("rubric_generation_")},
+        )
 
 
 def _answers(pipeline: str, options: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from autorater_pipelines.gecko import parse_all_answers, score, validate
+from autorater_pipelines.gecko import Validator, parse_all_answers, score, validate
 from autorater_pipelines.gecko.replies import parse_reply
 
 QUESTIONS = [("q1", "Is there a cat?"), ("q2", "Is the cat black?")]
@@ -99,9 +99,11 @@ def test_validation_and_scoring_count_the_contradicted_question_as_unparseable(t
         id_columns=["id"],
         media_column="image",
         media_type="image",
-        model_spec=f"replay/{replay}",
-        parameters={"progress": False, "cache_dir": "off"},
-        prompt_template="{image}\n{rubrics}\nAnswer as <question>Question: …\nVerdict: …</question>",
+        validator=Validator.of(
+            model=f"replay/{replay}",
+            parameters={"progress": False, "cache_dir": "off"},
+            prompt_template="{image}\n{rubrics}\nAnswer as <question>Question: …\nVerdict: …</question>",
+        ),
     )
     (row,) = result.rows
     assert row["answers"]["q1"][0]["error"]["kind"] == "ambiguous_answer"

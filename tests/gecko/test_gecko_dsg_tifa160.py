@@ -20,8 +20,9 @@ def dsg(shared_data, public_data, tmp_path_factory):
         id_columns=ID,
         media_column="image",
         media_type="image",
-        model_spec=f"replay/{data.replay}",
-        parameters={"questions_per_call": 1, "progress": False},
+        validator=gecko.Validator.of(
+            model=f"replay/{data.replay}", parameters={"questions_per_call": 1, "progress": False}
+        ),
     )
     return rows, rubrics, validated
 

@@ -51,18 +51,16 @@ def test_generate_validate_score(media_file, caplog, media_type, ext, mime, fina
             id_columns=["uid"],
             prompt_column="prompt",
             media_type=media_type,
-            model_spec="gemini-2.5-flash",
-            parameters={**QUIET, "base_url": emu.url},
-            **GCP,
+            generator=gecko.RubricGenerator.of(
+                model="gemini-2.5-flash", parameters={**QUIET, "base_url": emu.url}, **GCP
+            ),
         )
         validated = gecko.validate(
             rubrics.rows,
             id_columns=["uid"],
             media_column="media",
             media_type=media_type,
-            model_spec="gemini-2.5-flash",
-            parameters={**QUIET, "base_url": emu.url},
-            **GCP,
+            validator=gecko.Validator.of(model="gemini-2.5-flash", parameters={**QUIET, "base_url": emu.url}, **GCP),
         )
         generation, validation = emu.requests
     assert rubrics.errors == [] and validated.errors == []
@@ -99,8 +97,7 @@ def test_generation_failures_are_error_rows(tmp_path):
         id_columns=["uid"],
         prompt_column="prompt",
         media_type="image",
-        model_spec=f"replay/{replay}",
-        parameters=QUIET,
+        generator=gecko.RubricGenerator.of(model=f"replay/{replay}", parameters=QUIET),
     )
     assert [r["uid"] for r in result.rows] == [1]
     kinds = {e["uid"]: (e["stage"], e["error_kind"]) for e in result.errors}
@@ -114,16 +111,20 @@ def test_generation_failures_are_error_rows(tmp_path):
 
 
 def test_generation_input_errors():
-    kwargs = dict(id_columns=["uid"], media_type="image", model_spec="replay/x.jsonl", parameters=QUIET)
+    kwargs = dict(id_columns=["uid"], media_type="image", generator=gecko.RubricGenerator.of("replay/x.jsonl", QUIET))
     with pytest.raises(InputError, match="column 'text' .prompt_column. is not in the dataset"):
         gecko.generate_rubrics([{"uid": 1, "prompt": "p"}], prompt_column="text", **kwargs)
     with pytest.raises(InputError, match="prompt_column is required"):
         gecko.generate_rubrics([{"uid": 1, "prompt": "p"}], prompt_column="", **kwargs)
     with pytest.raises(InputError, match=r"unknown keys \['sampling_count'\]"):
         gecko.generate_rubrics(
-            [{"uid": 1, "prompt": "p"}], prompt_column="prompt", **{**kwargs, "parameters": {"sampling_count": 2}}
+            [{"uid": 1, "prompt": "p"}],
+            prompt_column="prompt",
+            **{**kwargs, "generator": gecko.RubricGenerator.of("replay/x.jsonl", {"sampling_count": 2})},
         )
     with pytest.raises(InputError, match="invalid template syntax"):
         gecko.generate_rubrics(
-            [{"uid": 1, "prompt": "p"}], prompt_column="prompt", prompt_template="{% if %}", **kwargs
+            [{"uid": 1, "prompt": "p"}],
+            prompt_column="prompt",
+            **{**kwargs, "generator": gecko.RubricGenerator.of("replay/x.jsonl", QUIET, "{% if %}")},
         )

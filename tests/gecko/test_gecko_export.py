@@ -9,7 +9,7 @@ import pytest
 
 from autorater_pipelines import gecko
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.gecko import steps as gecko_steps
+from autorater_pipelines.gecko import preflight
 from autorater_pipelines.gecko.export import export_results
 from autorater_pipelines.io import bigquery_client, parse_table_uri, read_jsonl
 from autorater_pipelines.testing.cloud_emulators import BigQueryEmulator, missing_emulator
@@ -76,12 +76,14 @@ def test_file_formats_and_bad_formats(tmp_path):
 )
 def test_bad_destination_prefixes_fail_before_the_run(prefix, message):
     with pytest.raises(InputError, match=rf"^bigquery_destination_prefix: {message}"):
-        gecko_steps.check_run_parameters(
-            id_columns=["item"],
-            media_column="image",
-            prompt_column="prompt",
-            output_format="bigquery",
-            bigquery_destination_prefix=prefix,
+        preflight.validate_parameters(
+            {
+                "id_columns": ["item"],
+                "media_column": "image",
+                "prompt_column": "prompt",
+                "output_format": "bigquery",
+                "bigquery_destination_prefix": prefix,
+            }
         )
 
 

@@ -16,7 +16,7 @@ import pytest
 from autorater_pipelines import gecko
 from autorater_pipelines.cli import main
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.gecko import steps
+from autorater_pipelines.gecko import preflight, steps
 from autorater_pipelines.gecko.media_probe import PROBE_QUESTION, run_probe, solid_png
 from autorater_pipelines.gecko.verdicts import choice_label
 from autorater_pipelines.models import GenerateConfig, get_model
@@ -60,8 +60,10 @@ def _validate(rubric_rows, url, **parameters):
         id_columns=["id"],
         media_column="image",
         media_type="image",
-        model_spec="openai/vision",
-        parameters={"progress": False, "cache_dir": "off", "base_url": url + "/v1", **parameters},
+        validator=gecko.Validator.of(
+            model="openai/vision",
+            parameters={"progress": False, "cache_dir": "off", "base_url": url + "/v1", **parameters},
+        ),
     )
 
 
@@ -151,8 +153,7 @@ def test_replay_validators_skip_the_probe(tifa):
         id_columns=["id"],
         media_column="image",
         media_type="image",
-        model_spec=f"replay/{data.replay}",
-        parameters={"questions_per_call": 1},
+        validator=gecko.Validator.of(model=f"replay/{data.replay}", parameters={"questions_per_call": 1}),
     )
     probe = validated.rows[0]["validator"]["media_probe"]
     assert probe["status"] == "skipped" and probe["message"] == "a replay validator reads no media"
@@ -179,8 +180,13 @@ def test_media_probe_off_and_bad_values():
         assert run_probe(model, mode="off", media_type="image")[0]["status"] == "off"
         assert emu.probe_requests == []
     with pytest.raises(InputError, match=r"media_probe must be one of error, warn, off, got 'maybe'"):
-        steps.check_run_parameters(
-            id_columns=["id"], media_column="image", rubrics_column="r", validator_parameters={"media_probe": "maybe"}
+        preflight.validate_parameters(
+            {
+                "id_columns": ["id"],
+                "media_column": "image",
+                "rubrics_column": "r",
+                "validator_parameters": {"media_probe": "maybe"},
+            }
         )
 
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from autorater_pipelines.gecko import score, validate
+from autorater_pipelines.gecko import Validator, score, validate
 from autorater_pipelines.gecko.replies import ReplyError, parse_reply
 from autorater_pipelines.gecko.verdicts import resolve
 
@@ -67,9 +67,11 @@ def test_a_reply_quoting_the_other_verdict_is_scored_end_to_end(reply, tmp_path)
         id_columns=["id"],
         media_column="image",
         media_type="image",
-        model_spec=f"replay/{replay}",
-        parameters={"progress": False, "cache_dir": "off"},
-        prompt_template="{image}\n{rubrics}\nAnswer as <question>Question: …\nVerdict: …</question>",
+        validator=Validator.of(
+            model=f"replay/{replay}",
+            parameters={"progress": False, "cache_dir": "off"},
+            prompt_template="{image}\n{rubrics}\nAnswer as <question>Question: …\nVerdict: …</question>",
+        ),
     )
     scored = score(result.rows, id_columns=["id"])
     (only,) = scored.results

@@ -71,20 +71,18 @@ def test_vertex_templates_end_to_end(media_file):
             id_columns=["uid"],
             prompt_column="prompt",
             media_type="image",
-            model_spec="gemini-2.5-flash",
-            parameters={**QUIET, "base_url": emu.url},
-            prompt_template=GENERATOR,
-            **GCP,
+            generator=gecko.RubricGenerator.of(
+                model="gemini-2.5-flash", parameters={**QUIET, "base_url": emu.url}, prompt_template=GENERATOR, **GCP
+            ),
         )
         validated = gecko.validate(
             rubrics.rows,
             id_columns=["uid"],
             media_column="media",
             media_type="image",
-            model_spec="gemini-2.5-flash",
-            parameters={**QUIET, "base_url": emu.url},
-            prompt_template=VALIDATOR,
-            **GCP,
+            validator=gecko.Validator.of(
+                model="gemini-2.5-flash", parameters={**QUIET, "base_url": emu.url}, prompt_template=VALIDATOR, **GCP
+            ),
         )
         generation, validation = emu.requests
     # Only {prompt} is replaced; the JSON example and the keyword markup reach the model as written.
@@ -121,11 +119,13 @@ def test_jinja_templates_keep_media_first_and_may_show_the_rubrics(media_file):
             id_columns=["uid"],
             media_column="media",
             media_type="image",
-            model_spec="gemini-2.5-flash",
-            parameters={**QUIET, "base_url": emu.url, "questions_per_call": 1},
-            prompt_template="For '{{ prompt }}': {{ question.question }} {{ rubrics }}",
             prompt_column="prompt",
-            **GCP,
+            validator=gecko.Validator.of(
+                model="gemini-2.5-flash",
+                parameters={**QUIET, "base_url": emu.url, "questions_per_call": 1},
+                prompt_template="For '{{ prompt }}': {{ question.question }} {{ rubrics }}",
+                **GCP,
+            ),
         )
         (request,) = emu.requests
     parts = request.body["contents"][0]["parts"]
@@ -160,10 +160,9 @@ def test_a_validator_template_missing_what_the_call_needs_fails_before_any_call(
                 id_columns=["uid"],
                 media_column="media",
                 media_type="image",
-                model_spec="gemini-2.5-flash",
-                parameters={**QUIET, "base_url": emu.url},
-                **GCP,
-                **kwargs,
+                validator=gecko.Validator.of(
+                    model="gemini-2.5-flash", parameters={**QUIET, "base_url": emu.url}, **GCP, **kwargs
+                ),
             )
         assert emu.requests == []
 
@@ -183,9 +182,7 @@ def test_a_generator_template_without_the_prompt_fails(template, message):
             id_columns=["uid"],
             prompt_column="prompt",
             media_type="image",
-            model_spec="replay/none.jsonl",
-            parameters=QUIET,
-            prompt_template=template,
+            generator=gecko.RubricGenerator.of(model="replay/none.jsonl", parameters=QUIET, prompt_template=template),
         )
 
 
@@ -198,20 +195,24 @@ def test_column_names_work_as_placeholders_as_in_the_sdk(media_file, caplog):
             id_columns=["uid"],
             prompt_column="caption",
             media_type="image",
-            model_spec="gemini-2.5-flash",
-            parameters={**QUIET, "base_url": emu.url},
-            prompt_template="Questions for: {caption} {unknown}",
-            **GCP,
+            generator=gecko.RubricGenerator.of(
+                model="gemini-2.5-flash",
+                parameters={**QUIET, "base_url": emu.url},
+                prompt_template="Questions for: {caption} {unknown}",
+                **GCP,
+            ),
         )
         gecko.validate(
             rubrics.rows,
             id_columns=["uid"],
             media_column="response",
             media_type="image",
-            model_spec="gemini-2.5-flash",
-            parameters={**QUIET, "base_url": emu.url},
-            prompt_template="Look: {response} Then answer: {rubrics}",
-            **GCP,
+            validator=gecko.Validator.of(
+                model="gemini-2.5-flash",
+                parameters={**QUIET, "base_url": emu.url},
+                prompt_template="Look: {response} Then answer: {rubrics}",
+                **GCP,
+            ),
         )
         generation, validation = emu.requests
     assert generation.prompt_text == "Questions for: A red bicycle {unknown}"

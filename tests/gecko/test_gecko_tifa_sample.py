@@ -69,10 +69,12 @@ def test_tifa_sample_through_the_gemini_emulator_with_the_real_images(tifa, ques
             id_columns=["id"],
             media_column="image",
             media_type="image",
-            model_spec="gemini-2.5-flash",
-            parameters={**QUIET, "base_url": emu.url, "questions_per_call": questions_per_call},
-            project="p",
-            location="us-central1",
+            validator=gecko.Validator.of(
+                model="gemini-2.5-flash",
+                parameters={**QUIET, "base_url": emu.url, "questions_per_call": questions_per_call},
+                project="p",
+                location="us-central1",
+            ),
         )
         assert emu.call_count == (2 if questions_per_call == 0 else 19)
         for request in emu.requests:

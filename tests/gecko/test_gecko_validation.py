@@ -5,7 +5,7 @@ import re
 import pytest
 
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.gecko import parse_all_answers, score, validate
+from autorater_pipelines.gecko import Validator, parse_all_answers, score, validate
 from autorater_pipelines.testing import ModelEmulator
 
 QAS = [
@@ -67,7 +67,11 @@ def test_all_questions_in_one_call_with_replay(tmp_path):
         ],
     )
     result = validate(
-        rubric_rows(3), id_columns=["id"], media_column="image", media_type="image", model_spec=spec, parameters=QUIET
+        rubric_rows(3),
+        id_columns=["id"],
+        media_column="image",
+        media_type="image",
+        validator=Validator.of(model=spec, parameters=QUIET),
     )
     assert result.errors == []
     r0, r1, r2 = result.rows
@@ -99,7 +103,11 @@ def test_one_question_per_call_with_replay_and_votes(tmp_path):
     spec = write_replay(tmp_path / "v.jsonl", records)
     params = {**QUIET, "questions_per_call": 1, "sampling_count": 3}
     result = validate(
-        rubric_rows(1), id_columns=["id"], media_column="image", media_type="image", model_spec=spec, parameters=params
+        rubric_rows(1),
+        id_columns=["id"],
+        media_column="image",
+        media_type="image",
+        validator=Validator.of(model=spec, parameters=params),
     )
     (row,) = result.rows
     assert [s["verdict"] for s in row["answers"]["q2"]] == ["c", "b", "c"]
@@ -117,7 +125,11 @@ def test_media_errors_become_error_rows_and_nothing_is_lost(tmp_path):
         {"id": "bad3", "image": "gs://bucket/a.png", "qas": []},
     ]
     result = validate(
-        rows, id_columns=["id"], media_column="image", media_type="image", model_spec=spec, parameters=QUIET
+        rows,
+        id_columns=["id"],
+        media_column="image",
+        media_type="image",
+        validator=Validator.of(model=spec, parameters=QUIET),
     )
     assert [r["id"] for r in result.rows] == ["r0"]
     assert [(e["id"], e["stage"], e["error_kind"]) for e in result.errors] == [
@@ -146,13 +158,12 @@ def test_bad_validator_parameters(params, message):
             id_columns=["id"],
             media_column="image",
             media_type="image",
-            model_spec="replay/none.jsonl",
-            parameters=params,
+            validator=Validator.of(model="replay/none.jsonl", parameters=params),
         )
 
 
 def test_bad_columns_media_type_and_template():
-    kwargs = dict(id_columns=["id"], media_type="image", model_spec="replay/none.jsonl", parameters=QUIET)
+    kwargs = dict(id_columns=["id"], media_type="image", validator=Validator.of("replay/none.jsonl", QUIET))
     with pytest.raises(InputError, match="column 'img' .media_column. is not in the dataset"):
         validate(rubric_rows(1), media_column="img", **kwargs)
     with pytest.raises(InputError, match="media_column is required"):
@@ -160,7 +171,11 @@ def test_bad_columns_media_type_and_template():
     with pytest.raises(InputError, match="media_type must be one of"):
         validate(rubric_rows(1), media_column="image", **{**kwargs, "media_type": "audio"})
     with pytest.raises(InputError, match="available variables"):
-        validate(rubric_rows(1), media_column="image", prompt_template="{{ nope }}", **kwargs)
+        validate(
+            rubric_rows(1),
+            media_column="image",
+            **{**kwargs, "validator": Validator.of("replay/none.jsonl", QUIET, "{{ nope }}")},
+        )
 
 
 def _answer_all(request):
@@ -179,10 +194,7 @@ def test_emulator_all_in_one_sends_media_and_schema(media_file):
             id_columns=["id"],
             media_column="image",
             media_type="image",
-            model_spec="gemini-2.5-flash",
-            parameters=params,
-            project="p",
-            location="us-central1",
+            validator=Validator.of(model="gemini-2.5-flash", parameters=params, project="p", location="us-central1"),
         )
         requests = list(emu.requests)
     assert emu.call_count == 2
@@ -214,10 +226,7 @@ def test_emulator_one_question_per_call_with_logprobs():
             id_columns=["id"],
             media_column="image",
             media_type="image",
-            model_spec="gemini-2.5-flash",
-            parameters=params,
-            project="p",
-            location="us-central1",
+            validator=Validator.of(model="gemini-2.5-flash", parameters=params, project="p", location="us-central1"),
         )
         assert emu.call_count == 2
         assert all(r.response_schema is None for r in emu.requests)
@@ -245,9 +254,11 @@ def test_block_replies_are_scored_and_unmatched_blocks_are_parse_failures(tmp_pa
         id_columns=["id"],
         media_column="image",
         media_type="image",
-        model_spec=spec,
-        parameters=QUIET,
-        prompt_template="{image}\n{rubrics}\nAnswer as <question>Question: …\nVerdict: …</question>",
+        validator=Validator.of(
+            model=spec,
+            parameters=QUIET,
+            prompt_template="{image}\n{rubrics}\nAnswer as <question>Question: …\nVerdict: …</question>",
+        ),
     )
     r0, r1 = result.rows
     assert [s["verdict"] for q in ("q1", "q2") for s in r0["answers"][q]] == ["yes", "orange"]
@@ -277,8 +288,7 @@ def test_one_question_per_call_reads_a_block_reply(tmp_path):
         id_columns=["id"],
         media_column="image",
         media_type="image",
-        model_spec=spec,
-        parameters={**QUIET, "questions_per_call": 1},
+        validator=Validator.of(model=spec, parameters={**QUIET, "questions_per_call": 1}),
     )
     (row,) = result.rows
     assert row["answers"]["q1"][0]["verdict"] == "Yes"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from autorater_pipelines.gecko.generation import generate_rubrics
+from autorater_pipelines.gecko.params import RubricGenerator
 from autorater_pipelines.models._structured import MODES
 
 pytestmark = pytest.mark.real_server
@@ -23,8 +24,7 @@ def test_rubrics_generated_live_from_text_prompts(real_server, tmp_path) -> None
             id_columns=["uid"],
             prompt_column="prompt",
             media_type="image",
-            model_spec=f"openai/{real_server.model}",
-            parameters=parameters,
+            generator=RubricGenerator.of(model=f"openai/{real_server.model}", parameters=parameters),
         )
 
     rubrics, errors = generate()

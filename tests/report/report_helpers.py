@@ -77,15 +77,16 @@ def gecko_run(out: Path, params: dict) -> Path:
     """Rubrics, validation and scoring as the gecko pipeline does; write its output files into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     common = {"id_columns": params["id_columns"], "media_column": params["media_column"]}
-    gecko_steps.prepare_rubrics(
-        evaluation_dataset=params["evaluation_dataset"],
+    gecko_steps.check_run({**params, "rubric_generation_parameters": QUIET}, str(out / "rows.jsonl"))
+    gecko_steps.rubrics_for_rows(
+        rows_path=str(out / "rows.jsonl"),
+        id_columns=params["id_columns"],
         prompt_column=params.get("prompt_column", ""),
         rubrics_column=params.get("rubrics_column", ""),
         rubric_generation_model=params.get("rubric_generation_model", ""),
         rubric_generation_parameters=QUIET,
         rubrics_path=str(out / "rubrics.jsonl"),
         errors_path=str(out / "rubric_errors.jsonl"),
-        **common,
     )
     gecko_steps.validate_media(
         rubrics_path=str(out / "rubrics.jsonl"),

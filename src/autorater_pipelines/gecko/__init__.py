@@ -25,7 +25,7 @@ from autorater_pipelines.gecko._common import IMAGE_QUESTION_TYPES, MEDIA_TYPES,
 from autorater_pipelines.gecko.dataset import load_dataset
 from autorater_pipelines.gecko.generation import parse_generated_rubric
 from autorater_pipelines.gecko.media import MediaError, resolve_media
-from autorater_pipelines.gecko.params import GeckoParams
+from autorater_pipelines.gecko.params import GeckoParams, RubricGenerator, Validator
 from autorater_pipelines.gecko.preflight import validate_run
 from autorater_pipelines.gecko.rubrics import (
     RubricError,
@@ -45,9 +45,11 @@ __all__ = [
     "MEDIA_TYPES",
     "MediaError",
     "RubricError",
+    "RubricGenerator",
     "ScoreResult",
     "ScoringOptions",
     "StageResult",
+    "Validator",
     "evaluate",
     "generate_rubrics",
     "keyword_coverage",
@@ -77,7 +79,7 @@ def generate_rubrics(data: Any, /, **kwargs: Any) -> Any:
 
     ``generate_rubrics(df, prompt_column="prompt", …)`` returns a DataFrame
     (:func:`autorater_pipelines.gecko.dataframe.generate_rubrics`); ``generate_rubrics(rows, id_columns=…,
-    prompt_column=…, media_type=…, model_spec=…)`` returns a ``StageResult``
+    prompt_column=…, media_type=…, generator=RubricGenerator.of(…))`` returns a ``StageResult``
     (:func:`autorater_pipelines.gecko.generation.generate_rubrics`). Arguments and errors as there.
     """
     if _is_dataframe(data):

@@ -24,7 +24,6 @@ __all__ = [
     "NOT_CALLED",
     "StageResult",
     "call_model",
-    "call_options",
     "check_media_type",
     "check_rows",
     "error_row",
@@ -157,25 +156,3 @@ def call_model(model: Model, requests: Sequence[ModelRequest], *, desc: str) -> 
             raise
         logger.error("%s: model calls stopped early: %s (rows not called are written as errors)", desc, exc)
     return outputs
-
-
-def call_options(
-    model: str, parameters: Mapping[str, Any] | None, prompt_template: str, *, project: str, location: str
-) -> dict[str, Any]:
-    """A step's model parameters as a stage's keyword arguments (empty model: the default one; empty strings: None).
-
-    Returns:
-        ``model_spec``, ``parameters`` (KFP Struct values converted), ``project``, ``location``, ``prompt_template``
-        for :func:`~autorater_pipelines.gecko.generation.generate_rubrics` and
-        :func:`~autorater_pipelines.gecko.validation.validate`.
-    """
-    from autorater_pipelines.evaluation import DEFAULT_MODEL
-    from autorater_pipelines.evaluation.parameters import from_struct
-
-    return {
-        "model_spec": model or DEFAULT_MODEL,
-        "parameters": from_struct(parameters),
-        "project": project or None,
-        "location": location or None,
-        "prompt_template": prompt_template or None,
-    }

@@ -8,7 +8,7 @@ As in the Vertex AI SDK's Gecko flow (``RubricBasedMetric.generate_rubrics(df)``
     results, metrics = gecko.evaluate(with_rubrics, media_column="image")
     results["final_score"].mean()
 
-Both call the same step functions as the ``gecko`` pipeline (:func:`autorater_pipelines.gecko.steps.make_rubrics`,
+Both call the same step functions as the ``gecko`` pipeline (:func:`autorater_pipelines.gecko.generation.make_rubrics`,
 :func:`~autorater_pipelines.gecko.steps.validate_rows`, :func:`~autorater_pipelines.gecko.steps.score_rows`)
 through the same model-call layer (cache, retries, rate limits, a tqdm progress bar per stage), and take the
 pipeline's parameters by the same names. They work inside Jupyter's running event loop. Every input row is in
@@ -37,6 +37,10 @@ from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.notebook import FrameRows, frame_rows, outside_event_loop
 from autorater_pipelines.gecko import steps
 from autorater_pipelines.gecko._common import StageResult, error_row
+from autorater_pipelines.gecko.generation import make_rubrics
+from autorater_pipelines.gecko.params import RubricGenerator
+from autorater_pipelines.gecko.preflight import validate_parameters
+from autorater_pipelines.gecko.rubrics import parse_supplied_rubrics
 from autorater_pipelines.gecko.templates import rubrics_text
 
 if TYPE_CHECKING:
@@ -163,16 +167,20 @@ def generate_rubrics(
 
     """
     frame = frame_rows(df, id_columns=id_columns)
-    result = steps.make_rubrics(
+    generator = RubricGenerator.of(
+        rubric_generation_model,
+        _with_progress(rubric_generation_parameters, progress),
+        rubric_generation_prompt_template,
+        project=project,
+        location=location,
+    )
+    result = make_rubrics(
         frame.rows,
         id_columns=frame.id_columns,
         media_type=media_type,
         prompt_column=prompt_column,
-        rubric_generation_model=rubric_generation_model,
-        rubric_generation_parameters=_with_progress(rubric_generation_parameters, progress),
-        rubric_generation_prompt_template=rubric_generation_prompt_template,
-        project=project,
-        location=location,
+        rubrics_column="",
+        generator=generator,
     )
     by_id = {io.id_key(r, frame.id_columns): _add_rubric_columns(dict(r)) for r in result.rows}
     rows = [by_id.get(io.id_key(r, frame.id_columns)) for r in frame.rows]
@@ -199,9 +207,7 @@ def _rubrics_from_frame(frame: FrameRows, rubrics_column: str) -> StageResult:
             message = f"no rubric: the DataFrame has no usable {rubrics_column or 'qas'!r} for this row"
             errors.append(error_row(row, frame.id_columns, stage="rubrics", kind="missing_rubric", message=message))
     if supplied:
-        import autorater_pipelines.gecko as gecko
-
-        parsed = gecko.parse_supplied_rubrics(supplied, id_columns=frame.id_columns, rubrics_column=_RUBRIC)
+        parsed = parse_supplied_rubrics(supplied, id_columns=frame.id_columns, rubrics_column=_RUBRIC)
         ready += parsed.rows
         errors += parsed.errors
     order = {io.id_key(r, frame.id_columns): i for i, r in enumerate(frame.rows)}
@@ -278,51 +284,46 @@ def evaluate(
             f"column {media_column!r} (media_column) is not in the DataFrame; columns: {list(df.columns)}",
             source="media_column",
         )
-    # arguments that several stages take, passed on by name
-    shared: dict[str, Any] = dict(
-        id_columns=frame.id_columns, media_type=media_type, project=project, location=location
-    )
-    generation: dict[str, Any] = dict(
-        rubric_generation_model=rubric_generation_model,
-        rubric_generation_prompt_template=rubric_generation_prompt_template,
-    )
-    validation: dict[str, Any] = dict(
-        media_column=media_column, validator_model=validator_model, validator_prompt_template=validator_prompt_template
-    )
-    steps.check_run_parameters(
-        **shared,
-        **generation,
-        **validation,
-        prompt_column=prompt_column if has_prompt or generate else "",
-        rubrics_column=rubrics_column or ("" if generate else _RUBRIC),  # rubrics given: no prompt needed
-        rubric_generation_parameters=rubric_generation_parameters,
-        validator_parameters=validator_parameters,
-        scoring=scoring,
+    run = validate_parameters(  # the pipeline's parameter model, checked as the pipeline's first step does
+        {
+            "id_columns": frame.id_columns,
+            "media_column": media_column,
+            "media_type": media_type,
+            "prompt_column": prompt_column if has_prompt or generate else "",
+            "rubrics_column": rubrics_column or ("" if generate else _RUBRIC),  # rubrics given: no prompt needed
+            "rubric_generation_model": rubric_generation_model,
+            "rubric_generation_parameters": _with_progress(rubric_generation_parameters, progress),
+            "rubric_generation_prompt_template": rubric_generation_prompt_template,
+            "validator_model": validator_model,
+            "validator_parameters": _with_progress(validator_parameters, progress),
+            "validator_prompt_template": validator_prompt_template,
+            "scoring": scoring,
+            "project": project,
+            "location": location,
+        },
         probe_endpoint=True,
     )
     if rubrics_column or generate:
-        rubrics = steps.make_rubrics(
+        rubrics = make_rubrics(
             frame.rows,
-            **shared,
-            **generation,
+            id_columns=run.id_columns,
+            media_type=run.media_type,
             prompt_column=prompt_column,
             rubrics_column=rubrics_column,
-            rubric_generation_parameters=_with_progress(rubric_generation_parameters, progress),
+            generator=run.rubric_generator,
         )
     else:
         rubrics = _rubrics_from_frame(frame, rubrics_column)
     validated = steps.validate_rows(
         rubrics.rows,
-        **shared,
-        **validation,
-        validator_parameters=_with_progress(validator_parameters, progress),
+        id_columns=run.id_columns,
+        media_column=run.media_column,
+        media_type=run.media_type,
+        validator=run.validator,
         prompt_column=prompt_column if has_prompt else "",
     )
     scored = steps.score_rows(
-        validated.rows,
-        id_columns=frame.id_columns,
-        scoring=scoring,
-        earlier_errors=rubrics.errors + validated.errors,
+        validated.rows, id_columns=run.id_columns, scoring=run.scoring, earlier_errors=rubrics.errors + validated.errors
     )
     return _frame(df, frame, _result_rows(frame, validated.rows, scored.results), scored.errors), scored.metrics
 

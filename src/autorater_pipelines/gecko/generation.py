@@ -30,11 +30,16 @@ from autorater_pipelines.gecko._common import (
     error_row,
     id_values,
 )
-from autorater_pipelines.gecko.params import RubricGenerationParameters
-from autorater_pipelines.gecko.rubrics import RubricError, normalize_generated_rubric, rubric_row
+from autorater_pipelines.gecko.params import RubricGenerator
+from autorater_pipelines.gecko.rubrics import (
+    RubricError,
+    normalize_generated_rubric,
+    parse_supplied_rubrics,
+    rubric_row,
+)
 from autorater_pipelines.models import ModelRequest, get_model
 
-__all__ = ["generate_rubrics", "generator_template", "parse_generated_rubric"]
+__all__ = ["generate_rubrics", "generator_template", "make_rubrics", "parse_generated_rubric"]
 
 logger = logging.getLogger(__name__)
 
@@ -86,8 +91,10 @@ def parse_generated_rubric(text: str | None, *, media_type: str) -> dict[str, An
     return rubric
 
 
-def generator_template(text: str | None, *, media_type: str, prompt_column: str = "") -> templates.GeckoTemplate:
-    """Compile the rubric-generation prompt: ``text`` (Jinja2 or Vertex SDK style) or the built-in one.
+def generator_template(
+    generator: RubricGenerator, *, media_type: str, prompt_column: str = ""
+) -> templates.GeckoTemplate:
+    """Compile the rubric-generation prompt: the stage's ``prompt_template`` (Jinja2 or Vertex SDK) or the built-in.
 
     Variables: ``prompt`` (required; ``{<prompt_column>}`` too in Vertex syntax), ``question_types``, ``media_type``.
 
@@ -95,6 +102,7 @@ def generator_template(text: str | None, *, media_type: str, prompt_column: str 
         InputError: the template does not compile, uses a variable it does not get, or never shows the prompt.
 
     """
+    text = generator.prompt_template
     return templates.compile_template(
         text or prompts.RUBRIC_TEMPLATES[media_type],
         source="rubric_generation_prompt_template",
@@ -112,11 +120,7 @@ def generate_rubrics(
     id_columns: Sequence[str],
     prompt_column: str,
     media_type: str,
-    model_spec: str,
-    parameters: Mapping[str, Any] | None = None,
-    project: str | None = None,
-    location: str | None = None,
-    prompt_template: str | None = None,
+    generator: RubricGenerator,
 ) -> StageResult:
     """Generate a rubric for every row's prompt.
 
@@ -125,13 +129,11 @@ def generate_rubrics(
         id_columns: Columns that identify a row (and key replay recordings).
         prompt_column: Column holding the text-to-image/video prompt.
         media_type: ``image`` (yes/no questions) or ``video`` (multiple choice a–d).
-        model_spec: Rubric generator spec (docs/models.md "Model specs").
-        parameters: ``rubric_generation_parameters``: any :class:`GenerateConfig` field
-            (``temperature``, ``base_url``, ``max_concurrency`` …).
-        project: Google Cloud project for Vertex AI.
-        location: Google Cloud region for Vertex AI.
-        prompt_template: Override of the default template, in Jinja2 (variables ``prompt``,
-            ``question_types``, ``media_type``) or Vertex AI SDK syntax (``{prompt}``; see
+        generator: The stage (:class:`~autorater_pipelines.gecko.params.RubricGenerator`, e.g.
+            ``RubricGenerator.of("gemini-2.5-flash", {"temperature": 0})``): model spec (docs/models.md "Model specs"),
+            ``rubric_generation_parameters`` (any :class:`GenerateConfig` field: ``temperature``, ``base_url``,
+            ``max_concurrency`` …), project, location, and the prompt-template override, in Jinja2 (variables
+            ``prompt``, ``question_types``, ``media_type``) or Vertex AI SDK syntax (``{prompt}``; see
             :mod:`autorater_pipelines.gecko.templates`); the structured-output schema is still requested.
 
     Returns:
@@ -149,10 +151,8 @@ def generate_rubrics(
     """
     media_type = check_media_type(media_type)
     check_rows(rows, id_columns=id_columns, required={"prompt_column": prompt_column})
-    source = "rubric_generation_parameters"
-    options = RubricGenerationParameters.parse(parameters, source=source)
-    config = options.generate_config(source=source, project=project or "", location=location or "")
-    template = generator_template(prompt_template, media_type=media_type, prompt_column=prompt_column)
+    config = generator.generate_config()
+    template = generator_template(generator, media_type=media_type, prompt_column=prompt_column)
     errors: list[dict[str, Any]] = []
     pending: list[Mapping[str, Any]] = []
     requests: list[ModelRequest] = []
@@ -178,7 +178,7 @@ def generate_rubrics(
                 response_schema=prompts.RUBRIC_SCHEMAS[media_type],
             )
         )
-    outputs = call_model(get_model(model_spec, config), requests, desc="gecko rubrics") if requests else []
+    outputs = call_model(get_model(generator.model, config), requests, desc="gecko rubrics") if requests else []
     out: list[dict[str, Any]] = []
     for row, output in zip(pending, outputs, strict=True):
         if not output.ok:
@@ -204,3 +204,38 @@ def generate_rubrics(
             logger.warning("rubric of %s: %s", id_values(row, id_columns), "; ".join(rubric["rubric_warnings"]))
         out.append(rubric_row(row, rubric))
     return StageResult(out, errors)
+
+
+def make_rubrics(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    id_columns: Sequence[str],
+    media_type: str,
+    prompt_column: str,
+    rubrics_column: str,
+    generator: RubricGenerator | None,
+) -> StageResult:
+    """Give every loaded row a rubric: parsed from ``rubrics_column`` when it is set, else generated.
+
+    The rubric stage of the pipeline's rubric step (:func:`autorater_pipelines.gecko.steps.rubrics_for_rows`) and
+    of the DataFrame API.
+
+    Args:
+        rows: Dataset rows.
+        id_columns: Columns that identify a row.
+        media_type: ``image`` or ``video``.
+        prompt_column: Column with the generation prompt (rubrics generated).
+        rubrics_column: Column with supplied rubrics; empty = generate them with ``generator``.
+        generator: The rubric-generation stage; needed (and only used) when ``rubrics_column`` is empty.
+
+    Returns:
+        ``StageResult(rubric rows, error rows)`` (:func:`generate_rubrics`,
+        :func:`~autorater_pipelines.gecko.rubrics.parse_supplied_rubrics`).
+    """
+    if rubrics_column:
+        return parse_supplied_rubrics(rows, id_columns=id_columns, rubrics_column=rubrics_column)
+    if generator is None:
+        raise ValueError("make_rubrics: no rubrics_column and no generator; give one of them")
+    return generate_rubrics(
+        rows, id_columns=id_columns, prompt_column=prompt_column, media_type=media_type, generator=generator
+    )

@@ -13,7 +13,7 @@ schema only: it imports no stage module.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import pydantic
 
@@ -26,6 +26,7 @@ from autorater_pipelines.evaluation.parameters import (
     QuestionsPerCall,
     RunParameters,
     SamplingCount,
+    from_struct,
     nested,
 )
 from autorater_pipelines.gecko._common import check_media_type
@@ -33,9 +34,15 @@ from autorater_pipelines.gecko.export import check_output_format
 from autorater_pipelines.gecko.media_probe import PROBE_MODES
 from autorater_pipelines.gecko.scoring import ScoringOptions
 
+if TYPE_CHECKING:
+    from autorater_pipelines.models import GenerateConfig
+
 __all__ = [
     "GeckoParams",
+    "ModelStage",
     "RubricGenerationParameters",
+    "RubricGenerator",
+    "Validator",
     "ValidatorParameters",
 ]
 
@@ -77,6 +84,95 @@ class ValidatorParameters(ModelCallOptions):
     @classmethod
     def _absent_is_zero(cls, value: Any) -> Any:
         return 0 if value is None else value
+
+
+class ModelStage(pydantic.BaseModel):
+    """One model-calling stage of a run, typed and passed whole to the stage function and the model-call layer.
+
+    Built once from the pipeline parameters (:meth:`of`, or :attr:`GeckoParams.rubric_generator` /
+    :attr:`GeckoParams.validator`); the stage gets its model with
+    ``get_model(stage.model, stage.generate_config())``.
+    """
+
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+    SOURCE: ClassVar[str]
+    """The stage's name in the pipeline parameters (``<SOURCE>_parameters``, ``<SOURCE>_prompt_template``)."""
+
+    model: str = DEFAULT_MODEL
+    """Model spec (docs/models.md "Model specs"); an empty pipeline parameter is :data:`DEFAULT_MODEL`."""
+    options: ModelCallOptions
+    """The ``<SOURCE>_parameters``: model-call settings (GenerateConfig fields) and the stage's own keys."""
+    prompt_template: str = ""
+    """Override of the stage's built-in prompt (Jinja2 or Vertex AI SDK syntax); empty = built-in."""
+    project: str = ""
+    """Google Cloud project of Vertex AI calls; empty = none."""
+    location: str = ""
+    """Google Cloud region of Vertex AI calls; empty = none."""
+
+    @classmethod
+    def of(
+        cls,
+        model: str = "",
+        parameters: Any = None,
+        prompt_template: str | None = "",
+        *,
+        project: str | None = "",
+        location: str | None = "",
+    ) -> Any:
+        """The stage from its pipeline parameters, as a step or the DataFrame API receives them.
+
+        Args:
+            model: ``<stage>_model``; empty = :data:`DEFAULT_MODEL`.
+            parameters: ``<stage>_parameters`` (a dict, KFP's struct form with integral floats, None, or the
+                options model).
+            prompt_template: ``<stage>_prompt_template``; empty or None = built-in.
+            project: Google Cloud project; empty or None = none.
+            location: Google Cloud region; empty or None = none.
+
+        Raises:
+            InputError: an unknown key or a bad value of ``parameters``, naming ``<stage>_parameters``.
+        """
+        options_model = cls.model_fields["options"].annotation
+        assert isinstance(options_model, type) and issubclass(options_model, ModelCallOptions)
+        return cls(
+            model=model or DEFAULT_MODEL,
+            options=options_model.parse(from_struct(parameters), source=f"{cls.SOURCE}_parameters"),
+            prompt_template=prompt_template or "",
+            project=project or "",
+            location=location or "",
+        )
+
+    def generate_config(self) -> GenerateConfig:
+        """The model-call layer's config of this stage (settings, project, location).
+
+        Raises:
+            InputError: a setting GenerateConfig refuses, naming ``<stage>_parameters``.
+        """
+        return self.options.generate_config(
+            source=f"{self.SOURCE}_parameters", project=self.project, location=self.location
+        )
+
+
+class RubricGenerator(ModelStage):
+    """The rubric-generation stage: ``rubric_generation_model``, ``…_parameters``, ``…_prompt_template``."""
+
+    SOURCE: ClassVar[str] = "rubric_generation"
+    options: RubricGenerationParameters = pydantic.Field(default_factory=RubricGenerationParameters)
+
+
+class Validator(ModelStage):
+    """The validator stage: ``validator_model``, ``validator_parameters``, ``validator_prompt_template``.
+
+    Its options hold ``questions_per_call``, ``sampling_count``, ``strict``, ``media_probe`` and the model settings.
+    """
+
+    SOURCE: ClassVar[str] = "validator"
+    options: ValidatorParameters = pydantic.Field(default_factory=ValidatorParameters)
+
+    @property
+    def one_question_per_call(self) -> bool:
+        """``questions_per_call`` is 1: one call per question, the reply is the answer itself."""
+        return self.options.questions_per_call == 1
 
 
 class GeckoParams(RunParameters):
@@ -132,14 +228,26 @@ class GeckoParams(RunParameters):
         return self
 
     @property
-    def generator_model(self) -> str:
-        """The rubric generator spec (:data:`DEFAULT_MODEL` when empty)."""
-        return self.rubric_generation_model or DEFAULT_MODEL
+    def rubric_generator(self) -> RubricGenerator:
+        """The rubric-generation stage of this run."""
+        return RubricGenerator.of(
+            self.rubric_generation_model,
+            self.rubric_generation_parameters,
+            self.rubric_generation_prompt_template,
+            project=self.project,
+            location=self.location,
+        )
 
     @property
-    def judge_model(self) -> str:
-        """The validator spec (:data:`DEFAULT_MODEL` when empty)."""
-        return self.validator_model or DEFAULT_MODEL
+    def validator(self) -> Validator:
+        """The validator stage of this run."""
+        return Validator.of(
+            self.validator_model,
+            self.validator_parameters,
+            self.validator_prompt_template,
+            project=self.project,
+            location=self.location,
+        )
 
 
 PARAMETERS = GeckoParams

@@ -15,16 +15,23 @@ from typing import Any
 from autorater_pipelines import io
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.model_checks import probe_model_endpoint
-from autorater_pipelines.evaluation.parameters import ModelCallOptions, ValidatedRun, check_model_spec
+from autorater_pipelines.evaluation.parameters import ValidatedRun, check_model_spec
 from autorater_pipelines.gecko import templates
 from autorater_pipelines.gecko._common import IMAGE_QUESTION_TYPES
 from autorater_pipelines.gecko.dataset import load_dataset
 from autorater_pipelines.gecko.generation import generator_template
-from autorater_pipelines.gecko.params import GeckoParams
+from autorater_pipelines.gecko.params import GeckoParams, ModelStage
 from autorater_pipelines.gecko.validation import validator_template
 from autorater_pipelines.models import media_input
 
-__all__ = ["check_logprob_weighting", "check_parameters", "check_templates", "check_validator_media", "validate_run"]
+__all__ = [
+    "check_logprob_weighting",
+    "check_parameters",
+    "check_templates",
+    "check_validator_media",
+    "validate_parameters",
+    "validate_run",
+]
 
 _EXAMPLE_QUESTION = {
     "question_id": "q1",
@@ -43,21 +50,16 @@ def check_templates(run: GeckoParams) -> None:
             or is refused by the sandbox.
     """
     if run.rubric_generation_prompt_template:
-        template = generator_template(
-            run.rubric_generation_prompt_template, media_type=run.media_type, prompt_column=run.prompt_column
-        )
+        template = generator_template(run.rubric_generator, media_type=run.media_type, prompt_column=run.prompt_column)
         template.render(prompt="Two brown dogs on a blue sofa", question_types=list(IMAGE_QUESTION_TYPES))
     if run.validator_prompt_template:
-        one = run.validator_parameters.questions_per_call == 1
+        validator = run.validator
         template = validator_template(
-            run.validator_prompt_template,
-            one=one,
-            prompt_column=run.prompt_column or None,
-            media_column=run.media_column or None,
+            validator, prompt_column=run.prompt_column or None, media_column=run.media_column or None
         )
         rubrics = templates.rubrics_text([_EXAMPLE_QUESTION])
         values: dict[str, Any] = {"media_type": run.media_type, "rubrics": rubrics, "prompt": "Two brown dogs"}
-        if one:
+        if validator.one_question_per_call:
             question = _EXAMPLE_QUESTION if template.syntax == "jinja" else _EXAMPLE_QUESTION["question"]
             template.render(question=question, **values)
         else:
@@ -78,25 +80,46 @@ def check_parameters(
     (:func:`~autorater_pipelines.evaluation.model_checks.probe_model_endpoint`).
     """
     check_templates(run)
-    models: dict[str, tuple[str, ModelCallOptions]] = {"validator": (run.judge_model, run.validator_parameters)}
-    if not run.rubrics_column:
-        models["rubric_generation"] = (run.generator_model, run.rubric_generation_parameters)
-    for stage, (spec, options) in models.items():
+    stages: list[ModelStage] = [run.validator] if run.rubrics_column else [run.validator, run.rubric_generator]
+    for stage in stages:
         check_model_spec(
-            spec,
-            options,
-            f"{stage}_model",
+            stage.model,
+            stage.options,
+            f"{stage.SOURCE}_model",
             project=run.project or project,
             location=run.location,
             readable=readable,
             notes=notes,
-            options_source=f"{stage}_parameters",
+            options_source=f"{stage.SOURCE}_parameters",
         )
         if probe_endpoint:
             where = {"project": run.project or project, "location": run.location}
-            probe_model_endpoint(spec, options, f"{stage}_parameters", **where)
-    check_validator_media(run.judge_model, run.media_type)
+            probe_model_endpoint(stage.model, stage.options, f"{stage.SOURCE}_parameters", **where)
+    check_validator_media(run.validator.model, run.media_type)
     check_logprob_weighting(run)
+
+
+def validate_parameters(params: Mapping[str, Any], *, probe_endpoint: bool = False) -> GeckoParams:
+    """Check every run parameter without a dataset: :func:`validate_run` minus the data (the DataFrame API's check).
+
+    Args:
+        params: The pipeline parameters by name, without ``evaluation_dataset``.
+        probe_endpoint: Probe each model's explicit endpoint (:func:`check_parameters`).
+
+    Returns:
+        The parameter model (``evaluation_dataset`` empty).
+
+    Raises:
+        InputError: naming the parameter (see :class:`~autorater_pipelines.gecko.params.GeckoParams`) — malformed
+            ``id_columns``, no ``media_column``, a ``media_type`` other than ``image``/``video``, neither
+            ``prompt_column`` nor ``rubrics_column``, a malformed model spec or a Vertex AI model with no project, an
+            unknown or out-of-range key of ``rubric_generation_parameters``, ``validator_parameters`` or
+            ``scoring``, a prompt template that does not render with the documented variables, an unsupported
+            ``output_format``, a missing or invalid ``bigquery_destination_prefix`` with ``bigquery``.
+    """
+    run = GeckoParams.parse({"evaluation_dataset": "", **params}, source="parameters")
+    check_parameters(run, notes=[], probe_endpoint=probe_endpoint)
+    return run
 
 
 def check_logprob_weighting(run: GeckoParams) -> None:

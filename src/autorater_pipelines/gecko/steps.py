@@ -1,9 +1,14 @@
-"""Gecko pipeline steps: rubrics, validation, scoring with metrics, export — JSONL files in, JSONL files out.
+"""Gecko pipeline steps, one function per component: JSONL files in, JSONL files out.
 
-Each function is the single entry point of one KFP component (``components/gecko_*.py``) and can also be
-called directly. The stages themselves live in :mod:`autorater_pipelines.gecko`; this module reads and
-writes the artifacts between them, checks the run parameters once, and undoes what KFP does to ``dict``
-parameters (integers arrive as floats: ``{"sampling_count": 2}`` becomes ``2.0``).
+Each step is the single call of one KFP component (``components/gecko_*.py``) and can also be called directly:
+:func:`check_run` (``check_gecko_run``), :func:`rubrics_for_rows` (``prepare_gecko_rubrics``),
+:func:`validate_media` (``validate_gecko_media``), :func:`score_validations` (``score_gecko_validations``),
+:func:`export_results` (``export_gecko_results``). A step builds the run's typed stages from the parameters its
+component receives (:class:`~autorater_pipelines.gecko.params.RubricGenerator`,
+:class:`~autorater_pipelines.gecko.params.Validator`; KFP's struct form undone: ``{"sampling_count": 2}`` arrives
+as ``2.0``) and passes them whole to the stage modules (:mod:`~autorater_pipelines.gecko.generation`,
+:mod:`~autorater_pipelines.gecko.validation`, :mod:`~autorater_pipelines.gecko.scoring`); the in-memory cores
+(:func:`make_rubrics`, :func:`validate_rows`, :func:`score_rows`) are shared with the DataFrame API.
 
 Files (one JSON object per line):
 
@@ -22,27 +27,20 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from autorater_pipelines import gecko, io, models
-from autorater_pipelines.errors import InputError
+from autorater_pipelines import evaluation, io, models
+from autorater_pipelines.errors import InputError, ModelCallError
 from autorater_pipelines.evaluation.parameters import from_struct
-from autorater_pipelines.gecko._common import MEDIA_REFUSED, NOT_CALLED, call_options
-from autorater_pipelines.gecko._rubric_step import (
-    DEFAULT_MODEL,
-    RubricSummary,
-    check_run,
-    make_rubrics,
-    prepare_rubrics,
-    prepare_run,
-    rubrics_for_rows,
-    stop_if_strict,
-)
+from autorater_pipelines.gecko._common import MEDIA_REFUSED, NOT_CALLED, StageResult
 from autorater_pipelines.gecko.export import OUTPUT_FORMATS, ExportResult
 from autorater_pipelines.gecko.export import export_results as export_result_rows
+from autorater_pipelines.gecko.generation import make_rubrics
 from autorater_pipelines.gecko.media_probe import MEDIA_UNSEEN
-from autorater_pipelines.gecko.params import GeckoParams, ValidatorParameters
-from autorater_pipelines.gecko.preflight import check_parameters
+from autorater_pipelines.gecko.params import RubricGenerator, Validator
+from autorater_pipelines.gecko.preflight import validate_run
+from autorater_pipelines.gecko.scoring import ScoreResult, ScoringOptions, score
+from autorater_pipelines.gecko.validation import validate
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -50,58 +48,115 @@ __all__ = [
     "ExportResult",
     "RubricSummary",
     "check_run",
-    "check_run_parameters",
     "console_metrics",
     "export_results",
     "from_struct",
     "make_rubrics",
-    "prepare_rubrics",
-    "prepare_run",
     "rubrics_for_rows",
     "score_rows",
     "score_validations",
+    "stop_if_strict",
     "validate_media",
     "validate_rows",
 ]
 
 logger = logging.getLogger(__name__)
 
+DEFAULT_MODEL = evaluation.DEFAULT_MODEL
+"""Rubric generator and validator used when the model parameter is empty (Vertex AI)."""
 
-def check_run_parameters(
+
+class RubricSummary(NamedTuple):
+    """Counts from :func:`check_run` and :func:`rubrics_for_rows`."""
+
+    evaluation_count: int
+    """Rows in the evaluation dataset."""
+    rubric_count: int
+    """Rows with a usable rubric."""
+    error_count: int
+    """Rows whose rubric is missing, invalid or could not be generated."""
+
+
+def check_run(params: Mapping[str, Any], rows_path: str) -> RubricSummary:
+    """The pipeline's first step: validate the run, then write the dataset rows for the rubric step.
+
+    :func:`~autorater_pipelines.gecko.preflight.validate_run` checks every parameter and the dataset; the rows (local
+    media paths resolved) are written to ``rows_path`` as JSONL. No model is called: the rubric step, which may
+    call one, is a separate step with a retry policy, so that a bad parameter fails once, not once per retry.
+
+    Returns:
+        Row counts (``rubric_count`` and ``error_count`` are 0: no rubric is made here).
+
+    Raises:
+        InputError: the first problem :func:`validate_run` finds (nothing is written then).
+    """
+    run = validate_run(params)
+    rows = run.rows or []
+    io.write_jsonl(rows_path, rows)
+    return RubricSummary(len(rows), 0, 0)
+
+
+def rubrics_for_rows(
     *,
+    rows_path: str,
     id_columns: Sequence[str],
-    media_column: str,
     media_type: str = "image",
     prompt_column: str = "",
     rubrics_column: str = "",
     rubric_generation_model: str = "",
-    validator_model: str = "",
     rubric_generation_parameters: Mapping[str, Any] | None = None,
-    validator_parameters: Mapping[str, Any] | None = None,
     rubric_generation_prompt_template: str = "",
-    validator_prompt_template: str = "",
-    scoring: Mapping[str, Any] | None = None,
-    output_format: str = "jsonl",
-    bigquery_destination_prefix: str = "",
     project: str = "",
     location: str = "",
-    probe_endpoint: bool = False,
-) -> None:
-    """Check every run parameter without reading the dataset: :func:`validate_run` minus the data.
+    rubrics_path: str,
+    errors_path: str,
+    pipeline_root: str = "",
+) -> RubricSummary:
+    """Give every row of ``rows_path`` (written by :func:`check_run`) a rubric; the pipeline parameters of the stage.
 
-    With ``probe_endpoint`` (the DataFrame API), each model's explicit ``base_url`` is probed too.
+    ``pipeline_root``: the pipeline's root; on Cloud Storage the response cache defaults to
+    ``<pipeline_root>/autorater-cache`` (:func:`autorater_pipelines.models.use_pipeline_root_cache`), so a retried
+    task or a re-run of the pipeline repeats no finished call.
 
     Raises:
-        InputError: naming the parameter (see :class:`~autorater_pipelines.gecko.params.GeckoParams`) — malformed
-            ``id_columns``, no ``media_column``, a ``media_type`` other than ``image``/``video``, neither
-            ``prompt_column`` nor ``rubrics_column``, a malformed model spec or a Vertex AI model with no project, an
-            unknown or out-of-range key of ``rubric_generation_parameters``, ``validator_parameters`` or
-            ``scoring``, a prompt template that does not render with the documented variables, an unsupported
-            ``output_format``, a missing or invalid ``bigquery_destination_prefix`` with ``bigquery``.
+        ModelCallError: the model calls stopped early and ``rubric_generation_parameters.strict`` is set (every
+            row is written first: the rows not called are error rows with the reason), or the process got SIGTERM.
     """
-    params = {k: v for k, v in locals().items() if k != "probe_endpoint"}
-    run = GeckoParams.parse({"evaluation_dataset": "", **params}, source="parameters")
-    check_parameters(run, notes=[], probe_endpoint=probe_endpoint)
+    models.use_pipeline_root_cache(pipeline_root)
+    generator = None
+    if not rubrics_column:
+        generator = RubricGenerator.of(
+            rubric_generation_model,
+            rubric_generation_parameters,
+            rubric_generation_prompt_template,
+            project=project,
+            location=location,
+        )
+    rows = io.read_jsonl(rows_path)
+    result = make_rubrics(
+        rows,
+        id_columns=id_columns,
+        media_type=media_type,
+        prompt_column=prompt_column,
+        rubrics_column=rubrics_column,
+        generator=generator,
+    )
+    io.write_jsonl(rubrics_path, result.rows)
+    io.write_jsonl(errors_path, result.errors)
+    logger.info("%d of %d rubrics, %d error rows", len(result.rows), len(rows), len(result.errors))
+    if generator is not None:
+        stop_if_strict(result.errors, strict=generator.options.strict, stage="rubric generation")
+    return RubricSummary(len(rows), len(result.rows), len(result.errors))
+
+
+def stop_if_strict(errors: Sequence[Mapping[str, Any]], *, strict: bool, stage: str) -> None:
+    """Raise :class:`ModelCallError` in strict mode when rows were not called because the model calls stopped."""
+    not_called = [e for e in errors if e.get("error_kind") == NOT_CALLED]
+    if strict and not_called:
+        raise ModelCallError(
+            f"{stage} stopped early (strict): {len(not_called)} row(s) not called; every row was written. "
+            f"First reason: {not_called[0].get('error_message')}"
+        )
 
 
 def validate_rows(
@@ -109,25 +164,23 @@ def validate_rows(
     *,
     id_columns: Sequence[str],
     media_column: str,
-    media_type: str = "image",
-    validator_model: str = "",
-    validator_parameters: Mapping[str, Any] | None = None,
-    validator_prompt_template: str = "",
-    project: str = "",
-    location: str = "",
+    media_type: str,
+    validator: Validator,
     prompt_column: str = "",
-) -> gecko.StageResult:
-    """The in-memory core of :func:`validate_media` (arguments as there), shared with the DataFrame API."""
+) -> StageResult:
+    """The in-memory core of :func:`validate_media`, shared with the DataFrame API (no rows: no call).
+
+    Returns:
+        :func:`~autorater_pipelines.gecko.validation.validate`'s ``StageResult``.
+    """
     if not rows:
-        return gecko.StageResult([], [])
-    return gecko.validate(
+        return StageResult([], [])
+    return validate(
         rows,
         id_columns=id_columns,
         media_column=media_column,
         media_type=media_type,
-        **call_options(
-            validator_model, validator_parameters, validator_prompt_template, project=project, location=location
-        ),
+        validator=validator,
         prompt_column=prompt_column or None,
     )
 
@@ -151,7 +204,7 @@ def validate_media(
     """Have the validator answer every rubric question about each row's media (:func:`gecko.validate`).
 
     Args:
-        rubrics_path: Rubric rows from :func:`prepare_rubrics`.
+        rubrics_path: Rubric rows from :func:`rubrics_for_rows`.
         id_columns: Columns that identify a row (and key replay recordings).
         media_column: Column with the image/video.
         media_type: ``image`` or ``video``.
@@ -177,17 +230,16 @@ def validate_media(
             written first: the rows not called are error rows with the reason), or the process got SIGTERM.
     """
     models.use_pipeline_root_cache(pipeline_root)
+    validator = Validator.of(
+        validator_model, validator_parameters, validator_prompt_template, project=project, location=location
+    )
     rows = io.read_jsonl(rubrics_path)
     result = validate_rows(
         rows,
         id_columns=id_columns,
         media_column=media_column,
         media_type=media_type,
-        validator_model=validator_model,
-        validator_parameters=validator_parameters,
-        validator_prompt_template=validator_prompt_template,
-        project=project,
-        location=location,
+        validator=validator,
         prompt_column=prompt_column,
     )
     if validations_path:
@@ -195,8 +247,7 @@ def validate_media(
     if errors_path:
         io.write_jsonl(errors_path, result.errors)
     logger.info("validated %d of %d rows, %d error rows", len(result.rows), len(rows), len(result.errors))
-    options = ValidatorParameters.parse(validator_parameters, source="validator_parameters")
-    stop_if_strict(result.errors, strict=options.strict, stage="validation")
+    stop_if_strict(result.errors, strict=validator.options.strict, stage="validation")
     return len(result.rows)
 
 
@@ -204,9 +255,9 @@ def score_rows(
     rows: Sequence[Mapping[str, Any]],
     *,
     id_columns: Sequence[str],
-    scoring: Mapping[str, Any] | None = None,
+    scoring: Mapping[str, Any] | ScoringOptions | None = None,
     earlier_errors: Sequence[Mapping[str, Any]] = (),
-) -> gecko.ScoreResult:
+) -> ScoreResult:
     """Score validation rows and complete the metrics with the rows earlier stages could not handle.
 
     The in-memory core of :func:`score_validations` (arguments as there), shared with the DataFrame API.
@@ -224,7 +275,7 @@ def score_rows(
     refused = next((e for e in earlier_errors if e.get("error_kind") in (MEDIA_REFUSED, MEDIA_UNSEEN)), None)
     if refused is not None:  # not N row errors: one error naming the model and the fix, before any score
         raise InputError(str(refused.get("error_message")), source="validator_model")
-    result = gecko.score(rows, id_columns=id_columns, options=from_struct(scoring))
+    result = score(rows, id_columns=id_columns, options=from_struct(scoring))
     errors = [dict(e) for e in earlier_errors] + result.errors
     unscored = Counter(e.get("stage", "unknown") for e in errors if "handled_as" not in e)
     not_called = [e for e in errors if e.get("error_kind") == NOT_CALLED and "handled_as" not in e]
@@ -240,7 +291,7 @@ def score_rows(
     probe = next((r["validator"]["media_probe"] for r in rows if "media_probe" in (r.get("validator") or {})), None)
     if probe is not None:
         metrics["media_probe"] = probe
-    return gecko.ScoreResult(result.results, errors, metrics)
+    return ScoreResult(result.results, errors, metrics)
 
 
 def score_validations(

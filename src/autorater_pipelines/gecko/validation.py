@@ -42,7 +42,7 @@ from autorater_pipelines.gecko._common import (
 )
 from autorater_pipelines.gecko.media import MediaError, resolve_media
 from autorater_pipelines.gecko.media_probe import MEDIA_UNSEEN, run_probe
-from autorater_pipelines.gecko.params import ValidatorParameters
+from autorater_pipelines.gecko.params import Validator
 from autorater_pipelines.gecko.verdicts import choice_label, choice_probabilities, is_yes_no
 from autorater_pipelines.models import ModelOutput, ModelRequest, get_model
 
@@ -96,11 +96,7 @@ def validate(
     id_columns: Sequence[str],
     media_column: str,
     media_type: str,
-    model_spec: str,
-    parameters: Mapping[str, Any] | None = None,
-    project: str | None = None,
-    location: str | None = None,
-    prompt_template: str | None = None,
+    validator: Validator,
     base_dir: str | os.PathLike[str] | None = None,
     prompt_column: str | None = None,
 ) -> StageResult:
@@ -111,16 +107,15 @@ def validate(
         id_columns: Columns that identify a row (and key replay recordings).
         media_column: Column with the image/video (see :mod:`autorater_pipelines.gecko.media`).
         media_type: ``image`` or ``video``.
-        model_spec: Validator model spec (docs/models.md "Model specs"), e.g. ``gemini-2.5-flash``,
-            ``openai/<model>``, ``replay/<path.jsonl>``.
-        parameters: ``validator_parameters``: ``questions_per_call`` (0 or 1), ``sampling_count``, and
-            any :class:`GenerateConfig` field (``temperature``, ``logprobs``, ``base_url`` …).
-        project: Google Cloud project for Vertex AI.
-        location: Google Cloud region for Vertex AI.
-        prompt_template: Override of :data:`prompts.VALIDATE_ALL_TEMPLATE` or
-            :data:`prompts.VALIDATE_ONE_TEMPLATE` (depending on the mode), in Jinja2 or Vertex AI SDK
-            syntax (:mod:`autorater_pipelines.gecko.templates`). With an override, the reply format is the
-            template's: JSON answers and ``<question> … Verdict: …`` blocks are both read
+        validator: The stage (:class:`~autorater_pipelines.gecko.params.Validator`, e.g.
+            ``Validator.of("gemini-2.5-flash", {"questions_per_call": 1, "logprobs": 5})``): model spec
+            (docs/models.md "Model specs": ``gemini-2.5-flash``, ``openai/<model>``, ``replay/<path.jsonl>``),
+            ``validator_parameters`` (``questions_per_call`` 0 or 1, ``sampling_count``, ``media_probe`` and any
+            :class:`GenerateConfig` field: ``temperature``, ``logprobs``, ``base_url`` …), project, location, and the
+            prompt-template override of :data:`prompts.VALIDATE_ALL_TEMPLATE` or
+            :data:`prompts.VALIDATE_ONE_TEMPLATE` (depending on the mode), in Jinja2 or Vertex AI SDK syntax
+            (:mod:`autorater_pipelines.gecko.templates`). With an override, the reply format is the template's:
+            JSON answers and ``<question> … Verdict: …`` blocks are both read
             (:mod:`autorater_pipelines.gecko.replies`).
         base_dir: Directory for relative local media paths.
         prompt_column: Column with the generation prompt, for templates that show it (``{prompt}``).
@@ -146,16 +141,17 @@ def validate(
     """
     media_type = check_media_type(media_type)
     check_rows(rows, id_columns=id_columns, required={"media_column": media_column})
-    options = ValidatorParameters.parse(parameters, source="validator_parameters")
-    one, count = options.questions_per_call == 1, options.sampling_count
-    config = options.generate_config(source="validator_parameters", project=project or "", location=location or "")
+    options = validator.options
+    one, count = validator.one_question_per_call, options.sampling_count
+    config = validator.generate_config()
     if config.logprobs and not one:
         logger.warning("validator_parameters.logprobs is only used with questions_per_call=1; ignored")
-    template = validator_template(prompt_template, one=one, prompt_column=prompt_column, media_column=media_column)
+    template = validator_template(validator, prompt_column=prompt_column, media_column=media_column)
     plan = _Plan([], [], [], [])
+    shape = _Shape(id_columns, media_column, media_type, base_dir, prompt_column, template, one, count)
     for row in rows:
-        _plan_row(plan, row, id_columns, media_column, media_type, base_dir, template, prompt_column, one, count)
-    model = get_model(model_spec, config)
+        _plan_row(plan, row, shape)
+    model = get_model(validator.model, config)
     probe: dict[str, Any] | None = None
     outputs: list[ModelOutput] = []
     if plan.requests:  # first, does the validator see media at all (gecko/media_probe.py)
@@ -188,16 +184,16 @@ def validate(
             for q, sample in _all_samples(s, output, qas).items():
                 answers[position][q].append(sample)
 
-    validator = {"model": model_spec, "questions_per_call": options.questions_per_call, "sampling_count": count}
+    record = {"model": validator.model, "questions_per_call": options.questions_per_call, "sampling_count": count}
     if probe is not None:
-        validator["media_probe"] = probe
+        record["media_probe"] = probe
     out = []
     for position, row in enumerate(plan.rows):
         not_called = _not_called(answers[position])
         if not_called:
             plan.errors.append(error_row(row, id_columns, stage="validation", kind=NOT_CALLED, message=not_called))
             continue
-        result = {**row, "answers": answers[position], "validator": validator}
+        result = {**row, "answers": answers[position], "validator": record}
         if not one:
             result["raw_responses"] = raw_responses[position]
         out.append(result)
@@ -205,9 +201,11 @@ def validate(
 
 
 def validator_template(
-    text: str | None, *, one: bool, prompt_column: str | None = None, media_column: str | None = None
+    validator: Validator, *, prompt_column: str | None = None, media_column: str | None = None
 ) -> templates.GeckoTemplate:
-    """Compile the validator prompt: ``text`` (Jinja2 or Vertex SDK style) or the built-in template.
+    """Compile the validator prompt: the stage's ``prompt_template`` (Jinja2 or Vertex SDK style) or the built-in.
+
+    The built-in template is that of the stage's mode (``questions_per_call``).
 
     Variables: ``media_type``, ``rubrics`` (Vertex SDK question lines), ``questions`` (all questions of the
     row) or, with one question per call, ``question``; ``prompt`` when ``prompt_column`` is set; ``{image}`` /
@@ -217,6 +215,7 @@ def validator_template(
         InputError: the template does not compile, uses a variable it does not get, or never shows the questions.
 
     """
+    text, one = validator.prompt_template, validator.one_question_per_call
     variables = {"media_type", "rubrics", "image", "video", "question" if one else "questions"}
     if prompt_column:
         variables.add("prompt")
@@ -240,18 +239,21 @@ class _Plan(NamedTuple):
     errors: list[dict[str, Any]]
 
 
-def _plan_row(
-    plan: _Plan,
-    row: Mapping[str, Any],
-    id_columns: Sequence[str],
-    media_column: str,
-    media_type: str,
-    base_dir: str | os.PathLike[str] | None,
-    template: templates.GeckoTemplate,
-    prompt_column: str | None,
-    one: bool,
-    count: int,
-) -> None:
+class _Shape(NamedTuple):
+    """What planning a row's calls needs besides the row: its columns, the compiled template, the mode."""
+
+    id_columns: Sequence[str]
+    media_column: str
+    media_type: str
+    base_dir: str | os.PathLike[str] | None
+    prompt_column: str | None
+    template: templates.GeckoTemplate
+    one: bool
+    samples: int
+
+
+def _plan_row(plan: _Plan, row: Mapping[str, Any], shape: _Shape) -> None:
+    id_columns, media_column, media_type, base_dir, prompt_column, template, one, count = shape
     qas = row.get("qas")
     if not isinstance(qas, list) or not qas:
         message = f"row has no rubric questions ('qas'), got {qas!r}"
