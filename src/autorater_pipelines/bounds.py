@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pydantic
-    from pydantic_core import CoreSchema
 
 __all__ = ["Bound", "bound_of", "bounds_of"]
 
@@ -76,18 +75,16 @@ class Bound:
             raise ValueError(f"{name} must be {self.describe()}, got {value!r}")
         return int(number) if self.kind == "integer" else float(number)
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: pydantic.GetCoreSchemaHandler) -> CoreSchema:
+    def __get_pydantic_core_schema__(self, source: Any, handler: pydantic.GetCoreSchemaHandler) -> Any:
         """Validate the field with :meth:`check` before its type (None passes, for optional fields)."""
-        from pydantic_core import core_schema
+        import pydantic
 
-        def validate(value: Any, info: core_schema.ValidationInfo) -> Any:
+        def validate(value: Any, info: pydantic.ValidationInfo) -> Any:
             return None if value is None else self.check(str(info.field_name), value)
 
-        return core_schema.with_info_before_validator_function(validate, handler(source))
+        return pydantic.BeforeValidator(validate).__get_pydantic_core_schema__(source, handler)
 
-    def __get_pydantic_json_schema__(
-        self, schema: CoreSchema, handler: pydantic.GetJsonSchemaHandler
-    ) -> dict[str, Any]:
+    def __get_pydantic_json_schema__(self, schema: Any, handler: pydantic.GetJsonSchemaHandler) -> dict[str, Any]:
         """The JSON schema of the field's type, with its range (``minimum`` …, as ``Field(ge=…)`` would give)."""
         json_schema = dict(handler(schema))
         json_schema["exclusiveMinimum" if self.low_exclusive else "minimum"] = _plain(self.low)
