@@ -21,9 +21,15 @@ Task definitions, the sample schedule, verdict parsing, voting and confidence ar
 
 from autorater_pipelines.autosxs.dataframe import evaluate
 from autorater_pipelines.autosxs.export import ExportResult, aggregate_judgments, export_judgments
-from autorater_pipelines.autosxs.judge import JudgeSummary, judge_examples
+from autorater_pipelines.autosxs.judge import JudgeSummary
 from autorater_pipelines.autosxs.metrics import console_metrics
-from autorater_pipelines.autosxs.params import AutoraterParameters, AutosxsParams, ModelParameters
+from autorater_pipelines.autosxs.params import (
+    Autorater,
+    AutoraterParameters,
+    AutosxsParams,
+    ModelParameters,
+    ResponseModel,
+)
 from autorater_pipelines.autosxs.preflight import (
     ValidatedRun,
     check_run_parameters,
@@ -32,15 +38,17 @@ from autorater_pipelines.autosxs.preflight import (
 )
 from autorater_pipelines.autosxs.prepare import prepare_examples
 from autorater_pipelines.autosxs.shards import merge_shards, select_shard, shard_count
-from autorater_pipelines.autosxs.steps import prepare_run
+from autorater_pipelines.autosxs.steps import judge_examples, prepare_run
 from autorater_pipelines.pairwise import tasks
 
 __all__ = [
+    "Autorater",
     "AutoraterParameters",
     "AutosxsParams",
     "ExportResult",
     "JudgeSummary",
     "ModelParameters",
+    "ResponseModel",
     "ValidatedRun",
     "aggregate_judgments",
     "check_run_parameters",

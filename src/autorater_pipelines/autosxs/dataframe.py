@@ -16,8 +16,8 @@
 It checks the whole run first with the pipeline's :func:`~autorater_pipelines.autosxs.validate_run` (every
 parameter, ``model_a_parameters``/``model_b_parameters`` included, the models and an explicit ``base_url``, the
 rows), so a bad parameter is refused before the first model call; then it calls the same step functions as the
-``autosxs`` pipeline (:func:`~autorater_pipelines.autosxs.inference.fill_missing_responses`,
-:func:`~autorater_pipelines.autosxs.judge_examples`, :func:`~autorater_pipelines.autosxs.
+``autosxs`` pipeline (:func:`~autorater_pipelines.autosxs.inference.generate_missing`,
+:func:`~autorater_pipelines.autosxs.judge.judge_shard`, :func:`~autorater_pipelines.autosxs.
 aggregate_judgments`) through the same model-call layer (cache, retries, rate limits, a tqdm progress bar),
 takes the pipeline's parameters by the same names, and works inside Jupyter's running event loop.
 """
@@ -31,6 +31,7 @@ from autorater_pipelines import io
 from autorater_pipelines.autosxs import export, inference, judge
 from autorater_pipelines.autosxs.preflight import validate_run
 from autorater_pipelines.evaluation.notebook import frame_rows, outside_event_loop
+from autorater_pipelines.pairwise import tasks
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -144,25 +145,12 @@ def evaluate(
         "location": location,
     }
     # the pipeline's one check of a run, before any model call: every parameter, the models, the rows
-    examples = validate_run(params, probe_endpoint=True, dataset=dataset).rows or []
-    inference.fill_missing_responses(
-        examples,
-        id_columns=frame.id_columns,
-        models={"a": model_a, "b": model_b},
-        parameters={"a": model_a_parameters, "b": model_b_parameters},
-        project=project,
-        location=location,
-    )
-    judgments, errors, _ = judge.judge_examples(
-        examples=examples,
-        task=task,
-        id_columns=frame.id_columns,
-        autorater_model=autorater_model,
-        autorater_parameters=judge_parameters,
-        project=project,
-        location=location,
-        experimental_args=experimental_args,
-    )
+    run = validate_run(params, probe_endpoint=True, dataset=dataset)
+    examples, checked = run.rows or [], run.params
+    stages = [checked.response_model(side) for side in ("a", "b")]
+    inference.generate_missing(examples, stages, checked.id_columns)
+    task_def = tasks.get_task(checked.task, dict(checked.experimental_args))
+    judgments, errors, _ = judge.judge_shard(examples, checked.autorater(), task_def, checked.id_columns)
     metrics = export.aggregate_judgments(judgments=judgments, human_preference_column=human_preference_column)
     records = [{k: v for k, v in j.items() if k != frame.index_column} for j in judgments]
     result = pd.DataFrame.from_records(records, index=df.index)

@@ -21,13 +21,14 @@ import logging
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
-from autorater_pipelines.autosxs.params import ModelParameters
+from autorater_pipelines.autosxs.params import ModelParameters, ResponseModel
 from autorater_pipelines.errors import InputError, ModelCallError
-from autorater_pipelines.models import GenerateConfig, ModelOutput, ModelRequest, get_model
+from autorater_pipelines.models import GenerateConfig, ModelOutput, ModelRequest
 
 __all__ = [
     "RESPONSE_COLUMN_CANDIDATES",
     "fill_missing_responses",
+    "generate_missing",
     "generate_responses",
     "infer_response_column",
     "model_config",
@@ -73,21 +74,11 @@ def model_config(
     Raises:
         InputError: an unknown key (listing the valid ones) or a bad value.
     """
-    source = f"model_{side}_parameters"
-    options = ModelParameters.parse(parameters, source=source)
-    config: GenerateConfig = options.generate_config(source=source, project=project, location=location)
-    return config
+    return ResponseModel.of(side, "", parameters, project=project, location=location).generate_config()
 
 
 def generate_responses(
-    examples: Sequence[MutableMapping[str, Any]],
-    *,
-    side: str,
-    model: str,
-    id_columns: Sequence[str],
-    parameters: Mapping[str, Any] | None = None,
-    project: str = "",
-    location: str = "",
+    examples: Sequence[MutableMapping[str, Any]], stage: ResponseModel, id_columns: Sequence[str]
 ) -> int:
     """Fill ``response_<side>`` of every example from its rendered ``model_<side>_prompt``.
 
@@ -95,12 +86,8 @@ def generate_responses(
         examples: Prepared examples; each holds ``model_<side>_prompt`` (the rendered ``prompt`` or
             ``contents`` prompt parameter) and, optionally, ``model_<side>_system_instruction`` (sent as the
             request's system instruction). Modified in place.
-        side: ``"a"`` or ``"b"``.
-        model: Model spec (docs/models.md "Model specs").
+        stage: The side's model stage (model spec, ``model_<side>_parameters``, project, region).
         id_columns: Id columns (the replay key, with ``model`` = side).
-        parameters: ``model_<side>_parameters``.
-        project: Google Cloud project for Vertex AI models.
-        location: Google Cloud region for Vertex AI models.
 
     Returns:
         The number of examples whose generation failed (``inference_error_<side>`` set).
@@ -110,8 +97,8 @@ def generate_responses(
         ModelCallError: the process got SIGTERM. When the calls stop early for another reason (a wrong
             endpoint, no progress, the failure budget), the responses not generated carry the reason.
     """
-    config = model_config(parameters, side=side, project=project, location=location)
-    backend = get_model(model, config)
+    side, model = stage.side, stage.model
+    backend = stage.get_model()
     prompt_key, system_key = f"model_{side}_prompt", f"model_{side}_system_instruction"
     requests = [
         ModelRequest(
@@ -155,7 +142,7 @@ def fill_missing_responses(
     project: str = "",
     location: str = "",
 ) -> dict[str, int]:
-    """Generate responses for every side whose examples carry ``model_<side>_prompt``.
+    """The ``generate_pairwise_responses`` component's call: :func:`generate_missing` with each side's stage.
 
     Args:
         examples: Prepared examples (see :func:`autorater_pipelines.autosxs.prepare_examples`); modified in place.
@@ -168,18 +155,34 @@ def fill_missing_responses(
     Returns:
         ``{"generated_count": n, "failed_count": m}`` over both sides (0/0 when every response was given).
     """
+    stages = [
+        ResponseModel.of(side, models[side], parameters.get(side), project=project, location=location)
+        for side in _generated_sides(examples)
+    ]
+    return generate_missing(examples, stages, id_columns)
+
+
+def _generated_sides(examples: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [side for side in ("a", "b") if any(f"model_{side}_prompt" in example for example in examples)]
+
+
+def generate_missing(
+    examples: Sequence[MutableMapping[str, Any]], stages: Sequence[ResponseModel], id_columns: Sequence[str]
+) -> dict[str, int]:
+    """Generate responses for every side whose examples carry ``model_<side>_prompt``.
+
+    Args:
+        examples: Prepared examples; modified in place.
+        stages: Model A's and model B's stages (a side whose examples need no generation is skipped).
+        id_columns: Id columns.
+
+    Returns:
+        ``{"generated_count": n, "failed_count": m}`` over both sides (0/0 when every response was given).
+    """
     generated = failed = 0
-    for side in ("a", "b"):
-        if not any(f"model_{side}_prompt" in example for example in examples):
-            continue
-        failed += generate_responses(
-            examples,
-            side=side,
-            model=models[side],
-            id_columns=id_columns,
-            parameters=parameters.get(side),
-            project=project,
-            location=location,
-        )
-        generated += len(examples)
+    needed = _generated_sides(examples)
+    for stage in stages:
+        if stage.side in needed:
+            failed += generate_responses(examples, stage, id_columns)
+            generated += len(examples)
     return {"generated_count": generated, "failed_count": failed}

@@ -1,4 +1,4 @@
-"""The AutoSxS judge step: judge prepared examples with the autorater and vote over samples.
+"""The AutoSxS judge stage: judge prepared examples with the autorater and vote over samples.
 
 Every example ends as one judgment (choice ``A``, ``B``, ``TIE`` or ``ERROR``); every failed sample or row is
 also an error row (:mod:`autorater_pipelines.evaluation.error_rows`): stage ``judge`` with ``sample_index``,
@@ -15,16 +15,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from autorater_pipelines import io, pairwise
-from autorater_pipelines.autosxs.params import AutoraterParameters
+from autorater_pipelines.autosxs.params import Autorater
 from autorater_pipelines.errors import ModelCallError
-from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.error_rows import error_row, split_error
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.models import ErrorKind, Model, ModelOutput, ModelRequest, get_model
 from autorater_pipelines.pairwise import tasks
 from autorater_pipelines.pairwise.settings import check_verdict_settings
 
-__all__ = ["JudgeSummary", "judge_examples"]
+__all__ = ["JudgeSummary", "judge_shard"]
 
 logger = logging.getLogger(__name__)
 
@@ -192,21 +191,17 @@ def _not_called(judgment: Mapping[str, Any]) -> bool:
     )
 
 
-def judge_examples(
-    *,
+def judge_shard(
     examples: Sequence[Mapping[str, Any]],
-    task: str,
+    autorater: Autorater,
+    task: tasks.TaskDefinition,
     id_columns: Sequence[str],
-    autorater_model: str = "",
-    autorater_parameters: Mapping[str, Any] | AutoraterParameters | None = None,
-    project: str = "",
-    location: str = "",
-    experimental_args: Mapping[str, Any] | None = None,
+    *,
     judgments_path: str | None = None,
     error_messages_path: str | None = None,
     shard_count: int = 1,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], JudgeSummary]:
-    """Judge prepared examples with the autorater and vote over samples.
+    """Judge prepared examples with the autorater stage and vote over samples.
 
     When the model calls stop early (see :mod:`autorater_pipelines.models`: a wrong endpoint, no progress for
     ``max_stall_s``, ``max_consecutive_failures``), the judgments so far are kept, the rest become ERROR rows with
@@ -216,14 +211,10 @@ def judge_examples(
 
     Args:
         examples: Prepared examples (:mod:`autorater_pipelines.autosxs.prepare`).
-        task: Task name, as for :func:`~autorater_pipelines.autosxs.prepare_examples`.
+        autorater: The autorater stage: model spec, ``autorater_parameters`` (judge settings and call options),
+            project and region.
+        task: The task definition (criteria, judge prompt, score rubric).
         id_columns: Id columns of the examples.
-        autorater_model: Model spec (docs/models.md); empty = :data:`~autorater_pipelines.evaluation.DEFAULT_MODEL`.
-        autorater_parameters: :class:`~autorater_pipelines.autosxs.params.AutoraterParameters` (judging keys
-            ``sampling_count``, ``flip``, ``verdict_pattern``, ``verdict_map`` and every model-call setting).
-        project: Google Cloud project for Vertex AI models.
-        location: Google Cloud region for Vertex AI models.
-        experimental_args: May hold ``custom_task_definition``.
         judgments_path: Where to write judgment rows as JSONL (atomically), or None.
         error_messages_path: Where to write error rows as JSONL (atomically), or None.
         shard_count: Number of shards judging the dataset in parallel (this call judges one of them): a declared
@@ -236,13 +227,13 @@ def judge_examples(
         InputError: bad parameters.
         ModelCallError: the model calls stopped early and ``strict`` is set, or the process got SIGTERM.
     """
-    options = AutoraterParameters.parse(autorater_parameters, source="autorater_parameters")
-    judging = _Judging(check_id_columns(id_columns), options, tasks.get_task(task, dict(experimental_args or {})))
-    config = options.generate_config(source="autorater_parameters", project=project, location=location)
+    options = autorater.options
+    judging = _Judging(check_id_columns(id_columns), options, task)
+    config = autorater.generate_config()
     if shard_count > 1 and config.requests_per_minute:
         config = config.model_copy(update={"requests_per_minute": config.requests_per_minute / shard_count})
         logger.info("requests_per_minute: %g per shard (%d shards)", config.requests_per_minute, shard_count)
-    model = get_model(autorater_model or DEFAULT_MODEL, config)
+    model = get_model(autorater.model, config)
     check_verdict_settings(judging.task, judging.settings)
     reask = pairwise.unparseable_check(judging.settings, config.temperature, judging.task.score_scale)
     stopped = _run(model, judging, examples, reask)

@@ -27,6 +27,7 @@ from autorater_pipelines.evaluation.parameters import (
     Shards,
     nested,
 )
+from autorater_pipelines.evaluation.stages import ModelStage
 from autorater_pipelines.pairwise.settings import SOURCE, JudgeSettings
 
 __all__ = [
@@ -34,9 +35,11 @@ __all__ = [
     "JUDGMENTS_FORMATS",
     "PARAMETERS",
     "SOURCE",
+    "Autorater",
     "AutoraterParameters",
     "AutosxsParams",
     "ModelParameters",
+    "ResponseModel",
     "check_judgments_format",
 ]
 
@@ -87,6 +90,55 @@ class ModelParameters(ModelCallOptions):
         "max_tokens": "max_output_tokens",
         "topP": "top_p",
     }
+
+
+class Autorater(ModelStage):
+    """The autorater stage: ``autorater_model`` and ``autorater_parameters`` (judge settings and call options)."""
+
+    SOURCE: ClassVar[str] = "autorater"
+    options: AutoraterParameters = pydantic.Field(default_factory=AutoraterParameters)
+
+    @classmethod
+    def of(cls, model: str = "", parameters: Any = None, *, project: str = "", location: str = "") -> Autorater:
+        """The stage from its pipeline parameters as a step receives them (``parameters`` a dict, None or parsed).
+
+        Raises:
+            InputError: an unknown key or a bad value of ``autorater_parameters``.
+        """
+        options = AutoraterParameters.parse(parameters, source=SOURCE)
+        return cls(model=model or DEFAULT_MODEL, options=options, project=project or "", location=location or "")
+
+
+class ResponseModel(ModelStage):
+    """Model A's or model B's stage: ``model_<side>``, ``model_<side>_parameters`` and its prompt parameters."""
+
+    side: str
+    """``a`` or ``b``."""
+    options: ModelParameters = pydantic.Field(default_factory=ModelParameters)
+    prompt_parameters: Any = pydantic.Field(default_factory=dict)
+    """``model_<side>_prompt_parameters`` (see :mod:`autorater_pipelines.autosxs.sides`)."""
+
+    @classmethod
+    def of(
+        cls, side: str, model: str, parameters: Any = None, *, project: str = "", location: str = ""
+    ) -> ResponseModel:
+        """The stage from its pipeline parameters as a step receives them (``parameters`` a dict, None or parsed).
+
+        Raises:
+            InputError: an unknown key or a bad value of ``model_<side>_parameters``.
+        """
+        options = ModelParameters.parse(parameters, source=f"model_{side}_parameters")
+        return cls(side=side, model=model, options=options, project=project or "", location=location or "")
+
+    @property
+    def options_source(self) -> str:
+        """``model_<side>_parameters``."""
+        return f"model_{self.side}_parameters"
+
+    @property
+    def model_source(self) -> str:
+        """``model_<side>``."""
+        return f"model_{self.side}"
 
 
 def _options(model: type[ParameterModel], source: str) -> Any:
@@ -170,6 +222,26 @@ class AutosxsParams(RunParameters):
     def judge_model(self) -> str:
         """The autorater model spec (``autorater_model``, or :data:`DEFAULT_MODEL` when empty)."""
         return self.autorater_model or DEFAULT_MODEL
+
+    def autorater(self, project: str = "") -> Autorater:
+        """The autorater stage of this run; ``project`` is used when the run sets none (``submit --project``)."""
+        return Autorater(
+            model=self.judge_model,
+            options=self.autorater_parameters,
+            project=self.project or project,
+            location=self.location,
+        )
+
+    def response_model(self, side: str, project: str = "") -> ResponseModel:
+        """Model A's (``side`` ``a``) or model B's stage; ``project`` as for :meth:`autorater`."""
+        return ResponseModel(
+            side=side,
+            model=getattr(self, f"model_{side}"),
+            options=getattr(self, f"model_{side}_parameters"),
+            prompt_parameters=getattr(self, f"model_{side}_prompt_parameters"),
+            project=self.project or project,
+            location=self.location,
+        )
 
 
 PARAMETERS = AutosxsParams

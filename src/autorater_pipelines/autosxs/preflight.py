@@ -12,11 +12,15 @@ from typing import Any
 
 from autorater_pipelines import io
 from autorater_pipelines.autosxs import prepare
-from autorater_pipelines.autosxs.params import SOURCE, AutoraterParameters, AutosxsParams, check_judgments_format
+from autorater_pipelines.autosxs.params import (
+    SOURCE,
+    Autorater,
+    AutoraterParameters,
+    AutosxsParams,
+    check_judgments_format,
+)
 from autorater_pipelines.autosxs.sides import MODEL_OUTPUT_FIELDS
-from autorater_pipelines.evaluation import DEFAULT_MODEL
-from autorater_pipelines.evaluation.model_checks import probe_model_endpoint
-from autorater_pipelines.evaluation.parameters import ModelCallOptions, ValidatedRun, check_model_spec
+from autorater_pipelines.evaluation.parameters import ValidatedRun
 from autorater_pipelines.pairwise import tasks
 from autorater_pipelines.pairwise.settings import JudgeSettings, check_verdict_settings
 
@@ -63,25 +67,10 @@ def validate_run(
     notes: list[str] = []
     task = prepare.check_prompt_setup(run)
     check_verdict_settings(task, run.autorater_parameters)
-    job_project = run.project or project
-
-    def check(spec: str, options: ModelCallOptions, source: str, options_source: str) -> None:
-        check_model_spec(
-            spec,
-            options,
-            source,
-            project=job_project,
-            location=run.location,
-            readable=readable,
-            notes=notes,
-            options_source=options_source,
-        )
-
-    check(run.judge_model, run.autorater_parameters, "autorater_model", _SRC)
+    autorater = run.autorater(project)
+    autorater.check(readable=readable, notes=notes)
     if probe_endpoint:
-        probe_model_endpoint(
-            run.judge_model, run.autorater_parameters, _SRC, project=job_project, location=run.location
-        )
+        autorater.probe()
     if run.judgments_format == "bigquery":
         io.parse_destination_prefix(run.bigquery_destination_prefix)
     sources = [] if dataset is not None else _sources(run.evaluation_dataset)
@@ -90,10 +79,10 @@ def validate_run(
         io.check_sources(run.evaluation_dataset)
     examples = None if unread else prepare.build_examples(run, task, dataset)
     for side in _generating_sides(run, examples):
-        model, options = getattr(run, f"model_{side}"), getattr(run, f"model_{side}_parameters")
-        check(model, options, f"model_{side}", f"model_{side}_parameters")
+        stage = run.response_model(side, project)
+        stage.check(readable=readable, notes=notes)
         if probe_endpoint:
-            probe_model_endpoint(model, options, f"model_{side}_parameters", project=job_project, location=run.location)
+            stage.probe()
     if unread:
         notes.append(
             f"evaluation_dataset {', '.join(unread)} not read from here: its columns and ids are checked by the "
@@ -157,16 +146,9 @@ def check_run_parameters(
             ``judgments_format``, (with ``bigquery``) a missing or invalid ``bigquery_destination_prefix``, or
             (with ``task``) a ``verdict_pattern`` for a task whose rubric is a pointwise scale.
     """
-    options = AutoraterParameters.parse(autorater_parameters, source=_SRC)
+    autorater = Autorater.of(autorater_model, autorater_parameters, project=project, location=location)
     if task is not None:
-        check_verdict_settings(tasks.get_task(task, dict(experimental_args or {})), options)
+        check_verdict_settings(tasks.get_task(task, dict(experimental_args or {})), autorater.options)
     if check_judgments_format(judgments_format) == "bigquery":
         io.parse_destination_prefix(bigquery_destination_prefix)
-    check_model_spec(
-        autorater_model or DEFAULT_MODEL,
-        options,
-        "autorater_model",
-        project=project,
-        location=location,
-        options_source=_SRC,
-    )
+    autorater.check()

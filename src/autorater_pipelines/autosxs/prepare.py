@@ -181,40 +181,19 @@ def _response(value: Any, side: str, column: str, where: str) -> str:
 
 
 def prepare_examples(
-    *,
-    evaluation_dataset: str | io.Dataset,
-    task: str,
-    id_columns: Sequence[str],
-    autorater_prompt_parameters: Mapping[str, Mapping[str, str]],
-    response_column_a: str = "",
-    response_column_b: str = "",
-    human_preference_column: str = "",
-    model_a: str = "",
-    model_b: str = "",
-    model_a_prompt_parameters: Mapping[str, Mapping[str, str]] | None = None,
-    model_b_prompt_parameters: Mapping[str, Mapping[str, str]] | None = None,
-    experimental_args: Mapping[str, Any] | None = None,
-    output_path: str | None = None,
+    *, evaluation_dataset: str | io.Dataset, output_path: str | None = None, **params: Any
 ) -> list[dict[str, Any]]:
     """Load and validate the evaluation dataset and render the autorater prompt parameters (no model checks).
 
     Args:
         evaluation_dataset: Comma-separated files (JSONL, JSON, CSV, Parquet); see :func:`io.read_dataset`. Or
             rows already read (an :class:`io.Dataset`, as the DataFrame API passes them).
-        task: ``summarization@001``, ``question_answering@latest``, ``custom@…`` (see :mod:`tasks`).
-        id_columns: Columns that identify an example; their values must be unique.
-        autorater_prompt_parameters: ``{param: {"column": c} | {"template": "…{{ c }}…"}}``.
-        response_column_a: Column holding model A's responses; when it is not a dataset column and ``model_a`` is
-            set, model A's responses are generated later (the prepared example then holds ``model_a_prompt``; see
-            :mod:`autorater_pipelines.autosxs.sides`).
-        response_column_b: As ``response_column_a``, for model B.
-        human_preference_column: Optional column of human labels (A/B/TIE, model_a/model_b).
-        model_a: Model A spec used to generate responses (see :mod:`autorater_pipelines.autosxs.inference`).
-        model_b: Model B spec, as ``model_a``.
-        model_a_prompt_parameters: ``{"prompt": {"column": c} | {"template": …}}`` for model A.
-        model_b_prompt_parameters: As ``model_a_prompt_parameters``, for model B.
-        experimental_args: May hold ``custom_task_definition``.
         output_path: Where to write the prepared examples as JSONL (atomically), or None.
+        **params: The other pipeline parameters by name, parsed with the parameter model
+            (:class:`~autorater_pipelines.autosxs.params.AutosxsParams`, docs/reference/parameters.md): ``task``,
+            ``id_columns`` and ``autorater_prompt_parameters`` (required); ``response_column_a``/``_b``,
+            ``human_preference_column``, ``model_a``/``model_b``, ``model_a_prompt_parameters``/``_b_…`` and
+            ``experimental_args`` are what this stage reads.
 
     Returns:
         The prepared examples (module docstring).
@@ -222,11 +201,9 @@ def prepare_examples(
     Raises:
         InputError: any problem with the parameters or the data, naming file, row and column.
     """
-    params = {name: value for name, value in locals().items() if name != "output_path"}
     dataset = evaluation_dataset if isinstance(evaluation_dataset, io.Dataset) else None
-    if dataset is not None:
-        params["evaluation_dataset"] = dataset.uri or dataset.source_name
-    run = AutosxsParams.parse(params, source="parameters")
+    source = (dataset.uri or dataset.source_name) if dataset is not None else evaluation_dataset
+    run = AutosxsParams.parse({**params, "evaluation_dataset": source}, source="parameters")
     examples = build_examples(run, check_prompt_setup(run), dataset)
     if output_path:
         io.write_jsonl(output_path, examples)

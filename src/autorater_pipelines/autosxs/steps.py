@@ -1,21 +1,29 @@
-"""The AutoSxS pipeline steps: one function per component, called by it once.
+"""The AutoSxS pipeline steps: what each component calls, once.
 
-Each step takes the component's inputs (paths and the parameters) and writes its outputs; the stage modules do the
-work: :mod:`~autorater_pipelines.autosxs.prepare` (dataset checked, prompt parameters rendered),
-:mod:`~autorater_pipelines.autosxs.inference` (model A / model B responses), :mod:`~autorater_pipelines.autosxs.judge`
-(the autorater), :mod:`~autorater_pipelines.autosxs.shards` and :mod:`~autorater_pipelines.autosxs.export`.
+Each step takes the component's inputs (paths and the pipeline parameters), builds the typed stages from the
+parameter model (:class:`~autorater_pipelines.autosxs.params.Autorater`,
+:class:`~autorater_pipelines.autosxs.params.ResponseModel`) and hands them whole to a stage module:
+:mod:`~autorater_pipelines.autosxs.prepare` (dataset checked, prompt parameters rendered),
+:mod:`~autorater_pipelines.autosxs.inference` (model A / model B responses; the ``generate_pairwise_responses``
+component calls :func:`~autorater_pipelines.autosxs.inference.fill_missing_responses`),
+:mod:`~autorater_pipelines.autosxs.judge` (the autorater), :mod:`~autorater_pipelines.autosxs.shards` (the merge)
+and :mod:`~autorater_pipelines.autosxs.export` (metrics and export). The components' calls and their keyword
+names are part of the compiled templates (``compiled/autosxs.yaml``), so these signatures stay as they are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from autorater_pipelines import io
+from autorater_pipelines.autosxs import judge
+from autorater_pipelines.autosxs.params import Autorater, AutoraterParameters
 from autorater_pipelines.autosxs.preflight import validate_run
 from autorater_pipelines.evaluation.parameters import ValidatedRun
+from autorater_pipelines.pairwise import tasks
 
-__all__ = ["prepare_run"]
+__all__ = ["judge_examples", "prepare_run"]
 
 
 def prepare_run(params: Mapping[str, Any], output_path: str) -> ValidatedRun:
@@ -29,3 +37,59 @@ def prepare_run(params: Mapping[str, Any], output_path: str) -> ValidatedRun:
     run = validate_run(params)
     io.write_jsonl(output_path, run.rows or [])
     return run
+
+
+def judge_examples(
+    *,
+    examples: Sequence[Mapping[str, Any]],
+    task: str,
+    id_columns: Sequence[str],
+    autorater_model: str = "",
+    autorater_parameters: Mapping[str, Any] | AutoraterParameters | None = None,
+    project: str = "",
+    location: str = "",
+    experimental_args: Mapping[str, Any] | None = None,
+    judgments_path: str | None = None,
+    error_messages_path: str | None = None,
+    shard_count: int = 1,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], judge.JudgeSummary]:
+    """The ``judge_pairwise_examples`` component's call: build the autorater stage, then :func:`judge.judge_shard`.
+
+    When the model calls stop early (see :mod:`autorater_pipelines.models`: a wrong endpoint, no progress for
+    ``max_stall_s``, ``max_consecutive_failures``), the judgments so far are kept, the rest become ERROR rows with
+    the reason, everything is written, and :class:`ModelCallError` is raised only in strict mode
+    (``autorater_parameters["strict"]``). SIGTERM always raises (nothing is written; a re-run resumes from the
+    response cache).
+
+    Args:
+        examples: Prepared examples (:mod:`autorater_pipelines.autosxs.prepare`).
+        task: Task name, as for :func:`~autorater_pipelines.autosxs.prepare_examples`.
+        id_columns: Id columns of the examples.
+        autorater_model: Model spec (docs/models.md); empty = :data:`~autorater_pipelines.evaluation.DEFAULT_MODEL`.
+        autorater_parameters: :class:`~autorater_pipelines.autosxs.params.AutoraterParameters` (judging keys
+            ``sampling_count``, ``flip``, ``verdict_pattern``, ``verdict_map`` and every model-call setting).
+        project: Google Cloud project for Vertex AI models.
+        location: Google Cloud region for Vertex AI models.
+        experimental_args: May hold ``custom_task_definition``.
+        judgments_path: Where to write judgment rows as JSONL (atomically), or None.
+        error_messages_path: Where to write error rows as JSONL (atomically), or None.
+        shard_count: Number of shards judging the dataset in parallel (this call judges one of them): a declared
+            ``requests_per_minute`` is divided among them, so that together they stay within it.
+
+    Returns:
+        ``(judgments, error_messages, summary)``: one judgment per example in input order.
+
+    Raises:
+        InputError: bad parameters.
+        ModelCallError: the model calls stopped early and ``strict`` is set, or the process got SIGTERM.
+    """
+    autorater = Autorater.of(autorater_model, autorater_parameters, project=project, location=location)
+    return judge.judge_shard(
+        examples,
+        autorater,
+        tasks.get_task(task, dict(experimental_args or {})),
+        id_columns,
+        judgments_path=judgments_path,
+        error_messages_path=error_messages_path,
+        shard_count=shard_count,
+    )
