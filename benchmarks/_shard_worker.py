@@ -7,7 +7,7 @@ from typing import Any
 
 from autorater_pipelines import autosxs
 
-ShardJob = tuple[list[dict[str, Any]], int, int, dict[str, Any], str, str]
+ShardJob = tuple[list[dict[str, Any]], int, int, dict[str, Any], str, str, str | None, float]
 
 
 def import_sdk() -> None:
@@ -21,8 +21,13 @@ def wait(_: int) -> None:
 
 
 def judge_shard(job: ShardJob) -> tuple[list[dict[str, Any]], float, float, int]:
-    """One shard as its pipeline task runs it: (judgments, wall start, wall end, retries)."""
-    examples, index, count, params, task, model = job
+    """One shard as its pipeline task runs it: (judgments, wall start, wall end, retries).
+
+    The job holds the shards' shared pace directory (None = a static split) and a delay before the shard
+    starts (a task scheduled late).
+    """
+    examples, index, count, params, task, model, pace_dir, delay_s = job
+    time.sleep(delay_s)
     started = time.time()
     judgments, _, summary = autosxs.judge_examples(
         examples=autosxs.select_shard(examples, index, count),
@@ -31,5 +36,7 @@ def judge_shard(job: ShardJob) -> tuple[list[dict[str, Any]], float, float, int]
         autorater_model=model,
         autorater_parameters=params,
         shard_count=count,
+        shard_index=index,
+        pace_dir=pace_dir,
     )
     return judgments, started, time.time(), summary.retries

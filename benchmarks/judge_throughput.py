@@ -296,12 +296,23 @@ def score_judgments(
 
 
 def run_shards(
-    sc: Scenario, examples: list[dict[str, Any]], expected: dict[str, str], cache_dir: str, url: str, shards: int
+    sc: Scenario,
+    examples: list[dict[str, Any]],
+    expected: dict[str, str],
+    cache_dir: str,
+    url: str,
+    shards: int,
+    *,
+    shared_pace: bool = True,
+    late_s: float = 0.0,
 ) -> Result:
     """``shards`` processes at once, each judging every ``shards``-th example like a pipeline's judging shard.
 
-    With a declared quota each shard paces at ``requests_per_minute / shards``; with ``--unknown-quota`` each
-    finds its share from the server's 429s. Time = first shard start to last shard end (imports excluded).
+    With ``shared_pace`` (the pipeline's way) the shards share their pace through files in a common directory
+    (``models.shared_pace``): a declared quota is divided among the shards running now, an unknown one is
+    found together. Without it a declared quota is split statically (``requests_per_minute / shards``) and an
+    unknown one is found by each shard alone. ``late_s``: the last shard starts this much later (a task
+    scheduled late). Time = first shard start to last shard end (imports excluded).
     """
     import multiprocessing
 
@@ -310,7 +321,9 @@ def run_shards(
         params.update(sampling_count=sc.samples, max_concurrency=sc.concurrency)
         if sc.quota_rpm:
             params["requests_per_minute"] = sc.quota_rpm  # the whole quota; each shard takes its share
-    jobs = [(examples, i, shards, params, TASK, MODEL) for i in range(shards)]
+    pace_dir = f"{cache_dir}.pace" if shared_pace else None  # the pipeline uses one under its root
+    delays = [late_s if i == shards - 1 else 0.0 for i in range(shards)]
+    jobs = [(examples, i, shards, params, TASK, MODEL, pace_dir, delays[i]) for i in range(shards)]
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(shards, mp_context=context, initializer=_shard_worker.import_sdk) as pool:
         list(pool.map(_shard_worker.wait, range(shards)))  # every worker has imported the SDK
@@ -318,7 +331,7 @@ def run_shards(
     judgments = [j for shard, *_ in done for j in shard]
     seconds = max(end for _, _, end, _ in done) - min(start for _, start, _, _ in done)
     retries = sum(r for *_, r in done)
-    name = f"ours, {shards} shards"
+    name = f"ours, {shards} shards" + ("" if shared_pace else ", static")
     return score_judgments(name, examples, expected, judgments, seconds, retries, LatencyHistogram())
 
 
@@ -525,6 +538,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=0,
         help="also run ours as this many parallel shard processes sharing the quota (declared quota divided)",
     )
+    p.add_argument(
+        "--static-split",
+        action="store_true",
+        help="with --shards: no shared pace (a declared quota split statically, an unknown one found by each alone)",
+    )
+    p.add_argument("--late-shard-s", type=float, default=0.0, help="with --shards: the last shard starts this late")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", default=None, help="also write the results as JSON here")
     args = p.parse_args(argv)
@@ -571,7 +590,16 @@ def main(argv: list[str] | None = None) -> int:
             cache = os.path.join(tmp, f"cache-{attempt}")
             with Emulator(dataclasses.replace(sc, seed=sc.seed + attempt)) as emu:  # other faults each run
                 if args.shards:
-                    result = run_shards(sc, examples, expected, cache, emu.url, args.shards)
+                    result = run_shards(
+                        sc,
+                        examples,
+                        expected,
+                        cache,
+                        emu.url,
+                        args.shards,
+                        shared_pace=not args.static_split,
+                        late_s=args.late_shard_s,
+                    )
                 else:
                     result, judgments = run_ours(sc, examples, expected, cache, url=emu.url)
                 result.emulator = emu.stats()

@@ -36,7 +36,7 @@ def judge_pairwise_examples(
         location: Google Cloud region for Vertex AI models.
         experimental_args: Experimental arguments, e.g. `custom_task_definition`.
         shard_index: Which shard of the examples this task judges (0-based): every `shard_count`-th example from `shard_index`.
-        shard_count: Number of shards the examples are split into (a declared `requests_per_minute` is divided among them).
+        shard_count: Number of shards the examples are split into. The shards share their pace through small files next to `prepared_examples` (`<uri>.pace/shard-<i>.json`): a declared `requests_per_minute` is divided among the shards running at the time (a shard that finishes hands its share over), and without one the shards find the quota together.
         pipeline_root: The pipeline root; on Cloud Storage the response cache defaults to `<pipeline_root>/autorater-cache`, so a retried task or a re-run repeats no finished call.
 
     Returns:
@@ -60,5 +60,7 @@ def judge_pairwise_examples(
         judgments_path=judgments.path,
         error_messages_path=error_messages.path,
         shard_count=shard_count,
+        shard_index=shard_index,
+        pace_dir=f"{prepared_examples.uri}.pace" if shard_count > 1 else None,  # the shards' shared pace
     )
     return (summary.evaluation_count, summary.error_count)

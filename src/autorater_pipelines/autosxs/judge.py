@@ -19,7 +19,7 @@ from autorater_pipelines.autosxs.params import Autorater
 from autorater_pipelines.errors import ModelCallError
 from autorater_pipelines.evaluation.error_rows import error_row, split_error
 from autorater_pipelines.evaluation.ids import check_id_columns
-from autorater_pipelines.models import ErrorKind, Model, ModelOutput, ModelRequest, get_model
+from autorater_pipelines.models import ErrorKind, Model, ModelOutput, ModelRequest, get_model, shared_pace
 from autorater_pipelines.pairwise import tasks
 from autorater_pipelines.pairwise.settings import check_verdict_settings
 
@@ -200,6 +200,8 @@ def judge_shard(
     judgments_path: str | None = None,
     error_messages_path: str | None = None,
     shard_count: int = 1,
+    shard_index: int = 0,
+    pace_dir: str | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], JudgeSummary]:
     """Judge prepared examples with the autorater stage and vote over samples.
 
@@ -219,6 +221,11 @@ def judge_shard(
         error_messages_path: Where to write error rows as JSONL (atomically), or None.
         shard_count: Number of shards judging the dataset in parallel (this call judges one of them): a declared
             ``requests_per_minute`` is divided among them, so that together they stay within it.
+        shard_index: Which shard this call judges (0-based), for ``pace_dir``.
+        pace_dir: A directory (local or ``gs://``) shared by the shards of this run only, where they share their
+            pace (:func:`autorater_pipelines.models.shared_pace`): a declared quota is divided among the shards
+            running *now* (a finished shard hands its share over), an unknown one is found together. None = a
+            static split of a declared quota.
 
     Returns:
         ``(judgments, error_messages, summary)``: one judgment per example in input order.
@@ -231,12 +238,17 @@ def judge_shard(
     judging = _Judging(check_id_columns(id_columns), options, task)
     config = autorater.generate_config()
     if shard_count > 1 and config.requests_per_minute:
-        config = config.model_copy(update={"requests_per_minute": config.requests_per_minute / shard_count})
-        logger.info("requests_per_minute: %g per shard (%d shards)", config.requests_per_minute, shard_count)
+        logger.info(
+            "requests_per_minute: %g shared by %d shards (%s)",
+            config.requests_per_minute,
+            shard_count,
+            "a share of the shards running now" if pace_dir else f"{config.requests_per_minute / shard_count:g} each",
+        )
     model = get_model(autorater.model, config)
     check_verdict_settings(judging.task, judging.settings)
     reask = pairwise.unparseable_check(judging.settings, config.temperature, judging.task.score_scale)
-    stopped = _run(model, judging, examples, reask)
+    with shared_pace(model, pace_dir, shard_index, shard_count):
+        stopped = _run(model, judging, examples, reask)
     if judgments_path:
         io.write_jsonl(judgments_path, judging.judgments)
     if error_messages_path:

@@ -52,6 +52,8 @@ def judge_examples(
     judgments_path: str | None = None,
     error_messages_path: str | None = None,
     shard_count: int = 1,
+    shard_index: int = 0,
+    pace_dir: str | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], judge.JudgeSummary]:
     """The ``judge_pairwise_examples`` component's call: build the autorater stage, then :func:`judge.judge_shard`.
 
@@ -75,6 +77,9 @@ def judge_examples(
         error_messages_path: Where to write error rows as JSONL (atomically), or None.
         shard_count: Number of shards judging the dataset in parallel (this call judges one of them): a declared
             ``requests_per_minute`` is divided among them, so that together they stay within it.
+        shard_index: Which shard this call judges (0-based), for ``pace_dir``.
+        pace_dir: A directory (local or ``gs://``) shared by the shards of this run only, where they share their
+            pace (:func:`autorater_pipelines.models.shared_pace`); None = a static split of a declared quota.
 
     Returns:
         ``(judgments, error_messages, summary)``: one judgment per example in input order.
@@ -92,4 +97,6 @@ def judge_examples(
         judgments_path=judgments_path,
         error_messages_path=error_messages_path,
         shard_count=shard_count,
+        shard_index=shard_index,
+        pace_dir=pace_dir,
     )

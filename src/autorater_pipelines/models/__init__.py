@@ -22,6 +22,7 @@ from autorater_pipelines.models._registry import (
     provider_prefixes,
     register_provider,
 )
+from autorater_pipelines.models._shared_pace import SharedPace, shared_pace
 from autorater_pipelines.models._stats import CallStats, LatencyHistogram
 from autorater_pipelines.models._types import (
     ErrorKind,
@@ -47,6 +48,7 @@ __all__ = [
     "ModelRequest",
     "Provider",
     "ProviderError",
+    "SharedPace",
     "TokenLogprob",
     "Usage",
     "cache_under_pipeline_root",
@@ -56,5 +58,6 @@ __all__ = [
     "parse_model_spec",
     "provider_prefixes",
     "register_provider",
+    "shared_pace",
     "use_pipeline_root_cache",
 ]

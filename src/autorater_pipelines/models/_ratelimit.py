@@ -85,6 +85,8 @@ class RateLimiter:
         self._starts: collections.deque[float] = collections.deque()  # start times while unpaced
         self._first_start: float | None = None
         self.decreases = 0
+        self.growth_share = 1.0  # fraction of GROWTH (shards that find one quota together grow slower each)
+        self._signal_started: float | None = None  # start of the attempt behind the last own decrease
         self._credits = 0
         self._priority_waiting = 0
         self._clock = clock
@@ -119,6 +121,42 @@ class RateLimiter:
                 self.ceiling = ceiling
                 self._rate = ceiling if self._rate is None else min(self._rate, ceiling)
                 self._reference = self._reference or self._rate
+
+    def set_ceiling(self, requests_per_minute: float) -> None:
+        """Set the declared ceiling to ``requests_per_minute``, up or down (a shard's share of a shared quota).
+
+        The current pace scales with the ceiling (a limiter at its ceiling stays at it; an adaptive one below
+        it keeps its distance), so a share handed over by a shard that finished is used at once.
+        """
+        with self._lock:
+            ceiling = requests_per_minute / 60.0
+            old = self.ceiling
+            self.ceiling = ceiling
+            if self._rate is None or old is None:
+                self._rate = ceiling if self._rate is None else min(self._rate, ceiling)
+            else:
+                self._rate = min(ceiling, self._rate * ceiling / old)
+            self._reference = min(self._reference or self._rate, ceiling)
+
+    def adopt(self, requests_per_minute: float) -> None:
+        """Start an unpaced adaptive limiter at ``requests_per_minute`` (the pace other shards found)."""
+        with self._lock:
+            if self.adaptive and self._rate is None:
+                rate = requests_per_minute / 60.0
+                self._rate = rate if self.ceiling is None else min(rate, self.ceiling)
+                self._reference = self._rate
+
+    def scale(self, factor: float) -> None:
+        """Multiply the current pace by ``factor`` (never above the ceiling): a shard's share of a pace changed."""
+        with self._lock:
+            if self._rate is not None and factor > 0:
+                self._rate = self._rate * factor if self.ceiling is None else min(self.ceiling, self._rate * factor)
+                self._reference = self._rate if self._reference is None else self._reference * factor
+
+    @property
+    def last_signal_started(self) -> float | None:
+        """Clock time at which the attempt behind this limiter's own last decrease started (None: none yet)."""
+        return self._signal_started
 
     def _queue(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -217,10 +255,15 @@ class RateLimiter:
                 cap = min(cap, self.ceiling)
             if self._rate < cap:
                 unit = max(self._reference, self._goodput(now, self.MEMORY_S))  # recover from a dip at once
-                self._rate = min(cap, self._rate + self.GROWTH * unit / self._rate)
+                self._rate = min(cap, self._rate + self.GROWTH * self.growth_share * unit / self._rate)
 
-    def on_rate_limited(self, started_at: float) -> bool:
+    def on_rate_limited(self, started_at: float, *, peer: bool = False) -> bool:
         """Record a quota signal for an attempt started at ``started_at`` (multiplicative decrease).
+
+        Args:
+            started_at: When the attempt started (clock time).
+            peer: The signal came from another shard on the same quota (:mod:`._shared_pace`): it decreases
+                this limiter too, but is not published again.
 
         Returns:
             True when the rate was decreased (the first signal since the previous decrease).
@@ -241,6 +284,8 @@ class RateLimiter:
             self._rate = rate if self.ceiling is None else min(rate, self.ceiling)
             self._reference = self._rate
             self._last_decrease = now
+            if not peer:
+                self._signal_started = started_at
             self._credits = 0
             self.decreases += 1
             return True
@@ -295,6 +340,7 @@ class ConcurrencyLimiter:
         self._clock = clock
         self._last_decrease = -float("inf")
         self._in_flight = 0
+        self._slow_start = False
         self._retries_in_flight = 0
         self._waiters: collections.deque[tuple[asyncio.Future[None], bool]] = collections.deque()  # (waiter, retry)
 
@@ -354,14 +400,27 @@ class ConcurrencyLimiter:
         if retry:
             self._retries_in_flight += 1
 
+    def start_at(self, limit: int) -> None:
+        """Begin at ``limit`` calls in flight and grow by one per success (slow start) up to ``max_concurrency``.
+
+        N shards of one run that do not know their quota each start at ``max_concurrency / N``, so together
+        their first burst is one shard's. The first overload ends the slow start (AIMD from there on).
+        """
+        self._limit = float(max(1, min(limit, self.max_concurrency)))
+        self._slow_start = self._limit < self.max_concurrency
+
     def on_success(self) -> None:
-        """Record a successful call (additive increase)."""
-        if self.adaptive and self._limit < self.max_concurrency:
+        """Record a successful call (additive increase; +1 per success during a slow start)."""
+        if self._slow_start and self._limit < self.max_concurrency:
+            self._limit = min(float(self.max_concurrency), self._limit + 1.0)
+            self._wake()
+        elif self.adaptive and self._limit < self.max_concurrency:
             self._limit = min(float(self.max_concurrency), self._limit + 1.0 / self._limit)
             self._wake()
 
     def on_overloaded(self) -> None:
         """Record that the endpoint is overloaded: timeouts / 5xx dominate (multiplicative decrease)."""
+        self._slow_start = False
         if not self.adaptive:
             return
         now = self._clock()
