@@ -21,6 +21,8 @@ __all__ = [
     "IMAGE_QUESTION_TYPES",
     "MEDIA_TYPES",
     "MEDIA_REFUSED",
+    "TEXT_QUESTION_TYPES",
+    "question_types_for",
     "NOT_CALLED",
     "StageResult",
     "call_model",
@@ -47,7 +49,27 @@ IMAGE_QUESTION_TYPES: tuple[str, ...] = (
 )
 """Question types of generated rubrics (Gecko, arXiv 2404.16820, Sec. 3); unknown types become ``other``."""
 
-MEDIA_TYPES: tuple[str, ...] = ("image", "video")
+TEXT_QUESTION_TYPES: tuple[str, ...] = (
+    "instruction_following",
+    "content",
+    "accuracy",
+    "completeness",
+    "format",
+    "style",
+    "safety",
+    "other",
+)
+"""Rubric types of generated text rubrics (``media_type: "text"``), after the aspects of Google's general-quality
+adaptive rubrics (instruction following, content, accuracy, completeness, format, style, safety)."""
+
+MEDIA_TYPES: tuple[str, ...] = ("image", "video", "text")
+"""``text``: the media column holds the response text itself (adaptive rubrics for text, issue 23)."""
+
+
+def question_types_for(media_type: str) -> tuple[str, ...]:
+    """The question types a generated rubric may use for ``media_type``."""
+    return TEXT_QUESTION_TYPES if media_type == "text" else IMAGE_QUESTION_TYPES
+
 
 MEDIA_REFUSED = "media_not_supported"
 """Error kind of the validation rows of a run whose validator refused the media (a text-only model): the scoring
@@ -73,7 +95,7 @@ class StageResult(NamedTuple):
 
 
 def check_media_type(media_type: str) -> str:
-    """Return ``media_type`` lower-cased, or raise InputError when it is not ``image``/``video``."""
+    """Return ``media_type`` lower-cased, or raise InputError when it is not ``image``/``video``/``text``."""
     value = str(media_type or "").strip().lower()
     if value not in MEDIA_TYPES:
         raise InputError(f"media_type must be one of {list(MEDIA_TYPES)}, got {media_type!r}", source="media_type")

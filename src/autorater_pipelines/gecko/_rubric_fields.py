@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from autorater_pipelines.evaluation.values import is_blank
-from autorater_pipelines.gecko._common import IMAGE_QUESTION_TYPES
+from autorater_pipelines.gecko._common import IMAGE_QUESTION_TYPES, TEXT_QUESTION_TYPES
 
 __all__ = ["keyword_coverage", "parse_dependencies", "parse_keywords"]
 
@@ -104,8 +104,8 @@ def _question_type(value: Any, *, restrict: bool, qid: str, warnings: list[str])
     if not qtype:
         warnings.append(f"question {qid}: no question_type; using 'other'")
         return "other"
-    if restrict and qtype not in IMAGE_QUESTION_TYPES:
-        allowed = list(IMAGE_QUESTION_TYPES)
+    if restrict and qtype not in IMAGE_QUESTION_TYPES + TEXT_QUESTION_TYPES:
+        allowed = list(dict.fromkeys(IMAGE_QUESTION_TYPES + TEXT_QUESTION_TYPES))
         warnings.append(f"question {qid}: question_type {qtype!r} is not one of {allowed}; kept as 'other'")
         return "other"
     return qtype

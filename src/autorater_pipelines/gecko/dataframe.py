@@ -20,11 +20,14 @@ Columns added, as the pipeline writes them plus the SDK's names where they diffe
 - ``generate_rubrics``: ``keywords``, ``qas``, ``rubric_warnings``; ``rubrics`` (the SDK's text, one
   ``<question>…<choices>yes,no`` line per question) and ``qa_records`` (the questions with the SDK's field
   names ``question``, ``question_type``, ``gt_answer``, ``answer_choices``, ``justification``, plus
-  ``question_id``, ``keyword_id``, ``dependencies``).
+  ``question_id``, ``keyword_id``, ``dependencies``); ``rubric_groups`` (Vertex AI's new client's shape
+  ``{"gecko_rubrics": [Rubric, ...]}``, :mod:`autorater_pipelines.gecko.vertex_rubrics`; pass it back as
+  ``rubrics_column="rubric_groups"``, or to Vertex's ``evaluate``).
 - ``evaluate``: the above and ``qa_results`` (per question: expected, verdict, score, status …),
   ``final_score``, ``keyword_coverage``, ``questions_scored``, ``parse_failures``, ``missing_answers``,
   ``raw_responses`` and ``rubric_results`` (``{question_id: the validator's answer}``; the SDK keys it by
-  question text, so two questions with the same text collided there).
+  question text, so two questions with the same text collided there), and Vertex's ``rubric_verdicts`` and
+  ``score``.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from autorater_pipelines.gecko.params import RubricGenerator
 from autorater_pipelines.gecko.preflight import validate_parameters
 from autorater_pipelines.gecko.rubrics import parse_supplied_rubrics
 from autorater_pipelines.gecko.templates import rubrics_text
+from autorater_pipelines.gecko.vertex_rubrics import rubric_groups_from_rubric
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -123,6 +127,7 @@ def _add_rubric_columns(row: dict[str, Any]) -> dict[str, Any]:
     qas = row.get("qas") or []
     row["rubrics"] = rubrics_text(qas) if qas else None
     row["qa_records"] = qa_records(qas) if qas else None
+    row["rubric_groups"] = rubric_groups_from_rubric(row) if qas else None  # Vertex AI's shape, for its client
     return row
 
 
@@ -185,7 +190,9 @@ def generate_rubrics(
     by_id = {io.id_key(r, frame.id_columns): _add_rubric_columns(dict(r)) for r in result.rows}
     rows = [by_id.get(io.id_key(r, frame.id_columns)) for r in frame.rows]
     filled = [
-        row if row is not None else {**source, **dict.fromkeys(("keywords", "qas", "rubric_warnings", "rubrics"))}
+        row
+        if row is not None
+        else {**source, **dict.fromkeys(("keywords", "qas", "rubric_warnings", "rubrics", "rubric_groups"))}
         for row, source in zip(rows, frame.rows, strict=True)
     ]
     return _frame(df, frame, filled, result.errors)

@@ -22,13 +22,13 @@ from autorater_pipelines.evaluation.json_extraction import (
 from autorater_pipelines.evaluation.values import is_blank
 from autorater_pipelines.gecko import prompts, templates
 from autorater_pipelines.gecko._common import (
-    IMAGE_QUESTION_TYPES,
     StageResult,
     call_model,
     check_media_type,
     check_rows,
     error_row,
     id_values,
+    question_types_for,
 )
 from autorater_pipelines.gecko.params import RubricGenerator
 from autorater_pipelines.gecko.rubrics import (
@@ -96,7 +96,8 @@ def generator_template(
 ) -> templates.GeckoTemplate:
     """Compile the rubric-generation prompt: the stage's ``prompt_template`` (Jinja2 or Vertex SDK) or the built-in.
 
-    Variables: ``prompt`` (required; ``{<prompt_column>}`` too in Vertex syntax), ``question_types``, ``media_type``.
+    Variables: ``prompt`` (required; ``{<prompt_column>}`` too in Vertex syntax), ``question_types``, ``media_type``,
+    ``guidelines`` (``rubric_generation_parameters.guidelines``, "" when unset).
 
     Raises:
         InputError: the template does not compile, uses a variable it does not get, or never shows the prompt.
@@ -106,7 +107,7 @@ def generator_template(
     return templates.compile_template(
         text or prompts.RUBRIC_TEMPLATES[media_type],
         source="rubric_generation_prompt_template",
-        variables={"prompt", "question_types", "media_type"},
+        variables={"prompt", "question_types", "media_type", "guidelines"},
         required=[("prompt",)],
         needs="the prompt to write questions for",
         builtin=not text,
@@ -128,7 +129,8 @@ def generate_rubrics(
         rows: Dataset rows (JSON-compatible dicts).
         id_columns: Columns that identify a row (and key replay recordings).
         prompt_column: Column holding the text-to-image/video prompt.
-        media_type: ``image`` (yes/no questions) or ``video`` (multiple choice a–d).
+        media_type: ``image`` (yes/no questions), ``video`` (multiple choice a–d) or ``text`` (pass/fail
+            rubrics for a text response, :data:`autorater_pipelines.gecko.prompts.RUBRIC_TEXT_TEMPLATE`).
         generator: The stage (:class:`~autorater_pipelines.gecko.params.RubricGenerator`, e.g.
             ``RubricGenerator.of("gemini-2.5-flash", {"temperature": 0})``): model spec (docs/models.md "Model specs"),
             ``rubric_generation_parameters`` (any :class:`GenerateConfig` field: ``temperature``, ``base_url``,
@@ -169,7 +171,12 @@ def generate_rubrics(
                 )
             )
             continue
-        parts = template.render(prompt=prompt, question_types=list(IMAGE_QUESTION_TYPES), media_type=media_type)
+        parts = template.render(
+            prompt=prompt,
+            question_types=list(question_types_for(media_type)),
+            media_type=media_type,
+            guidelines=generator.options.guidelines,
+        )
         pending.append(row)
         requests.append(
             ModelRequest(

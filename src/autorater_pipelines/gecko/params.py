@@ -53,6 +53,9 @@ class RubricGenerationParameters(ModelCallOptions):
     strict: Flag = False
     """Fail the rubric step when the model calls stop early, after writing every row (default false: the rows not
     called are error rows with the reason and the run goes on; as AutoSxS's ``autorater_parameters.strict``)."""
+    guidelines: str = ""
+    """Extra instructions for the rubric generator, shown in its prompt as the variable ``guidelines`` (the
+    built-in text template adds them as "Guidelines from the user"; e.g. "The audience is children"); "" = none."""
 
 
 class ValidatorParameters(ModelCallOptions):
@@ -207,7 +210,9 @@ class GeckoParams(RunParameters):
     def _media_column(cls, value: Any) -> Any:
         if not value:
             raise InputError(
-                f"media_column is required (the column with the image/video), got {value!r}", source="media_column"
+                f"media_column is required (the column with the image/video, or the response text for media_type "
+                f"text), got {value!r}",
+                source="media_column",
             )
         return value
 

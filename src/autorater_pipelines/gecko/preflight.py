@@ -51,14 +51,24 @@ def check_templates(run: GeckoParams) -> None:
     """
     if run.rubric_generation_prompt_template:
         template = generator_template(run.rubric_generator, media_type=run.media_type, prompt_column=run.prompt_column)
-        template.render(prompt="Two brown dogs on a blue sofa", question_types=list(IMAGE_QUESTION_TYPES))
+        template.render(
+            prompt="Two brown dogs on a blue sofa",
+            question_types=list(IMAGE_QUESTION_TYPES),
+            media_type=run.media_type,
+            guidelines=run.rubric_generation_parameters.guidelines,
+        )
     if run.validator_prompt_template:
         validator = run.validator
         template = validator_template(
-            validator, prompt_column=run.prompt_column or None, media_column=run.media_column or None
+            validator,
+            prompt_column=run.prompt_column or None,
+            media_column=run.media_column or None,
+            media_type=run.media_type,
         )
         rubrics = templates.rubrics_text([_EXAMPLE_QUESTION])
         values: dict[str, Any] = {"media_type": run.media_type, "rubrics": rubrics, "prompt": "Two brown dogs"}
+        if run.media_type == "text":
+            values["response"] = "Two brown dogs sleep on a blue sofa."
         if validator.one_question_per_call:
             question = _EXAMPLE_QUESTION if template.syntax == "jinja" else _EXAMPLE_QUESTION["question"]
             template.render(question=question, **values)
@@ -149,6 +159,8 @@ def check_validator_media(spec: str, media_type: str) -> None:
     Raises:
         InputError: naming ``validator_model``, the model, why, and the fix.
     """
+    if media_type == "text":  # every model reads text
+        return
     known = media_input(spec)
     if media_type not in known.types:
         raise InputError(

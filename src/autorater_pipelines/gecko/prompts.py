@@ -5,10 +5,12 @@ Templates are Jinja2 rendered in the shared bounded sandbox
 user override can use the same variables but cannot reach Python internals, and is refused when it runs too
 long, loops too much or renders too much text. Variables:
 
-- rubric generation: ``prompt`` (the generation prompt), ``question_types`` (list of str).
+- rubric generation: ``prompt`` (the generation prompt), ``question_types`` (list of str), ``media_type``,
+  ``guidelines`` (``rubric_generation_parameters.guidelines``, "" when unset).
 - validation, all questions in one call: ``media_type``, ``questions`` — list of
   ``{"question_id", "question", "options": [{"label", "text"}], "yes_no": bool}``.
 - validation, one question per call: ``media_type``, ``question`` (one item as above).
+- validation of ``media_type: "text"``: also ``response`` (the response text) and ``prompt``.
 
 Method: Gecko (Wiles et al., arXiv 2404.16820) — keywords marked in the prompt, one question per
 keyword, a VQA judge answering each question.
@@ -22,11 +24,15 @@ import jinja2
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.templates import BoundedEnvironment
-from autorater_pipelines.gecko._common import IMAGE_QUESTION_TYPES
+from autorater_pipelines.gecko._common import IMAGE_QUESTION_TYPES, TEXT_QUESTION_TYPES
 
 __all__ = [
     "RUBRIC_SCHEMAS",
     "RUBRIC_TEMPLATES",
+    "RUBRIC_TEXT_TEMPLATE",
+    "TEXT_RUBRIC_PROMPT_VERSION",
+    "VALIDATE_TEXT_ALL_TEMPLATE",
+    "VALIDATE_TEXT_ONE_TEMPLATE",
     "VALIDATE_ALL_SCHEMA",
     "VALIDATE_ALL_TEMPLATE",
     "VALIDATE_ONE_TEMPLATE",
@@ -106,7 +112,51 @@ Prompt: {{ prompt }}
 """
 )
 
-RUBRIC_TEMPLATES: dict[str, str] = {"image": RUBRIC_IMAGE_TEMPLATE, "video": RUBRIC_VIDEO_TEMPLATE}
+TEXT_RUBRIC_PROMPT_VERSION = "text-rubrics-v1"
+"""Version of :data:`RUBRIC_TEXT_TEMPLATE`; a change of its wording gets a new version (metrics.json names it)."""
+
+RUBRIC_TEXT_TEMPLATE = """\
+Your job is to turn a user's prompt into a checklist of pass/fail rubrics for judging a response to it \
+(adaptive rubrics: each rubric is specific to this prompt).
+
+Step 1 - requirements. Copy the prompt word for word and wrap every requirement a good response must \
+meet in the markup {n}[words], numbering from 1 in reading order: what it must do or contain, facts \
+it must get right, constraints of length, format, language, tone or audience. Leave filler words unmarked.
+
+Step 2 - rubrics. Write one rubric for each requirement, and at most three more for what any excellent \
+response to this prompt needs (accurate, complete, clear, safe) when the prompt implies it. Each rubric is a \
+yes/no question about the response alone, answerable by a reader who sees the prompt and the response: \
+"Does the response name all three deadlines?". Give the requirement number it checks as keyword_id \
+(leave it out for the extra rubrics), a question_type from this list: {{ question_types | join(", ") }}, \
+and one short sentence of justification. answer is "yes" for what a good response does, "no" for what it \
+must not do ("Does the response use technical jargon?" -> "no" for a child audience).
+{% if guidelines %}
+Guidelines from the user (follow them when writing the rubrics): {{ guidelines }}
+{% endif %}
+Example for the prompt "List three tips for a job interview, in under 50 words":
+{"keywords": "List {1}[three] {2}[tips for a job interview], {3}[in under 50 words]",
+ "qas": [
+  {"keyword_id": 1, "question": "Does the response give exactly three tips?", "question_type": \
+"instruction_following", "answer": "yes", "justification": "The prompt asks for three tips."},
+  {"keyword_id": 2, "question": "Is every tip about preparing for or behaving in a job interview?", \
+"question_type": "content", "answer": "yes", "justification": "The tips must be on topic."},
+  {"keyword_id": 3, "question": "Is the response under 50 words?", "question_type": "format", "answer": "yes", \
+"justification": "The prompt limits the length."},
+  {"question": "Is every tip sound, practical advice?", "question_type": "accuracy", "answer": "yes", \
+"justification": "Advice must be correct to be useful."}]}
+
+Reply with one JSON object of this shape and nothing else.
+
+Prompt: {{ prompt }}
+"""
+"""Default rubric-generation template for ``media_type: "text"`` (our own wording, in the spirit of the
+general-quality adaptive rubrics of Google's evaluation service), version :data:`TEXT_RUBRIC_PROMPT_VERSION`."""
+
+RUBRIC_TEMPLATES: dict[str, str] = {
+    "image": RUBRIC_IMAGE_TEMPLATE,
+    "video": RUBRIC_VIDEO_TEMPLATE,
+    "text": RUBRIC_TEXT_TEMPLATE,
+}
 """Default rubric-generation templates by media type."""
 
 _QA_PROPERTIES: dict[str, Any] = {
@@ -117,9 +167,12 @@ _QA_PROPERTIES: dict[str, Any] = {
 }
 
 
-def _rubric_schema(video: bool) -> dict[str, Any]:
+def _rubric_schema(video: bool, text: bool = False) -> dict[str, Any]:
     properties = dict(_QA_PROPERTIES)
     required = ["keyword_id", "question", "question_type", "answer"]
+    if text:  # extra rubrics check no marked requirement
+        properties["question_type"] = {"type": "string", "enum": list(TEXT_QUESTION_TYPES)}
+        required.remove("keyword_id")
     if video:
         properties["choices"] = {
             "type": "object",
@@ -138,7 +191,11 @@ def _rubric_schema(video: bool) -> dict[str, Any]:
     }
 
 
-RUBRIC_SCHEMAS: dict[str, dict[str, Any]] = {"image": _rubric_schema(False), "video": _rubric_schema(True)}
+RUBRIC_SCHEMAS: dict[str, dict[str, Any]] = {
+    "image": _rubric_schema(False),
+    "video": _rubric_schema(True),
+    "text": _rubric_schema(False, text=True),
+}
 """Structured-output schemas (the OpenAPI subset Gemini accepts) for rubric generation."""
 
 _OPTIONS = (
@@ -192,6 +249,48 @@ VALIDATE_ALL_SCHEMA: dict[str, Any] = {
     "required": ["answers"],
 }
 """Structured-output schema of the all-questions-in-one-call validator answer."""
+
+VALIDATE_TEXT_ALL_TEMPLATE = (
+    """\
+Read the prompt and the response below, then answer each rubric question about what the response \
+actually says (not what it was meant to say). Answer "yes" or "no" for yes/no questions; for questions \
+with options answer with the option's letter only.
+
+Prompt:
+{{ prompt }}
+
+Response:
+{{ response }}
+
+{% for q in questions -%}
+[{{ q.question_id }}] {{ q.question }} """
+    + _OPTIONS
+    + """
+{% endfor %}
+Reply with one JSON object and nothing else:
+{"answers": [{"question_id": "<id in brackets>", "answer": "<yes, no or a letter>"}, ...]}
+with one entry per question.
+"""
+)
+"""Default validator template for ``media_type: "text"``, all rubrics of a row in one call."""
+
+VALIDATE_TEXT_ONE_TEMPLATE = """\
+Read the prompt and the response below, then answer the rubric question about what the response actually says.
+
+Prompt:
+{{ prompt }}
+
+Response:
+{{ response }}
+{% set q = question %}
+Question: {{ q.question }}
+{% if q.yes_no %}Reply with the single word yes or no.
+{%- elif q.options %}Options: {% for o in q.options %}{{ o.label }}) {{ o.text }}\
+{% if not loop.last %}; {% endif %}{% endfor %}
+Reply with the option's letter only.
+{%- else %}Reply in a few words.{% endif %}
+"""
+"""Default validator template for ``media_type: "text"``, one rubric per call."""
 
 _ENV = BoundedEnvironment()
 

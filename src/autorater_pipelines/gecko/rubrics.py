@@ -124,7 +124,7 @@ def normalize_generated_rubric(data: Any, *, media_type: str) -> dict[str, Any]:
         if not isinstance(question, str) or not question.strip():
             warnings.append(f"{where}: dropped, no question text in {item!r}")
             continue
-        if media_type == "image":
+        if media_type in ("image", "text"):  # text rubrics pass or fail: yes/no
             choices: tuple[str, ...] = YES_NO
         else:
             try:

@@ -146,7 +146,9 @@ def validate(
     config = validator.generate_config()
     if config.logprobs and not one:
         logger.warning("validator_parameters.logprobs is only used with questions_per_call=1; ignored")
-    template = validator_template(validator, prompt_column=prompt_column, media_column=media_column)
+    template = validator_template(
+        validator, prompt_column=prompt_column, media_column=media_column, media_type=media_type
+    )
     plan = _Plan([], [], [], [])
     shape = _Shape(id_columns, media_column, media_type, base_dir, prompt_column, template, one, count)
     for row in rows:
@@ -201,7 +203,11 @@ def validate(
 
 
 def validator_template(
-    validator: Validator, *, prompt_column: str | None = None, media_column: str | None = None
+    validator: Validator,
+    *,
+    prompt_column: str | None = None,
+    media_column: str | None = None,
+    media_type: str = "image",
 ) -> templates.GeckoTemplate:
     """Compile the validator prompt: the stage's ``prompt_template`` (Jinja2 or Vertex SDK style) or the built-in.
 
@@ -209,7 +215,9 @@ def validator_template(
 
     Variables: ``media_type``, ``rubrics`` (Vertex SDK question lines), ``questions`` (all questions of the
     row) or, with one question per call, ``question``; ``prompt`` when ``prompt_column`` is set; ``{image}`` /
-    ``{video}`` (or ``{<media_column>}``) place the media (Vertex syntax).
+    ``{video}`` (or ``{<media_column>}``) place the media (Vertex syntax). With ``media_type`` ``text``:
+    ``response`` (the response text; ``{<media_column>}`` too) and ``prompt`` ("" without ``prompt_column``), and
+    the built-in templates are the text ones (:data:`autorater_pipelines.gecko.prompts.VALIDATE_TEXT_ALL_TEMPLATE`).
 
     Raises:
         InputError: the template does not compile, uses a variable it does not get, or never shows the questions.
@@ -217,9 +225,15 @@ def validator_template(
     """
     text, one = validator.prompt_template, validator.one_question_per_call
     variables = {"media_type", "rubrics", "image", "video", "question" if one else "questions"}
-    if prompt_column:
+    text_medium = media_type == "text"
+    if prompt_column or text_medium:
         variables.add("prompt")
-    default = prompts.VALIDATE_ONE_TEMPLATE if one else prompts.VALIDATE_ALL_TEMPLATE
+    if text_medium:
+        variables.add("response")
+        default = prompts.VALIDATE_TEXT_ONE_TEMPLATE if one else prompts.VALIDATE_TEXT_ALL_TEMPLATE
+    else:
+        default = prompts.VALIDATE_ONE_TEMPLATE if one else prompts.VALIDATE_ALL_TEMPLATE
+    media_name = "response" if text_medium else "image"
     return templates.compile_template(
         text or default,
         source="validator_prompt_template",
@@ -228,7 +242,7 @@ def validator_template(
         needs="the question" if one else "the questions",
         hints={"prompt": "set prompt_column to the column with the generation prompt"},
         builtin=not text,
-        aliases={c: n for c, n in ((prompt_column, "prompt"), (media_column, "image")) if c},
+        aliases={c: n for c, n in ((prompt_column, "prompt"), (media_column, media_name)) if c},
     )
 
 
@@ -259,13 +273,18 @@ def _plan_row(plan: _Plan, row: Mapping[str, Any], shape: _Shape) -> None:
         message = f"row has no rubric questions ('qas'), got {qas!r}"
         plan.errors.append(error_row(row, id_columns, stage="validation", kind="invalid_rubric", message=message))
         return
+    values: dict[str, Any] = {"media_type": media_type}
     try:
-        media = resolve_media(row.get(media_column), media_type=media_type, base_dir=base_dir)
+        if media_type == "text":  # the cell is the response itself: no media read
+            media: tuple[Any, ...] = ()
+            values["response"] = _response_text(row.get(media_column), media_column)
+            values["prompt"] = ""
+        else:
+            media = resolve_media(row.get(media_column), media_type=media_type, base_dir=base_dir)
     except MediaError as exc:
         plan.errors.append(error_row(row, id_columns, stage="media", kind=exc.kind, message=str(exc)))
         return
     ids = id_values(row, id_columns)
-    values: dict[str, Any] = {"media_type": media_type}
     if prompt_column:
         values["prompt"] = "" if row.get(prompt_column) is None else str(row.get(prompt_column))
     position = len(plan.rows)
@@ -285,6 +304,17 @@ def _plan_row(plan: _Plan, row: Mapping[str, Any], shape: _Shape) -> None:
         for s in range(count):
             plan.requests.append(ModelRequest(parts=parts, key=key, response_schema=schema, sample_index=s))
             plan.slots.append((position, qid, s))
+
+
+def _response_text(value: Any, media_column: str) -> str:
+    """The response text of a ``media_type: "text"`` row (MediaError ``missing_media`` when there is none)."""
+    if isinstance(value, str) and value.strip():
+        return value
+    raise MediaError(
+        "missing_media",
+        f"no response text in column {media_column!r} (media_type text), got {value!r}; an empty response is not "
+        "scored (write a placeholder such as '(no response)' to score it as given)",
+    )
 
 
 def _not_called(answers: Mapping[str, list[dict[str, Any]]]) -> str:

@@ -7,9 +7,13 @@ every documented parameter set gives a sensible demo without a real model:
   ``choice`` / pointwise scores) gets :func:`~autorater_pipelines.testing.judges.length_judge`'s answer;
 - a Gecko **rubric generation** request (structured output with ``qas``, or a prompt asking for ``"qas"``) gets
   a valid rubric for the prompt it names (:func:`rubric_for`): its content words marked as keywords, one yes/no
-  question each (multiple choice a–d for video);
+  question each (multiple choice a–d for video); a **text** rubric request (``media_type: "text"``: its schema's
+  question types are text ones) gets pass/fail rubrics "Does the response mention 'word'?" (:func:`text_rubric_for`),
+  a rubric request whose prompt contains ``FAIL_RUBRIC`` gets a reply with no usable rubric;
 - a Gecko **validator** request gets answers in the format it asks for: the ``{"answers": [...]}`` JSON for
   ``[question_id] question`` lines, else one word (``yes``/``no``) or one option letter (:func:`validator_answer`);
+  a text rubric "Does the response mention 'word'?" is answered by looking: ``yes`` when the response shown
+  under ``Response:`` contains the word (case aside), else ``no``;
 - anything else is a **generation** request (models A/B): :func:`generated_response`, a short answer drawn from
   the prompt's own sentences whose wording depends on the model's name, so two models' answers differ in length.
 
@@ -34,6 +38,7 @@ __all__ = [
     "is_rubric_request",
     "length_judge_and_models",
     "rubric_for",
+    "text_rubric_for",
     "validator_answer",
 ]
 
@@ -173,6 +178,36 @@ def rubric_for(prompt: str, *, video: bool = False) -> dict[str, Any]:
     return {"keywords": " ".join(marked), "qas": qas}
 
 
+_MENTION = re.compile(r"^Does the response mention '([^'\n]+)'\?")
+
+
+def text_rubric_for(prompt: str) -> dict[str, Any]:
+    """Pass/fail text rubrics for ``prompt``: its content words (up to 8) marked, one "mention" rubric each."""
+    marked = rubric_for(prompt)
+    words = {qa["keyword_id"]: qa["justification"].split("'")[1] for qa in marked["qas"]}
+    qas = [
+        {
+            "keyword_id": kid,
+            "question": f"Does the response mention '{word}'?",
+            "question_type": "content",
+            "answer": "yes",
+            "justification": f"The prompt asks about {word!r}.",
+        }
+        for kid, word in words.items()
+    ]
+    return {"keywords": marked["keywords"], "qas": qas}
+
+
+def _response_shown(text: str) -> str:
+    """The response of a text validator request: after ``Response:``, up to the first question line."""
+    start = text.find("\nResponse:\n")
+    if start < 0:
+        return ""
+    rest = text[start + len("\nResponse:\n") :]
+    end = re.search(r"^(?:\[[^\]\n]+\] |Question: )", rest, re.M)
+    return rest[: end.start()] if end else rest
+
+
 def validator_answer(request: EmulatedRequest) -> str:
     """Answers to a validator request in the format it asks for (module docstring).
 
@@ -181,7 +216,12 @@ def validator_answer(request: EmulatedRequest) -> str:
     """
     text = request.prompt_text
 
+    response = _response_shown(text).lower()
+
     def one(question: str, options: str | None, yes_no: bool) -> str:
+        mention = _MENTION.match(question)
+        if mention and response:
+            return "yes" if mention.group(1).lower() in response else "no"
         seed = _hash(question)
         if options:
             letters = re.findall(r"(?:^|; )([a-z])\) ", options)
@@ -214,6 +254,11 @@ def gecko_model(request: EmulatedRequest) -> str:
     """``--judge gecko``: a rubric for rubric requests, answers for validator requests, else a generated response."""
     if is_rubric_request(request):
         schema = json.dumps(request.response_schema or {})
+        prompt = _prompt_of_rubric_request(request.prompt_text)
+        if "FAIL_RUBRIC" in prompt:
+            return json.dumps({"keywords": prompt, "qas": []})
+        if '"instruction_following"' in schema or "pass/fail rubrics" in request.prompt_text:
+            return json.dumps(text_rubric_for(prompt))
         video = '"choices"' in schema or "multiple choice with four options" in request.prompt_text
         return json.dumps(rubric_for(_prompt_of_rubric_request(request.prompt_text), video=video))
     if _is_validator_request(request):

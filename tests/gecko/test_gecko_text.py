@@ -1,0 +1,199 @@
+"""Adaptive rubrics for text (issue 23): media_type "text" through `autorater run gecko` and the DataFrame API.
+
+Expected figures are worked out by hand from the replay files and the emulator's rule (a "mention" rubric passes
+when the word is in the response).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from autorater_pipelines import gecko
+from autorater_pipelines.cli import main
+from autorater_pipelines.gecko import prompts
+from autorater_pipelines.gecko.params import Validator
+from autorater_pipelines.testing import ModelEmulator
+from autorater_pipelines.testing.demo_models import gecko_model
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "gecko_text_quickstart"
+EMULATED = {"cache_dir": "off", "progress": False, "initial_backoff_s": 0.05, "max_backoff_s": 0.2}
+GCP = {"project": "test-project", "location": "us-central1"}
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _outputs(out: Path) -> tuple[dict, dict, list[dict]]:
+    results = {r["id"]: r for r in _jsonl(out / "results.jsonl")}
+    return results, json.loads((out / "metrics.json").read_text()), _jsonl(out / "error_messages.jsonl")
+
+
+@pytest.mark.pipeline
+def test_text_quickstart_replayed_through_autorater_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "text"
+    assert main(["run", "gecko", "--params", str(EXAMPLE / "params.json"), "--output-dir", str(out), "--quiet"]) == 0
+    results, metrics, errors = _outputs(out)
+    assert errors == []
+    # deadlines: 4 of 4 rubrics pass; haiku: 2 of 2; capital: "Sydney" fails "names Canberra", passes "one word"
+    assert {k: r["score"] for k, r in results.items()} == {"deadlines": 1.0, "haiku": 1.0, "capital": 0.5}
+    capital = results["capital"]["rubric_verdicts"]
+    assert [v["verdict"] for v in capital] == [False, True]
+    assert capital[0]["evaluated_rubric"] == {
+        "rubric_id": "q1",
+        "content": {"property": {"description": "Does the response name Canberra as the capital?"}},
+        "type": "accuracy",
+        "importance": None,
+    }
+    # mean (1 + 1 + 1/2) / 3 = 5/6; stdev sqrt(((1/6)² + (1/6)² + (1/3)²) / 2) = sqrt(1/12); 2 of 3 rows at 1.0
+    assert metrics["mean_score"] == pytest.approx(5 / 6)
+    assert metrics["stdev_score"] == pytest.approx((1 / 12) ** 0.5)
+    assert metrics["pass_rate"] == pytest.approx(2 / 3)
+    assert metrics["accuracy_by_question_type"]["accuracy"] == 0.0
+    validations = _jsonl(out / "validations.jsonl")
+    assert validations[0]["validator"]["media_probe"]["status"] == "skipped"  # text: no media probe
+
+
+def test_text_validator_prompt_shows_prompt_response_and_rubrics():
+    template = gecko.validation.validator_template(Validator.of(), prompt_column="prompt", media_type="text")
+    parts = template.render(
+        prompt="Say hi.",
+        response="Hello there!",
+        media_type="text",
+        questions=[{"question_id": "q1", "question": "Is it a greeting?", "options": [], "yes_no": True}],
+        rubrics="",
+    )
+    assert parts == (
+        prompts.render(
+            prompts.compile_template(prompts.VALIDATE_TEXT_ALL_TEMPLATE, source="t"),
+            source="t",
+            prompt="Say hi.",
+            response="Hello there!",
+            media_type="text",
+            questions=[{"question_id": "q1", "question": "Is it a greeting?", "options": [], "yes_no": True}],
+        ),
+    )
+    assert "Prompt:\nSay hi.\n\nResponse:\nHello there!\n\n[q1] Is it a greeting? Answer yes or no." in parts[0]
+
+
+def _emulated(url: str) -> dict:
+    return {**EMULATED, "base_url": url}
+
+
+ROWS = [
+    {"id": "fruit", "prompt": "Describe apples and pears", "response": "Apples are sweet; pears are softer."},
+    {"id": "fails", "prompt": "FAIL_RUBRIC for this prompt", "response": "Anything."},
+    {"id": "empty", "prompt": "Describe plums", "response": ""},
+    {"id": "sky", "prompt": "Explain why skies look blue", "response": "Sunlight scatters in the air."},
+]
+
+
+def _check_scores(results: dict) -> None:
+    # fruit: rubrics for Describe, apples, pears; the response mentions apples and pears -> 2/3
+    fruit = results["fruit"]
+    assert [v["evaluated_rubric"]["content"]["property"]["description"] for v in fruit["rubric_verdicts"]] == [
+        "Does the response mention 'Describe'?",
+        "Does the response mention 'apples'?",
+        "Does the response mention 'pears'?",
+    ]
+    assert [v["verdict"] for v in fruit["rubric_verdicts"]] == [False, True, True]
+    assert fruit["score"] == pytest.approx(2 / 3)
+    # sky: Explain, skies, look, blue -> none in "Sunlight scatters in the air." -> 0
+    assert results["sky"]["score"] == 0.0
+
+
+def _check_errors(errors: dict[str, tuple]) -> None:
+    """A failed generation and an empty response are error rows with the reason, never empty rubrics."""
+    assert set(errors) == {"fails", "empty"}
+    stage, kind, message = errors["fails"]
+    assert (stage, kind) == ("rubric_generation", "empty_rubric")
+    assert message.startswith("the generated rubric has no usable question")
+    stage, kind, message = errors["empty"]
+    assert (stage, kind) == ("media", "missing_media")
+    assert message.startswith("no response text in column 'response' (media_type text), got ''")
+
+
+@pytest.mark.pipeline
+def test_generated_text_rubrics_end_to_end_through_the_emulator(tmp_path):
+    dataset = tmp_path / "text.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    with ModelEmulator(responder=gecko_model) as emulator:
+        params = {
+            "evaluation_dataset": str(dataset),
+            "id_columns": ["id"],
+            "prompt_column": "prompt",
+            "media_column": "response",
+            "media_type": "text",
+            "rubric_generation_model": "gemini-2.5-flash",
+            "rubric_generation_parameters": {**_emulated(emulator.url), "guidelines": "Check every noun."},
+            "validator_model": "gemini-2.5-flash",
+            "validator_parameters": _emulated(emulator.url),
+            **GCP,
+        }
+        (tmp_path / "params.json").write_text(json.dumps(params))
+        out = tmp_path / "out"
+        code = main(
+            ["run", "gecko", "--params", str(tmp_path / "params.json"), "--output-dir", str(out), "--quiet"]
+            + ["--max-failed-share", "1"]
+        )
+        requests = emulator.requests
+    assert code == 0
+    generation = [r for r in requests if r.response_schema and "qas" in r.response_schema["properties"]]
+    assert len(generation) == 4 and all("Guidelines from the user" in r.prompt_text for r in generation)
+    assert all(r.media == [] for r in requests), "text runs send no media"
+    results, metrics, errors = _outputs(out)
+    _check_scores(results)
+    assert set(results) == {"fruit", "sky"}
+    _check_errors({e["id"]: (e["stage"], e["error_kind"], e["error_message"]) for e in errors})
+    assert metrics["mean_score"] == pytest.approx(1 / 3) and metrics["pass_rate"] == 0.0
+
+
+def test_dataframe_generate_rubrics_writes_rubric_groups_that_round_trip(tmp_path):
+    df = pd.DataFrame(ROWS).set_index("id")
+    with ModelEmulator(responder=gecko_model) as emulator:
+        settings = _emulated(emulator.url)
+        with_rubrics = gecko.generate_rubrics(
+            df,
+            media_type="text",
+            rubric_generation_model="gemini-2.5-flash",
+            rubric_generation_parameters=settings,
+            project="test-project",
+            location="us-central1",
+        )
+        groups = with_rubrics.loc["fruit", "rubric_groups"]
+        assert list(groups) == ["gecko_rubrics"]
+        assert [r["rubric_id"] for r in groups["gecko_rubrics"]] == ["q1", "q2", "q3"]
+        assert groups["gecko_rubrics"][1]["content"]["property"]["description"] == (
+            "Does the response mention 'apples'?"
+        )
+        assert pd.isna(with_rubrics.loc["fails", "rubric_groups"])
+        assert with_rubrics.loc["fails", "error_stage"] == "rubric_generation"
+        # only the Vertex column goes back in: the rubrics are read from it
+        vertex_only = with_rubrics[["prompt", "response", "rubric_groups"]].dropna(subset=["rubric_groups"])
+        vertex_only = vertex_only.assign(rubric_groups=vertex_only["rubric_groups"].map(json.dumps))
+        results, metrics = gecko.evaluate(
+            vertex_only,
+            media_column="response",
+            media_type="text",
+            rubrics_column="rubric_groups",
+            validator_model="gemini-2.5-flash",
+            validator_parameters=settings,
+            project="test-project",
+            location="us-central1",
+        )
+    fails = with_rubrics.loc["fails"]
+    empty = results.loc["empty"]
+    _check_errors(
+        {
+            "fails": (fails["error_stage"], fails["error_kind"], fails["error_message"]),
+            "empty": (empty["error_stage"], empty["error_kind"], empty["error_message"]),
+        }
+    )
+    _check_scores({k: results.loc[k].to_dict() for k in ("fruit", "sky")})
+    assert metrics["mean_score"] == pytest.approx(1 / 3) and metrics["rows_scored"] == 2
