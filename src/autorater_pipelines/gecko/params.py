@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 import pydantic
 
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.evaluation import DEFAULT_MODEL
+from autorater_pipelines.evaluation import DEFAULT_MODEL, stages
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.evaluation.parameters import (
     Flag,
@@ -35,7 +35,7 @@ from autorater_pipelines.gecko.media_probe import PROBE_MODES
 from autorater_pipelines.gecko.scoring import ScoringOptions
 
 if TYPE_CHECKING:
-    from autorater_pipelines.models import GenerateConfig
+    pass
 
 __all__ = [
     "GeckoParams",
@@ -89,28 +89,17 @@ class ValidatorParameters(ModelCallOptions):
         return 0 if value is None else value
 
 
-class ModelStage(pydantic.BaseModel):
+class ModelStage(stages.ModelStage):
     """One model-calling stage of a run, typed and passed whole to the stage function and the model-call layer.
 
-    Built once from the pipeline parameters (:meth:`of`, or :attr:`GeckoParams.rubric_generator` /
-    :attr:`GeckoParams.validator`); the stage gets its model with
-    ``get_model(stage.model, stage.generate_config())``.
+    The shared stage (:class:`autorater_pipelines.evaluation.stages.ModelStage`: model spec, options, project,
+    region, ``generate_config()``) plus the stage's ``<SOURCE>_prompt_template``. Built once from the pipeline
+    parameters (:meth:`of`, or :attr:`GeckoParams.rubric_generator` / :attr:`GeckoParams.validator`); the stage
+    gets its model with ``get_model(stage.model, stage.generate_config())``.
     """
 
-    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
-    SOURCE: ClassVar[str]
-    """The stage's name in the pipeline parameters (``<SOURCE>_parameters``, ``<SOURCE>_prompt_template``)."""
-
-    model: str = DEFAULT_MODEL
-    """Model spec (docs/models.md "Model specs"); an empty pipeline parameter is :data:`DEFAULT_MODEL`."""
-    options: ModelCallOptions
-    """The ``<SOURCE>_parameters``: model-call settings (GenerateConfig fields) and the stage's own keys."""
     prompt_template: str = ""
     """Override of the stage's built-in prompt (Jinja2 or Vertex AI SDK syntax); empty = built-in."""
-    project: str = ""
-    """Google Cloud project of Vertex AI calls; empty = none."""
-    location: str = ""
-    """Google Cloud region of Vertex AI calls; empty = none."""
 
     @classmethod
     def of(
@@ -143,16 +132,6 @@ class ModelStage(pydantic.BaseModel):
             prompt_template=prompt_template or "",
             project=project or "",
             location=location or "",
-        )
-
-    def generate_config(self) -> GenerateConfig:
-        """The model-call layer's config of this stage (settings, project, location).
-
-        Raises:
-            InputError: a setting GenerateConfig refuses, naming ``<stage>_parameters``.
-        """
-        return self.options.generate_config(
-            source=f"{self.SOURCE}_parameters", project=self.project, location=self.location
         )
 
 
