@@ -131,8 +131,8 @@ class Result:
 class Emulator:
     """The protocol emulator in a child process (a fresh quota bucket per client run)."""
 
-    def __init__(self, sc: Scenario, *, latency_s: float | None = None) -> None:
-        cmd = [sys.executable, "-m", "autorater_pipelines.testing.emulator", "--judge", "length", "--no-record"]
+    def __init__(self, sc: Scenario, *, latency_s: float | None = None, judge: str = "length") -> None:
+        cmd = [sys.executable, "-m", "autorater_pipelines.testing.emulator", "--judge", judge, "--no-record"]
         cmd += ["--latency-ms", str(1000 * (sc.latency_s if latency_s is None else latency_s)), "--seed", str(sc.seed)]
         if sc.quota_rpm:
             cmd += ["--requests-per-minute", str(sc.quota_rpm)]

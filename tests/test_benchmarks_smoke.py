@@ -40,6 +40,16 @@ def test_judge_throughput_unknown_quota_and_shards_tiny(capsys: pytest.CaptureFi
     assert out.strip().splitlines()[-1].endswith("lost_rows=0")
 
 
+@pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning")
+def test_gecko_throughput_tiny(capsys: pytest.CaptureFixture[str]) -> None:
+    bench = _load("gecko_throughput")
+    assert bench.main(["--rows", "4", "--latency-ms", "5", "--quota-rpm", "1200", "--fault-rate", "0.1"]) == 0
+    out = capsys.readouterr().out
+    for case in ("image, questions_per_call 0", "image, questions_per_call 1", "video, questions_per_call 1"):
+        assert f"{case} rubrics" in out and f"{case} validator" in out
+    assert out.strip().splitlines()[-1].endswith("lost_rows=0")
+
+
 def test_gcs_cache_tiny(capsys: pytest.CaptureFixture[str]) -> None:
     from autorater_pipelines.testing.cloud_emulators import missing_emulator
 
