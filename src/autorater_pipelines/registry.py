@@ -22,6 +22,7 @@ __all__ = ["SPEC_MODULES", "PipelineSpec", "UnknownPipelineError", "by_row_file"
 SPEC_MODULES: dict[str, str] = {
     "autosxs": "autorater_pipelines.autosxs.spec",
     "gecko": "autorater_pipelines.gecko.spec",
+    "arena": "autorater_pipelines.arena.spec",
 }
 """Every registered evaluation: its name → the module whose ``SPEC`` describes it, in listing order."""
 

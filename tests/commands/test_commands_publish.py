@@ -32,7 +32,7 @@ def compiled(tmp_path_factory) -> Path:
 
 
 def test_publish_uploads_every_template_with_every_tag(registry, compiled, capsys):
-    assert set(PIPELINE_NAMES) == {"autosxs", "gecko"}
+    assert set(PIPELINE_NAMES) == {"autosxs", "gecko", "arena"}
     code = main(
         ["publish", "--host", registry.host, "--template-dir", str(compiled), "--tag", "0.1.0", "--tag", "latest"]
     )
@@ -152,6 +152,7 @@ def test_templates_of_the_placeholder_image_are_refused_and_nothing_is_uploaded(
     assert f"autorater publish --host {registry.host} --template-dir build/compiled --tag ..." in err
     shutil.copy(compiled / "autosxs.yaml", tmp_path / "autosxs.yaml")  # a real image
     shutil.copy(template_path("gecko", None), tmp_path / "gecko.yaml")  # the placeholder
+    shutil.copy(compiled / "arena.yaml", tmp_path / "arena.yaml")  # a real image
     assert main(["publish", "--host", registry.host, "--template-dir", str(tmp_path), "--tag", "0.1.0"]) == 2
     assert re.search(r"gecko\.yaml: its steps run in .*placeholder image", capsys.readouterr().err)
     assert registry.uploads == []

@@ -44,6 +44,12 @@ MEANINGFUL = {
         "response_column_b": "b",
     },
     "gecko": {"evaluation_dataset": "gs://b/x.jsonl", "prompt_column": "p"},
+    "arena": {
+        "evaluation_dataset": "gs://b/x.jsonl",
+        "task": "question_answering@001",
+        "autorater_prompt_parameters": {"inference_instruction": {"column": "q"}},
+        "response_columns": {"m1": "a", "m2": "b"},
+    },
 }
 """Values that pass ``validate_run`` (``submit`` runs it), for the inputs whose values the pipeline interprets."""
 
@@ -202,9 +208,11 @@ def test_bad_options_fail_with_one_clear_line(args, message, capsys):
 @pytest.mark.parametrize("pipeline", PIPELINE_NAMES)
 def test_the_checked_in_templates_are_refused_with_the_build_and_push_commands(pipeline, tmp_path, capsys):
     """Their placeholder image cannot be pulled by any project: refused before anything is built or sent."""
-    params = {"autosxs": DOCS / "compare_models.json", "gecko": REPO / "examples/gecko_quickstart/params.json"}[
-        pipeline
-    ]
+    params = {
+        "autosxs": DOCS / "compare_models.json",
+        "gecko": REPO / "examples/gecko_quickstart/params.json",
+        "arena": REPO / "examples/arena_quickstart/params.json",
+    }[pipeline]
     for extra in (["--dry-run"], []):
         code = main(["submit", *VERTEX, pipeline, "--params", str(params), *extra])
         captured = capsys.readouterr()
@@ -226,10 +234,16 @@ def test_the_checked_in_templates_are_refused_with_the_build_and_push_commands(p
 @pytest.mark.parametrize("pipeline", PIPELINE_NAMES)
 def test_a_dry_run_with_the_checked_in_template_reports_a_bad_parameter_first(pipeline, tmp_path, capsys, monkeypatch):
     """A bad parameter is what the dry run reports first, not the placeholder image that hides it."""
-    source = {"autosxs": DOCS / "compare_models.json", "gecko": REPO / "examples/gecko_quickstart/params.json"}
+    source = {
+        "autosxs": DOCS / "compare_models.json",
+        "gecko": REPO / "examples/gecko_quickstart/params.json",
+        "arena": REPO / "examples/arena_quickstart/params.json",
+    }
     params = json.loads(source[pipeline].read_text())
-    monkeypatch.chdir(REPO)  # the Gecko quickstart's files are relative to the repository
-    options = {"autosxs": "autorater_parameters", "gecko": "validator_parameters"}[pipeline]
+    monkeypatch.chdir(REPO)  # the Gecko and arena quickstarts' files are relative to the repository
+    options = {"autosxs": "autorater_parameters", "gecko": "validator_parameters", "arena": "autorater_parameters"}[
+        pipeline
+    ]
     params[options] = {**params.get(options, {}), "sampling_count": 1000}
     path = tmp_path / "params.json"
     path.write_text(json.dumps(params))

@@ -18,16 +18,21 @@ PACKAGE = REPO / "src" / "autorater_pipelines"
 
 
 def test_the_registered_pipelines_and_their_specs() -> None:
-    assert registry.names() == ("autosxs", "gecko")
+    assert registry.names() == ("autosxs", "gecko", "arena")
     specs = registry.specs()
-    assert [s.name for s in specs] == ["autosxs", "gecko"]
+    assert [s.name for s in specs] == ["autosxs", "gecko", "arena"]
     assert [(s.title, s.row_file, s.a_run) for s in specs] == [
         ("AutoSxS", "judgments.jsonl", "an AutoSxS run"),
         ("Gecko", "results.jsonl", "a Gecko run"),
+        ("Arena", "leaderboard.jsonl", "an Arena run"),
     ]
-    assert registry.by_row_file() == {"judgments.jsonl": specs[0], "results.jsonl": specs[1]}
+    assert registry.by_row_file() == {
+        "judgments.jsonl": specs[0],
+        "results.jsonl": specs[1],
+        "leaderboard.jsonl": specs[2],
+    }
     # each spec lives in its evaluation's own package
-    assert registry.SPEC_MODULES == {name: f"autorater_pipelines.{name}.spec" for name in ("autosxs", "gecko")}
+    assert registry.SPEC_MODULES == {name: f"autorater_pipelines.{name}.spec" for name in ("autosxs", "gecko", "arena")}
 
 
 @pytest.mark.parametrize("name", registry.names())
@@ -50,14 +55,17 @@ def test_every_reference_of_a_spec_names_an_object(name: str) -> None:
 
 def test_an_unknown_name_is_refused_naming_the_registered_ones() -> None:
     with pytest.raises(
-        registry.UnknownPipelineError, match=r"unknown pipeline 'arena'; registered pipelines: \['autosxs', 'gecko'\]"
+        registry.UnknownPipelineError,
+        match=r"unknown pipeline 'pointwise'; registered pipelines: \['autosxs', 'gecko', 'arena'\]",
     ):
-        registry.get("arena")
+        registry.get("pointwise")
     from autorater_pipelines.commands._common import validate_run
 
     # a third name is refused, never validated as one of the others
-    with pytest.raises(ValueError, match=r"unknown pipeline 'arena'; registered pipelines: \['autosxs', 'gecko'\]"):
-        validate_run("arena", {})
+    with pytest.raises(
+        ValueError, match=r"unknown pipeline 'pointwise'; registered pipelines: \['autosxs', 'gecko', 'arena'\]"
+    ):
+        validate_run("pointwise", {})
     with pytest.raises(ValueError, match="has no 'check_rows' hook"):
         registry.get("gecko").load("check_rows")
     with pytest.raises(ValueError, match="has no 'row_file' hook"):
@@ -65,21 +73,19 @@ def test_an_unknown_name_is_refused_naming_the_registered_ones() -> None:
 
 
 def test_a_registration_that_names_another_spec_is_refused(monkeypatch) -> None:
-    monkeypatch.setitem(registry.SPEC_MODULES, "arena", "autorater_pipelines.gecko.spec")
+    monkeypatch.setitem(registry.SPEC_MODULES, "pointwise", "autorater_pipelines.gecko.spec")
     with pytest.raises(
         TypeError,
-        match=r"autorater_pipelines.gecko.spec.SPEC must be a PipelineSpec named 'arena', got PipelineSpec\(name='gecko'",
+        match=r"autorater_pipelines.gecko.spec.SPEC must be a PipelineSpec named 'pointwise', got PipelineSpec\(name='gecko'",
     ):
-        registry.get("arena")
+        registry.get("pointwise")
 
 
 @pytest.mark.parametrize("command", ["run", "submit", "params"])
 def test_the_commands_offer_the_registered_pipelines(command: str, capsys) -> None:
     with pytest.raises(SystemExit):
         main([command, "nope"])
-    assert "invalid choice: 'nope' (choose from autosxs, gecko)" in capsys.readouterr().err.replace(
-        "'autosxs', 'gecko'", "autosxs, gecko"
-    )
+    assert "invalid choice: nope (choose from arena, autosxs, gecko)" in capsys.readouterr().err.replace("'", "")
 
 
 def test_nothing_above_the_registry_compares_pipeline_names() -> None:

@@ -20,15 +20,13 @@ from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.evaluation.parameters import (
-    Flag,
     ModelCallOptions,
     ParameterModel,
     RunParameters,
-    Shards,
     nested,
 )
 from autorater_pipelines.evaluation.stages import ModelStage
-from autorater_pipelines.pairwise.settings import SOURCE, JudgeSettings
+from autorater_pipelines.pairwise.settings import SOURCE, AutoraterParameters
 
 __all__ = [
     "EXPERIMENTAL_ARGS",
@@ -64,22 +62,6 @@ def check_judgments_format(value: Any) -> str:
             f"unsupported judgments_format {value!r}; valid: {list(JUDGMENTS_FORMATS)}", source="judgments_format"
         )
     return str(fmt)
-
-
-class AutoraterParameters(JudgeSettings, ModelCallOptions):
-    """``autorater_parameters``: judging keys, ``shards``, ``strict``, and every model-call setting.
-
-    The judging keys are :class:`~autorater_pipelines.pairwise.settings.JudgeSettings` (this model is one, passed
-    whole to the pairwise core); the model-call settings are the GenerateConfig fields.
-    """
-
-    model_config = pydantic.ConfigDict(extra="allow", frozen=True, populate_by_name=True, arbitrary_types_allowed=True)
-
-    shards: Shards = 1
-    """Judging tasks run in parallel (a ``ParallelFor``); each judges every ``shards``-th example."""
-    strict: Flag = False
-    """Fail the judging step when the model calls stop early (default: write the judgments so far and ERROR rows
-    with the reason for the rest)."""
 
 
 class ModelParameters(ModelCallOptions):

@@ -48,6 +48,8 @@ class PipelineSpec:
         check_rows: ``(path) -> None``: refuses a row file that would be miscounted (empty: none).
         artifact_confusion: ``(outputs) -> (categories, matrix)``: the confusion matrix its report step logs
             (empty: none).
+        companion_row_files: Row files of other evaluations that its output directory also holds (the arena's
+            ``judgments.jsonl``, AutoSxS's row file): a directory with its own row file is its, even with these.
     """
 
     name: str
@@ -67,6 +69,7 @@ class PipelineSpec:
     report_options: tuple[str, ...] = ()
     check_rows: str = ""
     artifact_confusion: str = ""
+    companion_row_files: tuple[str, ...] = ()
 
     @property
     def a_run(self) -> str:

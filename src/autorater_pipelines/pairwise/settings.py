@@ -16,12 +16,12 @@ from typing import Any, TypeVar
 import pydantic
 
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.evaluation.parameters import Flag, ParameterModel, SamplingCount
+from autorater_pipelines.evaluation.parameters import Flag, ModelCallOptions, ParameterModel, SamplingCount, Shards
 from autorater_pipelines.pairwise.tasks import TaskDefinition
 from autorater_pipelines.pairwise.verdict_reach import check_verdict_map_reachable, check_verdict_not_empty
 from autorater_pipelines.pairwise.verdicts import VerdictPattern, check_verdict_match, compile_verdict_pattern
 
-__all__ = ["SOURCE", "JudgeSettings", "check_verdict_settings"]
+__all__ = ["SOURCE", "AutoraterParameters", "JudgeSettings", "check_verdict_settings"]
 
 _Settings = TypeVar("_Settings", bound="JudgeSettings")
 
@@ -121,6 +121,22 @@ class JudgeSettings(ParameterModel):
         if self.verdict_pattern is not None and not self.verdict_map:
             raise ValueError('verdict_pattern needs a verdict_map, e.g. {"a": "A", "b": "B", "tie": "TIE"}')
         return self
+
+
+class AutoraterParameters(JudgeSettings, ModelCallOptions):
+    """``autorater_parameters`` of a pairwise evaluation (AutoSxS, arena).
+
+    Judging keys, ``shards``, ``strict`` and every model-call setting. The judging keys are :class:`JudgeSettings`
+    (this model is one, passed whole to the pairwise core); the model-call settings are the GenerateConfig fields.
+    """
+
+    model_config = pydantic.ConfigDict(extra="allow", frozen=True, populate_by_name=True, arbitrary_types_allowed=True)
+
+    shards: Shards = 1
+    """Judging tasks run in parallel (a ``ParallelFor``); each judges every ``shards``-th example."""
+    strict: Flag = False
+    """Fail the judging step when the model calls stop early (default: write the judgments so far and ERROR rows
+    with the reason for the rest)."""
 
 
 def check_verdict_settings(task_def: TaskDefinition, settings: JudgeSettings) -> None:

@@ -24,6 +24,7 @@ __all__ = [
     "Series",
     "bar_with_intervals",
     "figure",
+    "forest",
     "heatmap",
     "histogram",
     "lines_with_intervals",
@@ -364,4 +365,36 @@ def lines_with_intervals(categories: Sequence[str], series: Sequence[Series], *,
     plot.y_axis([(t / 5, percent(t / 5)) for t in range(6)], ylabel)
     if len(series) > 1:
         plot.legend([(line.label, line.color) for line in series])
+    return plot
+
+
+def forest(
+    labels: Sequence[str], values: Sequence[float], intervals: Sequence[tuple[float, float]], *, xlabel: str
+) -> Plot:
+    """Points with interval whiskers on a free scale (a forest plot), one row per label, top to bottom.
+
+    Args:
+        labels: One per row (e.g. model names, best first).
+        values: The point estimates.
+        intervals: ``(low, high)`` per row.
+        xlabel: Label of the horizontal axis.
+    """
+    ends = [v for pair in intervals for v in pair] + list(values) or [0.0]
+    low, high = min(ends), max(ends)
+    pad = (high - low) * 0.08 or 0.5
+    left = 16 + _CHAR_WIDTH * max((len(s) for s in labels), default=0)
+    plot = Plot(
+        560, 30 * len(labels) + 56, x=(low - pad, high + pad), y=(-0.5, len(labels) - 0.5), margins=(left, 20, 8, 40)
+    )
+    if low - pad < 0 < high + pad:
+        plot.segment(0.0, plot.y[0], 0.0, plot.y[1], _GRID)
+    for i, (label, value, (lo, hi)) in enumerate(zip(labels, values, intervals, strict=True)):
+        row = len(labels) - 1 - i
+        plot.segment(lo, row, hi, row, _INK, 1.2)
+        for end in (lo, hi):
+            plot.segment(end, row - 0.15, end, row + 0.15, _INK, 1.2)
+        plot.rect(value - pad * 0.06, row - 0.18, value + pad * 0.06, row + 0.18, COLORS["A"])
+        plot.text(plot.left - 6, plot.sy(row), label, anchor="end")
+    step = (high + pad - (low - pad)) / 5
+    plot.x_axis([(low - pad + step * t, f"{low - pad + step * t:.2f}") for t in range(6)], xlabel)
     return plot

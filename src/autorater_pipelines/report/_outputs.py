@@ -89,6 +89,8 @@ def detect_kind(directory: str) -> Kind:
     check_complete(directory)
     row_files = registry.by_row_file()
     found = [spec.name for name, spec in row_files.items() if os.path.isfile(os.path.join(directory, name))]
+    companions = {f for name in found for f in registry.get(name).companion_row_files}
+    found = [name for name in found if registry.get(name).row_file not in companions]
     if len(found) != 1:
         present = sorted(os.listdir(directory))[:20]
         what = ("both" if len(row_files) == 2 else "more than one") if found else "neither"

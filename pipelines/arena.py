@@ -1,0 +1,131 @@
+"""The ``arena`` pipeline: rank many models from pairwise judgments (Bradley–Terry with bootstrap intervals)."""
+
+from typing import Any, Dict, List, NamedTuple
+
+from kfp import dsl
+from kfp.dsl import Dataset, Metrics
+
+from autorater_pipelines.components.online_evaluation_pairwise import online_evaluation_pairwise
+from autorater_pipelines.components.prepare_arena import prepare_arena_pairs
+from autorater_pipelines.components.rank_arena import rank_arena_models
+from autorater_pipelines.pipelines.autosxs import LOCATION_PLACEHOLDER, PROJECT_ID_PLACEHOLDER, judge_in_shards
+
+
+class PipelineOutput(NamedTuple):
+    """Outputs of the arena pipeline (described in its docstring)."""
+
+    leaderboard: Dataset
+    judgments: Dataset
+    error_messages: Dataset
+    arena_metrics: Metrics
+
+
+@dsl.pipeline(name="arena-template", description="Ranks many models from pairwise judgments by an open autorater.")
+def arena_pipeline(  # noqa: B006
+    evaluation_dataset: str,
+    task: str,
+    id_columns: List[str],
+    autorater_prompt_parameters: Dict[str, Any],
+    response_columns: Dict[str, str],
+    pairing: str = "all",
+    baseline: str = "",
+    opponents_per_prompt: int = 1,
+    seed: int = 0,
+    bootstrap_rounds: int = 100,
+    style_control: bool = False,
+    ties: str = "half",
+    strong_verdict_weight: int = 3,
+    autorater_model: str = "gemini-2.5-flash",
+    autorater_parameters: Dict[str, Any] = {},
+    experimental_args: Dict[str, Any] = {},
+    judgments_format: str = "jsonl",
+    bigquery_destination_prefix: str = "",
+    project: str = PROJECT_ID_PLACEHOLDER,
+    location: str = LOCATION_PLACEHOLDER,
+) -> PipelineOutput:
+    """Ranks many models on the same prompts: every pair is judged as AutoSxS judges a row, every judged sample is a battle, Bradley–Terry gives the leaderboard with prompt-bootstrap 95 % intervals.
+
+    Args:
+        evaluation_dataset: Comma-separated list of JSONL/JSON/CSV/Parquet files (local paths or `gs://` URIs, wildcards allowed), or a BigQuery table `bq://project.dataset.table`, one row per prompt with every model's response.
+        task: The judge's task `{task}[@{version}]`: `summarization` or `question_answering` with version `001` or `latest`, or `custom[@...]` with `experimental_args.custom_task_definition` (as AutoSxS's).
+        id_columns: The columns which distinguish unique prompts.
+        autorater_prompt_parameters: Map of autorater prompt parameters to columns or templates (as AutoSxS's), e.g. `{"inference_instruction": {"column": "question"}}`.
+        response_columns: Model name → dataset column with that model's responses, e.g. `{"tuned-v1": "response_v1", "base": "response_base"}`; the names are the leaderboard's rows (2 or more).
+        pairing: Which pairs are judged on each prompt: `all` (every pair), `baseline` (every model against `baseline`), `sampled` (`opponents_per_prompt` seeded random opponents per model and prompt).
+        baseline: Baseline model name: its score is 0 and the leaderboard gains `win_rate_vs_baseline`; required with `pairing: baseline`; empty = scores centred at mean 0.
+        opponents_per_prompt: With `pairing: sampled`, opponents drawn for each model on each prompt (default 1).
+        seed: Seed of the sampled pairs and of the bootstrap (same seed, same intervals).
+        bootstrap_rounds: Bootstrap refits over prompts for the 95 % intervals (default 100, at most 2000; 0 = no intervals).
+        style_control: Add the length and Markdown-density differences of each pair's responses as Bradley–Terry covariates (Chatbot Arena / Arena-Hard v2): `score_style_controlled` with its interval, and the coefficients in the metrics.
+        ties: How ties enter the fit: `half` (half a win to each side, default) or `rao_kupper`.
+        strong_verdict_weight: How many battles a strong verdict (`A>>B`) counts as (default 3, Arena-Hard's).
+        autorater_model: Judge model spec: a Gemini model on Vertex AI, `openai/<model>`, or `replay/<jsonl>` (lines keyed by the id columns, `model_a`, `model_b`, `flipped`, `sample_index`).
+        autorater_parameters: Judge settings, as AutoSxS's: `sampling_count` (default 2), `flip` (default true: both orders), `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `verdict_pattern` + `verdict_map`, `shards`, `cache_dir`, ...
+        experimental_args: Experimentally released arguments, e.g. `custom_task_definition`.
+        judgments_format: Format of the exported judgments: `jsonl`, `json` or `bigquery`.
+        bigquery_destination_prefix: `project.dataset[.table_prefix]` for the `bigquery` format.
+        project: Google Cloud project of Vertex AI model calls (default: the pipeline job's project).
+        location: Google Cloud region of Vertex AI model calls (default: the pipeline job's region).
+
+    Returns:
+        leaderboard: JSONL, one row per model, best first: `model`, `score`, `score_ci_lower`, `score_ci_upper`, `elo`, `win_rate_vs_baseline`, `rank`, `rank_lower`, `rank_upper`, `battles`, `wins`, `losses`, `ties`, `mean_response_length`, `score_style_controlled` (+ CI).
+        judgments: JSONL, one judgment per judged pair and prompt: id columns, `model_a`, `model_b`, `response_a`, `response_b`, `choice`, `confidence`, `explanation`, `samples`.
+        error_messages: JSONL of failed samples and pairs with the reason.
+        arena_metrics: Scores and separability (the full metrics, win matrix included, are the ranking step's `metrics_json`).
+    """
+    prepare = prepare_arena_pairs(
+        evaluation_dataset=evaluation_dataset,
+        task=task,
+        id_columns=id_columns,
+        autorater_prompt_parameters=autorater_prompt_parameters,
+        response_columns=response_columns,
+        pairing=pairing,
+        baseline=baseline,
+        opponents_per_prompt=opponents_per_prompt,
+        seed=seed,
+        bootstrap_rounds=bootstrap_rounds,
+        style_control=style_control,
+        ties=ties,
+        strong_verdict_weight=strong_verdict_weight,
+        autorater_model=autorater_model,
+        autorater_parameters=autorater_parameters,
+        experimental_args=experimental_args,
+        judgments_format=judgments_format,
+        bigquery_destination_prefix=bigquery_destination_prefix,
+        project=project,
+        location=location,
+    ).set_display_name("Prepare pairs")
+    shards = judge_in_shards(
+        examples=prepare.outputs["prepared_examples"],
+        shard_indices=prepare.outputs["shard_indices"],
+        shard_count=prepare.outputs["shard_count"],
+        task=task,
+        id_columns=prepare.outputs["pair_id_columns"],
+        autorater_model=autorater_model,
+        autorater_parameters=autorater_parameters,
+        project=project,
+        location=location,
+        experimental_args=experimental_args,
+    ).set_display_name("Judge shards")
+    judge = online_evaluation_pairwise(
+        examples=prepare.outputs["prepared_examples"],
+        id_columns=prepare.outputs["pair_id_columns"],
+        judgment_shards=shards.outputs["judgments"],
+        error_shards=shards.outputs["error_messages"],
+    ).set_display_name("Arena judgments")
+    rank = rank_arena_models(
+        judgments=judge.outputs["judgments"],
+        id_columns=id_columns,
+        baseline=baseline,
+        bootstrap_rounds=bootstrap_rounds,
+        seed=seed,
+        style_control=style_control,
+        ties=ties,
+        strong_verdict_weight=strong_verdict_weight,
+    ).set_display_name("Arena leaderboard")
+    return PipelineOutput(
+        leaderboard=rank.outputs["leaderboard"],
+        judgments=judge.outputs["judgments"],
+        error_messages=judge.outputs["error_messages"],
+        arena_metrics=rank.outputs["arena_metrics"],
+    )

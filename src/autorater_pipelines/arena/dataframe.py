@@ -1,0 +1,107 @@
+"""The arena on a pandas DataFrame, from a notebook: the pipeline's steps in-process, no Kubeflow Pipelines.
+
+::
+
+    from autorater_pipelines import arena
+    leaderboard, judgments, metrics = arena.evaluate(
+        df,
+        task="question_answering@001",
+        autorater_prompt_parameters={"inference_instruction": {"column": "question"}},
+        response_columns={"tuned-v1": "answer_v1", "tuned-v2": "answer_v2", "base": "answer_base"},
+    )
+
+It checks the whole run first with the pipeline's :func:`~autorater_pipelines.arena.preflight.validate_run` (the
+same parameter model, the judge model, every row), so a bad parameter is refused before the first model call; then
+it judges the pair examples with the same judge step as the pipeline, through the same model-call layer (cache,
+retries, rate limits), and fits the leaderboard with the pipeline's ranking step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from autorater_pipelines import io
+from autorater_pipelines.arena.leaderboard import leaderboard_from_judgments
+from autorater_pipelines.arena.preflight import validate_run
+from autorater_pipelines.evaluation.notebook import frame_rows, outside_event_loop
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["evaluate"]
+
+_WHERE = "the DataFrame"
+
+
+@outside_event_loop
+def evaluate(
+    df: pd.DataFrame,
+    *,
+    task: str,
+    autorater_prompt_parameters: Mapping[str, Any],
+    response_columns: Mapping[str, str],
+    id_columns: Sequence[str] | None = None,
+    progress: bool = True,
+    **parameters: Any,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """Judge the pairs of ``df``'s models and fit the leaderboard, as the ``arena`` pipeline does.
+
+    Args:
+        df: One row per prompt, with every model's response in its column.
+        task: The judge's task (as the pipeline's ``task``).
+        autorater_prompt_parameters: ``{param: {"column": c} | {"template": "…{{ c }}…"}}``.
+        response_columns: Model name → column of its responses (2 or more models).
+        id_columns: Columns identifying each prompt (replay keys); None = the DataFrame index.
+        progress: Show the judging progress bar (unless ``autorater_parameters`` says otherwise).
+        **parameters: Any other parameter of the pipeline, by its name: ``pairing``, ``baseline``,
+            ``opponents_per_prompt``, ``seed``, ``bootstrap_rounds``, ``style_control``, ``ties``,
+            ``strong_verdict_weight``, ``autorater_model``, ``autorater_parameters``, ``experimental_args``,
+            ``project``, ``location``.
+
+    Returns:
+        ``(leaderboard, judgments, metrics)``: the leaderboard (one row per model, best first), the judgments (one
+        row per judged pair and prompt; the error rows in ``judgments.attrs["error_messages"]``) and the metrics
+        of ``metrics.json``.
+
+    Raises:
+        InputError: bad parameters or data (naming the DataFrame row and column); nothing has been called.
+        ModelCallError: judging stopped after too many consecutive failed calls (with ``strict``).
+    """
+    import pandas as pd
+
+    # The judge step AutoSxS's pipeline runs (the arena pipeline runs its component): shared until it moves to the
+    # pairwise core.
+    from autorater_pipelines.autosxs.steps import judge_examples
+
+    frame = frame_rows(df, id_columns=id_columns)
+    judge = dict(parameters.pop("autorater_parameters", None) or {})
+    judge.setdefault("progress", progress)
+    labels = list(df.index)
+    by_index = all(isinstance(label, int) for label in labels)
+    locations = [(_WHERE, int(label) if by_index else position) for position, label in enumerate(labels)]
+    dataset = io.Dataset(frame.rows, locations, source_name=_WHERE, units={_WHERE: "index" if by_index else "position"})
+    params = {
+        "evaluation_dataset": _WHERE,
+        "task": task,
+        "id_columns": frame.id_columns,
+        "autorater_prompt_parameters": autorater_prompt_parameters,
+        "response_columns": dict(response_columns),
+        "autorater_parameters": judge,
+        **parameters,
+    }
+    run = validate_run(params, probe_endpoint=True, dataset=dataset)
+    judgments, errors, _ = judge_examples(
+        examples=run.rows or [],
+        task=run.params.task,
+        id_columns=run.params.pair_id_columns,
+        autorater_model=run.params.autorater_model,
+        autorater_parameters=run.params.autorater_parameters,
+        project=run.params.project,
+        location=run.params.location,
+        experimental_args=run.params.experimental_args,
+    )
+    leaderboard, metrics = leaderboard_from_judgments(judgments, run.params.id_columns, run.params.ranking())
+    table = pd.DataFrame(judgments)
+    table.attrs["error_messages"] = errors
+    return pd.DataFrame(leaderboard), table, metrics

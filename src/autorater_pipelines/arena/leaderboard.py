@@ -1,0 +1,170 @@
+"""The arena leaderboard from judged pairs: battles from every judged sample, ranked by Bradley–Terry.
+
+Every judged sample is a battle (Arena-Hard's convention: both games of a pair count): its ``choice`` (already in
+model terms: ``A`` = ``model_a``) is the winner, a tie half a win to each; a sample marked ``strong`` (a verdict
+``A>>B``) counts as ``strong_verdict_weight`` battles. An ``ERROR`` sample is not a battle: it is counted
+(``error_sample_count``) and its reason is in ``error_messages``. The prompt of a battle is its id columns' values,
+so the bootstrap resamples prompts with all their battles.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from autorater_pipelines.arena.battles import battles_from_records
+from autorater_pipelines.arena.length_control import length_controlled_win_rates
+from autorater_pipelines.arena.params import RankingOptions
+from autorater_pipelines.arena.prepare import prompt_key
+from autorater_pipelines.arena.ranking import rank_models
+from autorater_pipelines.errors import InputError
+
+__all__ = ["battle_records", "leaderboard_from_judgments"]
+
+
+def battle_records(
+    judgments: Sequence[Mapping[str, Any]], id_columns: Sequence[str], strong_verdict_weight: int = 3
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """One battle record per judged sample (module docstring), and the counts of what was and was not a battle.
+
+    Returns:
+        ``(records, counts)``: records for :func:`~autorater_pipelines.arena.battles.battles_from_records`;
+        counts ``pair_count`` (judgment rows), ``sample_count``, ``battle_sample_count``, ``error_sample_count``,
+        ``unjudged_pair_count`` (rows without any sample, e.g. a response that could not be generated),
+        ``strong_verdict_count``.
+
+    Raises:
+        InputError: a judgment row lacks ``model_a``/``model_b`` or an id column (not an arena judgment file).
+    """
+    ids = list(id_columns)
+    records: list[dict[str, Any]] = []
+    counts = dict.fromkeys(
+        (
+            "pair_count",
+            "sample_count",
+            "battle_sample_count",
+            "error_sample_count",
+            "unjudged_pair_count",
+            "strong_verdict_count",
+        ),
+        0,
+    )
+    for number, row in enumerate(judgments, start=1):
+        missing = [k for k in (*ids, "model_a", "model_b") if k not in row]
+        if missing:
+            raise InputError(
+                f"judgment {number} lacks {missing}: not an arena judgment (keys {sorted(row)[:12]})",
+                source="judgments",
+            )
+        counts["pair_count"] += 1
+        samples = row.get("samples") or []
+        if not samples:
+            counts["unjudged_pair_count"] += 1
+        key = prompt_key(dict(row), ids)
+        for sample in samples:
+            counts["sample_count"] += 1
+            choice = sample.get("choice")
+            if choice not in ("A", "B", "TIE"):
+                counts["error_sample_count"] += 1
+                continue
+            strong = bool(sample.get("strong")) and choice != "TIE"
+            counts["strong_verdict_count"] += strong
+            counts["battle_sample_count"] += 1
+            records.append(
+                {
+                    "prompt_id": key,
+                    "model_a": row["model_a"],
+                    "model_b": row["model_b"],
+                    "winner": choice,
+                    "weight": float(strong_verdict_weight if strong else 1),
+                    "response_a": row.get("response_a") or "",
+                    "response_b": row.get("response_b") or "",
+                }
+            )
+    return records, counts
+
+
+def leaderboard_from_judgments(
+    judgments: Sequence[Mapping[str, Any]], id_columns: Sequence[str], options: RankingOptions
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The leaderboard rows and the metrics of an arena run, from its judgments (no model call).
+
+    Args:
+        judgments: The judgment rows (one per judged pair and prompt, AutoSxS's fields plus ``model_a``,
+            ``model_b``).
+        id_columns: The prompt's id columns (without ``model_a``/``model_b``).
+        options: The ranking options (``baseline``, ``bootstrap_rounds``, ``seed``, ``style_control``, ``ties``,
+            ``strong_verdict_weight``).
+
+    Returns:
+        ``(leaderboard, metrics)``: leaderboard rows best first (:func:`~autorater_pipelines.arena.rank_models`'s
+        keys); metrics with the counts of :func:`battle_records`, ``models``, ``leaderboard``, ``win_matrix``,
+        ``separability``, ``style_coefficients``, ``tie_parameter``, ``computed_over``, ``notes``,
+        ``ranking_options`` (``options``), ``id_columns`` and, with a baseline, ``length_controlled``
+        (AlpacaEval's length-controlled win rates).
+
+    Raises:
+        InputError: no judged sample at all (nothing to rank), or fewer than 2 models with battles.
+    """
+    ids = list(id_columns)
+    records, counts = battle_records(judgments, ids, options.strong_verdict_weight)
+    if not records:
+        raise InputError(
+            f"no battles to rank: {counts['sample_count']} samples, {counts['error_sample_count']} of them errors "
+            "(see error_messages)",
+            source="judgments",
+        )
+    battles = battles_from_records(records, source="judgments")
+    baseline = options.baseline or None
+    if baseline is not None and baseline not in battles.models:
+        raise InputError(
+            f"baseline {baseline!r} has no judged battle (models with battles: {list(battles.models)})",
+            source="baseline",
+        )
+    try:
+        ranking = rank_models(
+            battles,
+            baseline=baseline,
+            bootstrap_rounds=options.bootstrap_rounds,
+            seed=options.seed,
+            ties=options.ties,
+            style_control=options.style_control,
+        )
+    except ValueError as exc:
+        raise InputError(str(exc), source="judgments") from None
+    metrics: dict[str, Any] = {
+        **counts,
+        "evaluation_count": counts["pair_count"],
+        "battle_count": float(battles.weight.sum()),
+        "models": list(battles.models),
+        "leaderboard": ranking.leaderboard,
+        "win_matrix": ranking.win_matrix,
+        "separability": ranking.separability,
+        "style_coefficients": ranking.style,
+        "tie_parameter": ranking.tie_parameter,
+        "computed_over": {
+            **ranking.computed_over,
+            "battle_unit": "one judged sample (both presentation orders count); ERROR samples are not battles",
+            "strong_verdict_weight": options.strong_verdict_weight,
+        },
+        "notes": ranking.notes,
+        "ranking_options": options.model_dump(),
+        "id_columns": ids,
+    }
+    if baseline is not None:
+        metrics["length_controlled"] = length_controlled_win_rates(
+            battles, baseline, bootstrap_rounds=options.bootstrap_rounds, seed=options.seed
+        )
+    return _finite(ranking.leaderboard), _finite(metrics)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinity replaced by None (JSON has no NaN)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value

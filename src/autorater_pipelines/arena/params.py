@@ -1,0 +1,207 @@
+"""The arena parameter model: every pipeline parameter of ``arena``, checked once.
+
+:class:`ArenaParams` holds AutoSxS's dataset, task, prompt and judge parameters (same names, same meaning, same
+bounds: :data:`autorater_pipelines.evaluation.parameters.BOUNDS`), the candidates (``response_columns``: model name
+→ dataset column), the pair schedule (``pairing``, ``baseline``, ``opponents_per_prompt``, ``seed``) and the
+ranking options (``bootstrap_rounds``, ``style_control``, ``ties``, ``strong_verdict_weight``).
+
+The schema only: the one check of a run is :func:`autorater_pipelines.arena.preflight.validate_run`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+import pydantic
+
+from autorater_pipelines.arena.ranking import TIES
+from autorater_pipelines.bounds import Bound
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.evaluation import DEFAULT_MODEL
+from autorater_pipelines.evaluation.ids import check_id_columns
+from autorater_pipelines.evaluation.parameters import BOUNDS, Flag, RunParameters, nested
+from autorater_pipelines.pairwise.settings import SOURCE, AutoraterParameters
+
+__all__ = ["EXPERIMENTAL_ARGS", "JUDGMENTS_FORMATS", "PAIRINGS", "PARAMETERS", "ArenaParams", "RankingOptions"]
+
+PAIRINGS = ("all", "baseline", "sampled")
+"""Values of ``pairing``: every pair of models on every prompt; every model against ``baseline``; or
+``opponents_per_prompt`` seeded random opponents per model and prompt."""
+
+JUDGMENTS_FORMATS = ("jsonl", "json", "bigquery")
+"""Values of ``judgments_format`` (as AutoSxS's)."""
+
+EXPERIMENTAL_ARGS = ("custom_task_definition",)
+"""Keys of ``experimental_args`` (GCPC's custom task, as AutoSxS's)."""
+
+BootstrapRounds = Annotated[int, Bound("integer", 0, 2000)]
+"""``bootstrap_rounds``: refits over prompts drawn with replacement (0 = no intervals)."""
+OpponentsPerPrompt = Annotated[int, Bound("integer", 1, 1000)]
+"""``opponents_per_prompt``: opponents drawn per model and prompt with ``pairing: sampled``."""
+StrongVerdictWeight = Annotated[int, Bound("integer", 1, 100)]
+"""``strong_verdict_weight``: battles a strong verdict counts as."""
+Seed = Annotated[int, BOUNDS["seed"]]
+"""``seed``: the same range as the model-call ``seed``."""
+
+RESERVED_NAMES = frozenset({"model_a", "model_b"})
+"""Columns a pair's judgment row adds to the id columns (a dataset id column may not use them)."""
+
+
+class RankingOptions(pydantic.BaseModel):
+    """What the leaderboard is fitted with: the part of the parameters ``autorater rescore`` may change."""
+
+    model_config = pydantic.ConfigDict(frozen=True)
+
+    baseline: str = ""
+    bootstrap_rounds: int = 100
+    seed: int = 0
+    style_control: bool = False
+    ties: str = "half"
+    strong_verdict_weight: int = 3
+
+
+class ArenaParams(RunParameters):
+    """Every parameter of the ``arena`` pipeline."""
+
+    evaluation_dataset: str
+    """Comma-separated JSONL/JSON/CSV/Parquet files (local or gs://), or ``bq://project.dataset.table``."""
+    task: str
+    """The judge's task, as AutoSxS's: ``summarization``/``question_answering`` [``@001``|``@latest``] or
+    ``custom[@...]`` with ``experimental_args.custom_task_definition``."""
+    id_columns: Annotated[list[str], pydantic.BeforeValidator(check_id_columns)]
+    """Columns whose values identify a prompt (unique per row)."""
+    autorater_prompt_parameters: dict[str, Any]
+    """The judge's prompt parameters, as AutoSxS's (column or ``{"template": ...}`` per key)."""
+    response_columns: dict[str, str]
+    """Model name → the dataset column with its responses; the names are the leaderboard's rows (2 or more)."""
+    pairing: str = "all"
+    """Which pairs are judged on each prompt: ``all``, ``baseline`` or ``sampled``."""
+    baseline: str = ""
+    """A model name: scores are relative to it (its score is 0) and ``pairing: baseline`` pairs every model with
+    it; empty = scores centred at mean 0."""
+    opponents_per_prompt: OpponentsPerPrompt = 1
+    """With ``pairing: sampled``: opponents drawn (without replacement, seeded) for each model on each prompt."""
+    seed: Seed = 0
+    """Seed of the sampled pairs and of the bootstrap."""
+    bootstrap_rounds: BootstrapRounds = 100
+    """Bootstrap refits over prompts for the 95 % intervals (0–2000; 0 = no intervals)."""
+    style_control: Flag = False
+    """Add length and Markdown-density differences as Bradley–Terry covariates (``score_style_controlled``)."""
+    ties: str = "half"
+    """How ties enter the fit: ``half`` (half a win to each side) or ``rao_kupper``."""
+    strong_verdict_weight: StrongVerdictWeight = 3
+    """How many battles a strong verdict (``A>>B``) counts as, with a task that allows them."""
+    autorater_model: str = ""
+    """The judge's model spec (empty = the default Gemini Flash model)."""
+    autorater_parameters: Annotated[AutoraterParameters, nested(AutoraterParameters, SOURCE)] = pydantic.Field(
+        default_factory=AutoraterParameters
+    )
+    """Judge settings, as AutoSxS's (``sampling_count``, ``flip``, ``verdict_pattern``, ``shards``, …)."""
+    experimental_args: dict[str, Any] = pydantic.Field(default_factory=dict)
+    """``custom_task_definition`` for ``task: custom``."""
+    judgments_format: str = "jsonl"
+    """Export format of the leaderboard and judgments: ``jsonl``, ``json`` or ``bigquery``."""
+    bigquery_destination_prefix: str = ""
+    """``project.dataset[.table_prefix]`` for the ``bigquery`` format."""
+    project: str = ""
+    """Google Cloud project of Vertex AI calls."""
+    location: str = ""
+    """Google Cloud region of Vertex AI calls."""
+
+    @pydantic.field_validator("autorater_prompt_parameters", "experimental_args", mode="before")
+    @classmethod
+    def _mapping(cls, value: Any, info: pydantic.ValidationInfo) -> Any:
+        if value is None and info.field_name == "experimental_args":
+            return {}
+        if not isinstance(value, Mapping):
+            raise InputError(
+                f'must be an object like {{"inference_instruction": {{"column": "question"}}}}, got {value!r}'
+                if info.field_name == "autorater_prompt_parameters"
+                else f"expected a JSON object of settings, got {value!r}",
+                source=info.field_name,
+            )
+        if info.field_name == "experimental_args":
+            unknown = sorted(str(k) for k in value if k not in EXPERIMENTAL_ARGS)
+            if unknown:
+                raise InputError(
+                    f"unknown keys {unknown}; valid keys: {list(EXPERIMENTAL_ARGS)}", source="experimental_args"
+                )
+        return dict(value)
+
+    @pydantic.field_validator("response_columns", mode="before")
+    @classmethod
+    def _columns(cls, value: Any) -> Any:
+        example = '{"model-x": "response_x", "model-y": "response_y"}'
+        if not isinstance(value, Mapping):
+            raise InputError(
+                f"must be an object of model name → column like {example}, got {value!r}", source="response_columns"
+            )
+        for name, column in value.items():
+            if not isinstance(name, str) or not name.strip():
+                raise InputError(f"model name {name!r} is empty; name every model", source="response_columns")
+            if not isinstance(column, str) or not column.strip():
+                raise InputError(
+                    f"model {name!r}: column must be a non-empty column name, got {column!r}", source="response_columns"
+                )
+        if len(value) < 2:
+            raise InputError(
+                f"an arena ranks 2 or more models, got {len(value)}: {sorted(value)}; e.g. {example}",
+                source="response_columns",
+            )
+        return dict(value)
+
+    @pydantic.field_validator("pairing", "ties", "judgments_format", mode="before")
+    @classmethod
+    def _choice(cls, value: Any, info: pydantic.ValidationInfo) -> Any:
+        choices = {"pairing": PAIRINGS, "ties": TIES, "judgments_format": JUDGMENTS_FORMATS}[str(info.field_name)]
+        text = (value or choices[0]).lower() if isinstance(value, str) else value
+        if text not in choices:
+            raise InputError(f"must be one of {list(choices)}, got {value!r}", source=info.field_name)
+        return text
+
+    @pydantic.model_validator(mode="after")
+    def _schedule(self) -> ArenaParams:
+        names = sorted(self.response_columns)
+        if self.baseline and self.baseline not in self.response_columns:
+            raise InputError(f"{self.baseline!r} is not one of the models {names}", source="baseline")
+        if self.pairing == "baseline" and not self.baseline:
+            raise InputError(f"pairing 'baseline' needs a baseline: one of the models {names}", source="baseline")
+        if self.pairing == "sampled" and self.opponents_per_prompt > len(names) - 1:
+            raise InputError(
+                f"{self.opponents_per_prompt} opponents per prompt, but each model has only {len(names) - 1} "
+                f"(models {names}); use at most {len(names) - 1} or pairing 'all'",
+                source="opponents_per_prompt",
+            )
+        clash = sorted(set(self.id_columns) & RESERVED_NAMES)
+        if clash:
+            raise InputError(
+                f"id column {clash[0]!r} is a field of every pair's judgment row; rename the column in the dataset",
+                source="id_columns",
+            )
+        return self
+
+    @property
+    def judge_model(self) -> str:
+        """The autorater model spec (``autorater_model``, or :data:`DEFAULT_MODEL` when empty)."""
+        return self.autorater_model or DEFAULT_MODEL
+
+    @property
+    def pair_id_columns(self) -> list[str]:
+        """The id columns of a pair's judgment row: the prompt's id columns, ``model_a``, ``model_b``."""
+        return [*self.id_columns, "model_a", "model_b"]
+
+    def ranking(self) -> RankingOptions:
+        """The ranking options of this run."""
+        return RankingOptions(
+            baseline=self.baseline,
+            bootstrap_rounds=self.bootstrap_rounds,
+            seed=self.seed,
+            style_control=self.style_control,
+            ties=self.ties,
+            strong_verdict_weight=self.strong_verdict_weight,
+        )
+
+
+PARAMETERS = ArenaParams
+"""This pipeline's parameter model, registered for ``autorater params``."""

@@ -1,0 +1,99 @@
+"""The one check of an arena run: :func:`validate_run`, before any model call.
+
+Used by ``autorater run arena`` (before the run), ``autorater submit`` and the pipeline's first step
+(:func:`autorater_pipelines.arena.steps.prepare_run`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from autorater_pipelines import io
+from autorater_pipelines.arena import prepare
+from autorater_pipelines.arena.pairs import judge_call_count
+from autorater_pipelines.arena.params import ArenaParams
+from autorater_pipelines.evaluation.model_checks import probe_model_endpoint
+from autorater_pipelines.evaluation.parameters import ValidatedRun, check_model_spec
+from autorater_pipelines.pairwise.settings import SOURCE, check_verdict_settings
+
+__all__ = ["call_count_note", "validate_run"]
+
+_LARGE = 10_000
+"""Judge calls above which the count note suggests ``pairing: sampled``."""
+
+
+def validate_run(
+    params: Mapping[str, Any] | ArenaParams,
+    *,
+    readable: Callable[[str], bool] | None = None,
+    project: str = "",
+    probe_endpoint: bool = False,
+    dataset: Any = None,
+) -> ValidatedRun:
+    """Check a whole arena run before any model call: parameters, judge model, export target and data.
+
+    Args:
+        params: The pipeline parameters (names as in the template).
+        readable: Which files and URIs to read from here; None = all (``submit --dry-run`` reads local files).
+        project: The job's project when ``params`` leaves ``project`` empty.
+        probe_endpoint: Open a TCP connection (no request) to the judge's explicit ``base_url``.
+        dataset: Rows already read (an :class:`autorater_pipelines.io.Dataset`), used instead of reading
+            ``evaluation_dataset``.
+
+    Returns:
+        The converted parameters, the pair examples (``rows``) when the dataset was read, and notes (the first
+        says how many judge calls the run makes).
+
+    Raises:
+        InputError: the first problem found, naming the parameter (and file, row and column for data).
+    """
+    run = ArenaParams.parse(params, source="parameters")
+    notes: list[str] = []
+    task = prepare.check_prompt_setup(run)
+    check_verdict_settings(task, run.autorater_parameters)
+    check_model_spec(
+        run.judge_model,
+        run.autorater_parameters,
+        "autorater_model",
+        project=run.project or project,
+        location=run.location,
+        readable=readable,
+        notes=notes,
+        options_source=SOURCE,
+    )
+    if probe_endpoint:
+        probe_model_endpoint(
+            run.judge_model, run.autorater_parameters, SOURCE, project=run.project or project, location=run.location
+        )
+    if run.judgments_format == "bigquery":
+        io.parse_destination_prefix(run.bigquery_destination_prefix)
+    sources = [] if dataset is not None else [p.strip() for p in run.evaluation_dataset.split(",") if p.strip()]
+    unread = [p for p in sources if readable is not None and not readable(p)]
+    if unread:
+        io.check_sources(run.evaluation_dataset)
+        notes.append(
+            f"evaluation_dataset {', '.join(unread)} not read from here: its columns, ids and the number of judge "
+            "calls are checked by the pipeline's first step"
+        )
+        return ValidatedRun(run, None, notes)
+    examples = prepare.build_pair_examples(run, task, dataset)
+    notes.insert(0, call_count_note(run, len(examples)))
+    return ValidatedRun(run, examples, notes)
+
+
+def call_count_note(run: ArenaParams, pair_count: int) -> str:
+    """``N judge calls (P pairs × S samples…)``, with a hint towards ``pairing: sampled`` for a large ``all`` run."""
+    samples = run.autorater_parameters.sampling_count
+    calls = judge_call_count(pair_count, samples)
+    orders = ", both orders" if run.autorater_parameters.flip and samples > 1 else ""
+    note = (
+        f"{calls:,} judge calls: {pair_count:,} pairs of {len(run.response_columns)} models "
+        f"(pairing {run.pairing!r}) × {samples} samples{orders}"
+    )
+    if run.pairing == "all" and calls > _LARGE:
+        note += (
+            '; to judge fewer, set "pairing": "sampled" with "opponents_per_prompt" (e.g. 2 opponents per model '
+            'and prompt) or "pairing": "baseline"'
+        )
+    return note

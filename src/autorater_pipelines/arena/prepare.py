@@ -1,0 +1,132 @@
+"""The arena prepare stage: check the dataset, render the judge's prompt parameters, build the pair examples.
+
+A pair example (one JSONL line per judged pair and prompt) is what AutoSxS's judge step judges as a row: the
+prompt's id columns, ``model_a``, ``model_b`` (names sorted, :mod:`~autorater_pipelines.arena.pairs`), every
+rendered autorater prompt parameter, ``response_a`` and ``response_b`` (the two models' responses). The judge
+step's id columns are the prompt's id columns + ``model_a``, ``model_b``, so its replay lines are keyed by them,
+``flipped`` and ``sample_index``.
+
+Validation is complete before anything is written: ids present and unique, every response column present and
+every response non-empty, every template renders for every row.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from autorater_pipelines import io
+from autorater_pipelines.arena.pairs import pairs_for_prompt
+from autorater_pipelines.arena.params import ArenaParams
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.evaluation.values import is_missing
+from autorater_pipelines.pairwise import prompt_parameters as prompts
+from autorater_pipelines.pairwise import tasks
+
+__all__ = ["build_pair_examples", "check_prompt_setup", "prompt_key"]
+
+logger = logging.getLogger(__name__)
+
+_RESERVED = frozenset({"response_a", "response_b", "choice", "samples", "explanation", "confidence"})
+
+
+def prompt_key(example: dict[str, Any], id_columns: list[str]) -> str:
+    """A prompt's canonical key: the JSON list of its id values (the bootstrap resamples prompts by it)."""
+    return json.dumps([example[c] for c in id_columns], ensure_ascii=False, default=str)
+
+
+def check_prompt_setup(run: ArenaParams) -> tasks.TaskDefinition:
+    """Check the task and the autorater prompt parameters (no data read).
+
+    Raises:
+        InputError: an unknown task, a missing or unknown prompt parameter, or an id column named like a field of
+            the judgments.
+    """
+    task_def = tasks.get_task(run.task, dict(run.experimental_args))
+    given = run.autorater_prompt_parameters
+    missing = [k for k in task_def.required_prompt_parameter_keys if k not in given]
+    if missing:
+        raise InputError(
+            f"task {run.task!r} needs prompt parameters {missing}; map each to a column or template, e.g. "
+            f'{{"{missing[0]}": {{"column": "question"}}}}',
+            source="autorater_prompt_parameters",
+        )
+    known = set(task_def.required_prompt_parameter_keys) | set(task_def.optional_prompt_parameter_keys)
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise InputError(
+            f"unknown prompt parameters {unknown} for task {run.task!r}; valid: {sorted(known)}",
+            source="autorater_prompt_parameters",
+        )
+    for i, column in enumerate(run.id_columns):
+        if column in _RESERVED:
+            raise InputError(
+                f"column name {column!r} is also a field of the judgments; rename the column in the dataset",
+                source=f"id_columns[{i}]",
+            )
+    return task_def
+
+
+def build_pair_examples(
+    run: ArenaParams, task_def: tasks.TaskDefinition, dataset: io.Dataset | None = None
+) -> list[dict[str, Any]]:
+    """Read the dataset (unless given), check it, and build every pair example (module docstring), prompt by prompt.
+
+    Raises:
+        InputError: unreadable data, a missing column, a missing or duplicate id, a template that fails on a row,
+            an empty response — naming the file, row and column.
+    """
+    dataset = dataset if dataset is not None else io.read_dataset(run.evaluation_dataset)
+    io.require_columns(dataset, {f"response_columns[{name!r}]": c for name, c in run.response_columns.items()})
+    io.check_unique_ids(dataset, run.id_columns)
+    compiled = prompts.compile_prompt_parameters(
+        dict(run.autorater_prompt_parameters),
+        available_columns=dataset.columns,
+        source_name="autorater_prompt_parameters",
+        extra_variables=task_def.template_variables,
+    )
+    models = sorted(run.response_columns)
+    examples = []
+    for index, row in enumerate(dataset.rows):
+        where = dataset.location(index)
+        ids = {c: row[c] for c in run.id_columns}
+        rendered = compiled.render(row, location=where)
+        responses = {m: _response(row.get(run.response_columns[m]), m, run.response_columns[m], where) for m in models}
+        pairs = pairs_for_prompt(
+            models,
+            run.pairing,
+            baseline=run.baseline,
+            opponents_per_prompt=run.opponents_per_prompt,
+            seed=run.seed,
+            prompt_key=prompt_key(ids, run.id_columns),
+        )
+        for model_a, model_b in pairs:
+            examples.append(
+                {
+                    **ids,
+                    "model_a": model_a,
+                    "model_b": model_b,
+                    **rendered,
+                    "response_a": responses[model_a],
+                    "response_b": responses[model_b],
+                }
+            )
+    logger.info(
+        "prepared %d pairs of %d models on %d prompts from %s",
+        len(examples),
+        len(models),
+        len(dataset.rows),
+        dataset.uri or dataset.source_name,
+    )
+    return examples
+
+
+def _response(value: Any, model: str, column: str, where: str) -> str:
+    if is_missing(value):
+        raise InputError(
+            f"model {model!r}'s response is empty; every row needs a response from every model",
+            source=where,
+            column=column,
+        )
+    return value if isinstance(value, str) else str(value)

@@ -1,0 +1,86 @@
+"""What ``autorater run arena`` checks before the run and prints after it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autorater_pipelines.commands._run_spec import RunSpec
+
+__all__ = ["OUTPUTS", "RANK_TASK", "RUN", "failed_rows", "preflight", "print_leaderboard", "print_summary"]
+
+RANK_TASK = "rank-arena-models"
+"""Task that outputs the leaderboard and the metrics."""
+
+OUTPUTS = {
+    "leaderboard.jsonl": "leaderboard",
+    "judgments.jsonl": "judgments",
+    "error_messages.jsonl": "error_messages",
+    "metrics.json": f"{RANK_TASK}/metrics_json",
+}
+"""Output files of ``autorater run arena`` → pipeline or task output artifacts."""
+
+
+def preflight(params: dict[str, Any]) -> tuple[int, list[str]]:
+    """Check the whole run in-process (:func:`autorater_pipelines.arena.validate_run`); print the judge calls.
+
+    Returns:
+        The number of dataset rows (prompts) read, and no row files.
+
+    Raises:
+        InputError: the same errors the pipeline's prepare step would raise.
+    """
+    from autorater_pipelines.arena.preflight import validate_run
+    from autorater_pipelines.arena.prepare import prompt_key
+
+    run = validate_run(params, probe_endpoint=True)
+    for note in run.notes:
+        print(note, flush=True)
+    return len({prompt_key(row, run.params.id_columns) for row in run.rows or []}), []
+
+
+def failed_rows(metrics: dict[str, Any]) -> tuple[int, int]:
+    """``(failed, total)`` samples: an ERROR sample is not a battle."""
+    return int(metrics.get("error_sample_count") or 0), int(metrics.get("sample_count") or 0)
+
+
+def _num(value: Any, spec: str) -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def print_leaderboard(rows: list[dict[str, Any]], *, baseline: bool) -> None:
+    """Print the leaderboard as a table: rank (interval), model, score [95 % CI], Elo, battles (W/L/T)."""
+    width = max([5, *(len(str(r["model"])) for r in rows)])
+    extra = "  win vs baseline" if baseline else ""
+    print(f"  {'rank':>7}  {'model':<{width}}  {'score':>6}  {'95% CI':>15}  {'elo':>6}  {'battles':>8}  W/L/T{extra}")
+    for r in rows:
+        rank = f"{r['rank']} ({r['rank_upper']}-{r['rank_lower']})"
+        ci = f"[{_num(r['score_ci_lower'], '.2f')}, {_num(r['score_ci_upper'], '.2f')}]"
+        wlt = f"{r['wins']:g}/{r['losses']:g}/{r['ties']:g}"
+        rate = f"  {_num(r.get('win_rate_vs_baseline'), '.1%')}" if baseline else ""
+        print(
+            f"  {rank:>7}  {str(r['model']):<{width}}  {r['score']:>6.2f}  {ci:>15}  {r['elo']:>6.0f}  "
+            f"{r['battles']:>8g}  {wlt}{rate}"
+        )
+
+
+def print_summary(metrics: dict[str, Any]) -> None:
+    """Print the battle counts, the leaderboard and the separability."""
+    over = metrics.get("computed_over") or {}
+    print(
+        f"\nArena: {len(metrics['models'])} models, {metrics['pair_count']} judged pairs, "
+        f"{metrics['battle_sample_count']} battles from {metrics['sample_count']} samples "
+        f"({metrics['error_sample_count']} ERROR samples are not battles), {over.get('prompts')} prompts"
+    )
+    print_leaderboard(metrics["leaderboard"], baseline=any("win_rate_vs_baseline" in r for r in metrics["leaderboard"]))
+    print(
+        f"  intervals: {over.get('interval')} over {over.get('bootstrap_rounds')} prompt-bootstrap rounds "
+        f"(seed {over.get('seed')}); scores: {over.get('score_reference')}"
+    )
+    if metrics.get("separability") is not None:
+        print(f"  separability {metrics['separability']:.1%} (model pairs whose intervals do not overlap)")
+    for note in metrics.get("notes") or []:
+        print(f"  note: {note}")
+
+
+RUN = RunSpec(preflight=preflight, outputs=OUTPUTS, print_summary=print_summary, failed_rows=failed_rows)
+"""How ``autorater run arena`` treats the arena (the ``run`` of :data:`autorater_pipelines.arena.spec.SPEC`)."""
