@@ -27,7 +27,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from autorater_pipelines import io
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.pairwise import prompt_parameters as prompts
 from autorater_pipelines.pairwise.verdicts import preference_label
 
 __all__ = ["FewShotConfig", "FewShotExample", "load_few_shot_examples"]
@@ -116,9 +118,6 @@ def load_few_shot_examples(
         InputError: unreadable or empty dataset, prompt parameters that do not match the task's keys, score
             columns that do not fit the rubric, or a bad row (naming file, row and column).
     """
-    from autorater_pipelines import io
-    from autorater_pipelines.pairwise import prompt_parameters as prompts
-
     where_params = f"{source}.autorater_prompt_parameters"
     _check_config(config, prompt_keys=prompt_keys, scale=scale, source=source)
     dataset = io.read_dataset(config.dataset, source_name=f"{source}.dataset")
