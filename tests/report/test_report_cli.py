@@ -38,7 +38,10 @@ def test_report_command_bad_input(tmp_path, capsys):
     assert "no such directory" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
     assert main(["report", str(tmp_path / "empty")]) == 2
-    assert "holds neither of judgments.jsonl (AutoSxS) and results.jsonl (Gecko)" in capsys.readouterr().err
+    assert (
+        "holds none of judgments.jsonl (AutoSxS), results.jsonl (Gecko) and leaderboard.jsonl (Arena)"
+        in capsys.readouterr().err
+    )
 
 
 def test_rescore_command_prints_what_changed(quickstart_out, copy_out, tmp_path, capsys, no_network):

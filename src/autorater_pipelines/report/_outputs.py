@@ -79,7 +79,7 @@ def detect_kind(directory: str) -> Kind:
 
     Raises:
         InputError: the directory does not exist, its run was killed while moving its files in
-            (:func:`autorater_pipelines.report._out_dir.check_complete`), or it holds neither or both of
+            (:func:`autorater_pipelines.report._out_dir.check_complete`), or it holds none or several of
             the registered pipelines' row files (``judgments.jsonl``, ``results.jsonl``).
     """
     if not os.path.isdir(directory):
@@ -93,7 +93,8 @@ def detect_kind(directory: str) -> Kind:
     found = [name for name in found if registry.get(name).row_file not in companions]
     if len(found) != 1:
         present = sorted(os.listdir(directory))[:20]
-        what = ("both" if len(row_files) == 2 else "more than one") if found else "neither"
+        two = len(row_files) == 2
+        what = ("both" if two else "more than one") if found else ("neither" if two else "none")
         named = [f"{name} ({spec.title})" for name, spec in row_files.items()]
         raise InputError(
             f"holds {what} of {', '.join(named[:-1])} and {named[-1]}; files present: {present}",
