@@ -197,3 +197,62 @@ def test_dataframe_generate_rubrics_writes_rubric_groups_that_round_trip(tmp_pat
     )
     _check_scores({k: results.loc[k].to_dict() for k in ("fruit", "sky")})
     assert metrics["mean_score"] == pytest.approx(1 / 3) and metrics["rows_scored"] == 2
+
+
+# Validator answers of the example's two candidates, rubric by rubric (the rubrics of rubric_replay.jsonl):
+# response: deadlines 4/4, haiku 2/2, capital 1/2 ("Sydney"); response_b: deadlines 3/4 (May 16 missing), haiku
+# 1/2 (not 5-7-5), capital 2/2 ("Canberra").
+CANDIDATE_ANSWERS = {
+    "model_a": {"deadlines": ["yes", "yes", "yes", "yes"], "haiku": ["yes", "yes"], "capital": ["no", "yes"]},
+    "model_b": {"deadlines": ["yes", "yes", "no", "yes"], "haiku": ["no", "yes"], "capital": ["yes", "yes"]},
+}
+
+
+def test_two_candidates_on_the_same_rubrics_win_rates_by_hand(tmp_path):
+    from autorater_pipelines.gecko.candidates import evaluate_candidates
+
+    replay = tmp_path / "validator.jsonl"
+    lines = []
+    for candidate, by_id in CANDIDATE_ANSWERS.items():
+        for rid, said in by_id.items():
+            reply = {"answers": [{"question_id": f"q{i}", "answer": a} for i, a in enumerate(said, 1)]}
+            lines.append({"id": rid, "candidate": candidate, "response": json.dumps(reply)})
+    replay.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    df = pd.DataFrame(_jsonl(EXAMPLE / "dataset.jsonl"))
+    results, metrics = evaluate_candidates(
+        df,
+        response_columns={"model_a": "response", "model_b": "response_b"},
+        id_columns=["id"],
+        rubric_generation_model=f"replay/{EXAMPLE / 'rubric_replay.jsonl'}",
+        validator_model=f"replay/{replay}",
+        progress=False,
+    )
+    assert list(results["model_a"]["score"]) == [1.0, 1.0, 0.5]
+    assert list(results["model_b"]["score"]) == [0.75, 0.5, 1.0]
+    a, b = metrics["candidates"]["model_a"], metrics["candidates"]["model_b"]
+    assert a["mean_score"] == pytest.approx(5 / 6) and a["pass_rate"] == pytest.approx(2 / 3)
+    # b: mean (3/4 + 1/2 + 1) / 3 = 3/4; stdev sqrt((0 + 1/16 + 1/16) / 2) = 1/4; one row of three at 1.0
+    assert b["mean_score"] == pytest.approx(0.75) and b["stdev_score"] == pytest.approx(0.25)
+    assert b["pass_rate"] == pytest.approx(1 / 3)
+    # deadlines: a (1 > 3/4); haiku: a (1 > 1/2); capital: b (1 > 1/2)
+    wins = metrics["win_rates"]
+    assert wins["win_rates"] == {"model_a": pytest.approx(2 / 3), "model_b": pytest.approx(1 / 3)}
+    assert wins["tie_rate"] == 0.0 and wins["rows_compared"] == 3
+    comparison = metrics["per_rubric_comparison"]["model_a vs model_b"]
+    # only a: deadlines q3 (May 16), haiku q1 (5-7-5); only b: capital q1 (Canberra); both pass the other 5
+    assert comparison["only_model_a_rubric_ids"] == ["row 0: q3", "row 1: q1"]
+    assert comparison["only_model_b_rubric_ids"] == ["row 2: q1"]
+    assert (comparison["both_pass"], comparison["both_fail"], comparison["rubrics_compared"]) == (5, 0, 8)
+
+
+def test_candidates_with_bad_response_columns_are_refused_before_any_call():
+    from autorater_pipelines.errors import InputError
+    from autorater_pipelines.gecko.candidates import evaluate_candidates
+
+    df = pd.DataFrame(_jsonl(EXAMPLE / "dataset.jsonl"))
+    with pytest.raises(InputError, match=r"response_columns names columns not in the DataFrame: \{'b': 'nope'\}"):
+        evaluate_candidates(df, response_columns={"a": "response", "b": "nope"}, id_columns=["id"])
+    with pytest.raises(InputError, match=r"response_columns must map each candidate's name .* got \[\]"):
+        evaluate_candidates(df, response_columns=[], id_columns=["id"])
+    with pytest.raises(InputError, match=r"has a column 'candidate', which evaluate_candidates adds"):
+        evaluate_candidates(df.assign(candidate=1), response_columns={"a": "response"}, id_columns=["id"])

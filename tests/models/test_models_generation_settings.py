@@ -21,7 +21,18 @@ IDENTITY = {"provider": "vertex", "model": "m", "base_url": None}
 REQUEST = ModelRequest(parts=("p",), key={"id": 1})
 GENERATION = list(GenerationSettings.model_fields)
 EXECUTION = [name for name in GenerateConfig.model_fields if name not in GenerationSettings.model_fields]
-CANDIDATES: list[Any] = [3, 0.25, 2.5, True, False, "json_schema", "batch", "gs://bucket/prefix", "x", "http://127.0.0.1:1"]
+CANDIDATES: list[Any] = [
+    3,
+    0.25,
+    2.5,
+    True,
+    False,
+    "json_schema",
+    "batch",
+    "gs://bucket/prefix",
+    "x",
+    "http://127.0.0.1:1",
+]
 
 
 def _other_value(name: str) -> Any:
