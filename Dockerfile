@@ -1,4 +1,4 @@
-# The image every pipeline component runs in (components/__init__.py IMAGE; `autorater compile --image URI`).
+# The image every pipeline component runs in (autorater_pipelines/components/__init__.py IMAGE; `autorater compile --image URI`).
 # Components are lightweight Python components with install_kfp_package=False: the image holds this package
 # and the kfp it was compiled with; the dependencies are installed at the versions of requirements/image.lock.
 #   docker build -t REGION-docker.pkg.dev/PROJECT/REPO/autorater-pipelines:VERSION .
@@ -44,8 +44,6 @@ FROM deps AS package
 WORKDIR /tmp/autorater-pipelines
 COPY pyproject.toml README.md ./
 COPY src ./src
-COPY components ./components
-COPY pipelines ./pipelines
 COPY compiled ./compiled
 RUN python3 -m venv /tmp/pip \
     && /tmp/pip/bin/pip --python /opt/autorater/bin/python install --quiet --no-compile --no-deps . \

@@ -121,7 +121,7 @@ def main() -> int:
     parser.add_argument(
         "--templates",
         help="compiled/ of the checkout the image was built from (default: compile this checkout); its "
-        "components/ beside it are timed",
+        "src/autorater_pipelines/components/ beside it are timed",
     )
     args = parser.parse_args()
     size = subprocess.run(
@@ -132,7 +132,7 @@ def main() -> int:
     python = ("docker", "run", "--rm", "--network", "host", args.image, "python3", "-c", "pass")
     result["docker_run_python_pass_s"] = _median_run(*python)
     result["component_imports"] = _component_imports(
-        args.image, Path(args.templates or REPO / "compiled").parent / "components"
+        args.image, Path(args.templates or REPO / "compiled").parent / "src" / "autorater_pipelines" / "components"
     )
     with tempfile.TemporaryDirectory(prefix="image-startup-") as tmp:
         root, compiled = Path(tmp) / "root", Path(tmp) / "compiled"

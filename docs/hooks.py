@@ -83,14 +83,10 @@ def _summary(path: Path) -> str:
 
 
 def module_map() -> str:
-    """Every module of the package (and of ``components/``, ``pipelines/`` when outside it): docstring summaries."""
-    roots = [_REPO / "src", _REPO]
+    """Every module of the package (components and pipelines included): docstring summaries."""
     lines = ["| module | what it holds |", "|---|---|"]
-    paths = sorted((_REPO / "src" / "autorater_pipelines").rglob("*.py"))
-    paths += [p for d in ("components", "pipelines") if (_REPO / d).is_dir() for p in sorted((_REPO / d).glob("*.py"))]
-    for path in paths:
-        root = next(r for r in roots if path.is_relative_to(r))
-        parts = path.relative_to(root).with_suffix("").parts
+    for path in sorted((_REPO / "src" / "autorater_pipelines").rglob("*.py")):
+        parts = path.relative_to(_REPO / "src").with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         lines.append(f"| `{name}` | {_summary(path)} |")
     return "\n".join(lines) + "\n"

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-LIBRARY = [REPO / "src" / "autorater_pipelines", REPO / "components", REPO / "pipelines"]
+LIBRARY = [REPO / "src" / "autorater_pipelines"]  # components/ and pipelines/ included
 TESTS = [REPO / "tests", REPO / "benchmarks"]
 NOT_IMPORTED = {"aiohttp": "google-genai's async transport, used when installed"}
 """Declared runtime dependencies that no module imports by name, and why they are declared."""

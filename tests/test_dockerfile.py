@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import subprocess
 import sys
@@ -27,16 +28,16 @@ def _pyproject() -> dict:
 
 
 def _package_dirs() -> dict[str, Path]:
-    """Installed package name → source directory, from pyproject's setuptools configuration."""
-    setuptools = _pyproject()["tool"]["setuptools"]
-    roots = setuptools["package-dir"]
-    dirs = {}
-    for package in setuptools["packages"]:
-        root = max((p for p in roots if package == p or package.startswith(p + ".")), key=len)
-        dirs[package] = (
-            REPO / roots[root] / Path(*package[len(root) :].lstrip(".").split(".") if package != root else ())
-        )
-    return dirs
+    """Installed package name → source directory: every package setuptools finds under pyproject's ``where``."""
+    [where] = _pyproject()["tool"]["setuptools"]["packages"]["find"]["where"]
+    root = REPO / where
+    return {
+        ".".join(init.parent.relative_to(root).parts): init.parent
+        for init in sorted(root.glob("**/__init__.py"))
+        if "__pycache__" not in init.parts
+    } | {  # compiled/ is a link into the repository's compiled/ (glob does not follow it on every Python)
+        "autorater_pipelines.compiled": root / "autorater_pipelines" / "compiled"
+    }
 
 
 def test_slim_python_base_as_an_argument_and_root_with_world_writable_caches():
@@ -176,8 +177,9 @@ def test_copies_every_source_root_and_the_build_context_allows_them():
     for op, args in _instructions():
         if op == "COPY":
             copied.update(args.split()[:-1])
-    roots = {Path(p).parts[0] for p in _pyproject()["tool"]["setuptools"]["package-dir"].values()}
-    needed = roots | {"pyproject.toml", "README.md"}  # README: pyproject's readme
+    roots = set(_pyproject()["tool"]["setuptools"]["packages"]["find"]["where"])
+    linked = {os.path.relpath(p.resolve(), REPO) for p in _package_dirs().values() if p.is_symlink()}
+    needed = roots | linked | {"pyproject.toml", "README.md"}  # README: pyproject's readme; compiled/: linked
     assert needed <= copied, f"not copied into the image: {needed - copied}"
     patterns = [line.strip() for line in (REPO / ".dockerignore").read_text().splitlines()]
     patterns = [p for p in patterns if p and not p.startswith("#")]
@@ -223,7 +225,9 @@ def test_the_wheel_holds_every_package_and_file(tmp_path):
                     if p.is_file() and "__pycache__" not in p.parts and f"{prefix}/{p.relative_to(source)}" not in names
                 ]
             elif path.is_dir() and (path / "__init__.py").exists() and f"{package}.{path.name}" not in _package_dirs():
-                missing.append(f"{prefix}/{path.name}/ (subpackage not listed in pyproject [tool.setuptools] packages)")
+                missing.append(
+                    f"{prefix}/{path.name}/ (subpackage not found by pyproject [tool.setuptools.packages.find])"
+                )
     assert not missing, f"files missing from the wheel: {missing}"
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert "autorater = autorater_pipelines.cli:main" in entry_points
