@@ -6,14 +6,27 @@ The spec, the cache directory, and (for a run that starts on this machine) a TCP
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from autorater_pipelines.errors import InputError
 
-if TYPE_CHECKING:
-    from autorater_pipelines.evaluation.parameters import ModelCallOptions
-
 __all__ = ["check_cache_dir", "check_model_spec", "probe_model_endpoint"]
+
+
+class ModelOptions(Protocol):
+    """What the checks read of a stage's model-call options.
+
+    :class:`autorater_pipelines.evaluation.parameters.ModelCallOptions` is one; a Protocol here, so that this module
+    does not import the parameter models that call it.
+    """
+
+    def settings(self) -> dict[str, Any]:
+        """The GenerateConfig keys the user set, with coerced values."""
+        ...
+
+    def generate_config(self, *, source: str, project: str = "", location: str = "", **overrides: Any) -> Any:
+        """The GenerateConfig of these settings."""
+        ...
 
 
 def check_cache_dir(
@@ -61,7 +74,7 @@ def check_cache_dir(
 
 def check_model_spec(
     spec: str,
-    options: ModelCallOptions,
+    options: ModelOptions,
     source: str,
     *,
     project: str,
@@ -107,7 +120,7 @@ def check_model_spec(
         raise
 
 
-def probe_model_endpoint(spec: str, options: ModelCallOptions, source: str, *, project: str, location: str) -> None:
+def probe_model_endpoint(spec: str, options: ModelOptions, source: str, *, project: str, location: str) -> None:
     """Open a TCP connection to a model's explicit endpoint (no request), so a wrong ``base_url`` fails at once.
 
     Only an explicit endpoint is probed: a ``base_url`` in ``options`` or an ``openai/`` model (whose endpoint may

@@ -1,22 +1,9 @@
-"""Missing values: one meaning of "no value" for every row check of both pipelines."""
+"""Missing values (:func:`is_missing`, :func:`is_blank`), as the evaluations name them.
 
-from __future__ import annotations
+Defined in :mod:`autorater_pipelines.io._values` (the rows layer reads them first: a dataset's missing cells);
+re-exported here, so that every evaluation checks rows with the same two functions.
+"""
 
-import math
-from typing import Any
+from autorater_pipelines.io._values import is_blank, is_missing
 
 __all__ = ["is_blank", "is_missing"]
-
-
-def is_missing(value: Any) -> bool:
-    """Return True for ``None`` and float NaN: the cell has no value.
-
-    An empty string is a value (JSONL ``""``, an empty CSV cell); use :func:`is_blank` where text must not be
-    empty.
-    """
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def is_blank(value: Any) -> bool:
-    """Return True for a missing value (:func:`is_missing`) or a string of only whitespace."""
-    return is_missing(value) or (isinstance(value, str) and not value.strip())

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.evaluation.ids import check_id_columns
-from autorater_pipelines.evaluation.values import is_missing
+from autorater_pipelines.io._ids import check_id_columns
+from autorater_pipelines.io._values import is_missing
 
 __all__ = ["Dataset", "IdKey", "canonical_id_value", "check_unique_ids", "id_key", "is_missing", "require_columns"]
 

@@ -54,7 +54,7 @@ from autorater_pipelines.models._types import ErrorKind, ModelError, ModelOutput
 
 if TYPE_CHECKING:
     from autorater_pipelines.models._cache_store import Store
-    from autorater_pipelines.models._model import CallStats
+    from autorater_pipelines.models._stats import CallStats
 
 __all__ = ["ID_LABEL", "BatchBackend", "BatchJob", "check_batch_support", "generate_batch", "request_id"]
 

@@ -27,15 +27,21 @@ import random
 import re
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from autorater_pipelines.testing._bodies import error_body
 from autorater_pipelines.testing._protocols import EmulatedRequest, parse_request
 
-if TYPE_CHECKING:
-    from autorater_pipelines.testing._server import ModelEmulator
-
 __all__ = ["BatchJobs", "EmulatedBatchJob", "is_batch_path"]
+
+
+class Answering(Protocol):
+    """What the batch jobs use of the emulator (:class:`~autorater_pipelines.testing._server.ModelEmulator`)."""
+
+    def _handle(self, request: EmulatedRequest) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """Answer one request as the emulator answers it over HTTP: status, JSON body, headers."""
+        ...
+
 
 _PATH = re.compile(
     r"^/(?P<version>v1(?:beta1)?)/(?P<parent>projects/[^/]+/locations/[^/]+)/batchPredictionJobs"
@@ -120,7 +126,7 @@ class BatchJobs:
         fail_next: A message: the next job to run ends ``JOB_STATE_FAILED`` with this error and no output.
     """
 
-    def __init__(self, emulator: ModelEmulator, *, seed: int = 0) -> None:
+    def __init__(self, emulator: Answering, *, seed: int = 0) -> None:
         self.polls_to_finish = 2
         self.shuffle = True
         self.drop: Callable[[EmulatedRequest], bool] | None = None

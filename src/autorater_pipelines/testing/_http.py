@@ -9,18 +9,33 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from autorater_pipelines.testing._batch import is_batch_path
+from autorater_pipelines.testing._batch import Answering, BatchJobs, is_batch_path
 from autorater_pipelines.testing._bodies import error_body
 from autorater_pipelines.testing._protocols import EmulatedRequest, parse_request
 
-if TYPE_CHECKING:
-    from autorater_pipelines.testing._server import ModelEmulator
-
 __all__ = ["EmulatorServer", "RequestHandler"]
+
+
+class Emulator(Answering, Protocol):
+    """What the HTTP handler uses of the emulator (:class:`~autorater_pipelines.testing._server.ModelEmulator`)."""
+
+    api_versions: tuple[str, ...] | None
+    catch_all: dict[str, Any] | str | None
+    batch: BatchJobs
+
+    def stats(self) -> dict[str, Any]:
+        """Counts of what it received."""
+        ...
+
+    def _count_unrouted(self) -> None: ...
+
+    def _track(self, conn: socket.socket, *, add: bool) -> None: ...
+
 
 _VERTEX = re.compile(
     r"^/v1(?:beta1)?/projects/[^/]+/locations/[^/]+/"
@@ -50,7 +65,7 @@ class EmulatorServer(ThreadingHTTPServer):
     block_on_close = False
     disable_nagle_algorithm = True  # else ~96 ms per keep-alive request (NOTES.md)
     request_queue_size = 1024  # else p99 > 1 s at concurrency 64 (NOTES.md)
-    emulator: ModelEmulator
+    emulator: Emulator
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Ignore clients that hang up (cancelled or timed-out calls); report anything else."""
