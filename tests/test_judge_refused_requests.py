@@ -92,8 +92,28 @@ CASES = {
         Refusal(429, "Resource has been exhausted (e.g. check quota)."),
         "while {url} answered other requests: a limit of this request",
     ),
+    # A wait hint on the refused requests is their own wait, not the endpoint's: the others are never paused.
+    "openai-retry-after-forever": (
+        "openai/gpt-4o",
+        Refusal(429, "Rate limit reached for requests", retry_after_s=6, fields={"type": "requests"}),
+        "while {url}/v1 answered other requests: a limit of this request",
+    ),
+    "gemini-retry-info-forever": (
+        "gemini-2.5-flash",
+        Refusal(
+            429,
+            "Resource has been exhausted (e.g. check quota).",
+            fields={"details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "6s"}]},
+        ),
+        "while {url} answered other requests: a limit of this request",
+    ),
 }
-STALL_S = {"plain-429-forever": 10.0, "gemini-resource-exhausted-forever": 10.0}  # the budget (default 60 s)
+STALL_S = {  # the budget (default 60 s)
+    "plain-429-forever": 10.0,
+    "gemini-resource-exhausted-forever": 10.0,
+    "openai-retry-after-forever": 10.0,
+    "gemini-retry-info-forever": 10.0,
+}
 
 
 @pytest.mark.parametrize("case", list(CASES))

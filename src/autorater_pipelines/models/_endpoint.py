@@ -10,11 +10,14 @@ continue where the previous one left the pace. Endpoints live as long as a model
 Health is judged on the last ``OUTCOME_WINDOW`` attempts of any call:
 
 - a 429 is a **quota signal** (the adaptive rate decreases) when the server says how long to wait
-  (``Retry-After``, ``retry-after-ms`` or Google's ``RetryInfo``; a wait of 0 s is no hint), or when 429s are
+  (``Retry-After``, ``retry-after-ms`` or Google's ``RetryInfo``; a wait of 0 s is no hint) while no other call is
+  answered alongside (``ALONGSIDE_S``), or when 429s are
   at least ``QUOTA_SHARE`` of the recent attempts — a lone 429 without a hint is a sporadic fault, not the
   quota; only a request's first 429 in a row counts (its repeated 429s are ``refused``, :mod:`._retry`);
 - timeouts, connection resets and 5xx answers are an **overload** (the concurrency limit halves) when they
   are at least ``OVERLOAD_SHARE`` of the recent attempts;
+- a 429's wait hint pauses every call on the endpoint only while nothing else is answered (:meth:`Endpoint.pause`):
+  a success ends the pause, and a hint on a request refused while other calls succeed is that request's own wait;
 - the endpoint is **healthy** while at least half of the recent attempts succeeded (retry backoff then
   stays short), and has **answered** once any attempt succeeded (before that, connection refused, DNS
   failure, 401, 403, 404 and an HTTP 200 answer that is not the API's response stop a run at once: the endpoint
@@ -38,6 +41,8 @@ __all__ = ["Endpoint", "endpoint_for"]
 OUTCOME_WINDOW = 20
 QUOTA_SHARE = 0.2
 OVERLOAD_SHARE = 0.3
+ALONGSIDE_S = 2.0
+"""A success this many seconds before an attempt started (or any time after) was answered alongside it."""
 NEVER_ANSWERED_STALL_S = 20.0
 """Stall limit of an endpoint that has not answered once (a dead or wrong endpoint stops sooner)."""
 
@@ -73,12 +78,34 @@ class Endpoint:
         return len(window) >= OUTCOME_WINDOW // 2 and 2 * window.count("ok") >= len(window)
 
     def record_success(self) -> None:
-        """Record a successful attempt."""
+        """Record a successful attempt; a success ends a server-requested pause (see :meth:`pause`)."""
         with self._lock:
             self._outcomes.append("ok")
             self.last_success = time.monotonic()
             self.failed_in_a_row = 0
         self.rate.on_success()
+        self.rate.resume()
+
+    def pause(self, seconds: float, started_at: float) -> bool:
+        """Hold every call for a 429's wait hint, unless the endpoint is answering other calls.
+
+        A ``Retry-After`` (or ``RetryInfo``) on a 429 is the endpoint's wait only while nothing else is answered:
+        when another call succeeded after (or ``ALONGSIDE_S`` before) the refused attempt started, the hint is
+        that request's own wait
+        (a limit of the request, e.g. its size), and the others go on at full pace. A pause also ends as soon as
+        a call in flight succeeds (:meth:`record_success`).
+
+        Returns:
+            True when the endpoint was paused.
+        """
+        if self.answered_since(started_at):
+            return False
+        self.rate.pause(seconds)
+        return True
+
+    def answered_since(self, started_at: float) -> bool:
+        """True when a call succeeded after, or at most ``ALONGSIDE_S`` before, ``started_at`` (monotonic)."""
+        return self.last_success is not None and self.last_success > started_at - ALONGSIDE_S
 
     def record_failure(self, error: ModelError, started_at: float, *, own: bool = False, signal: bool = True) -> bool:
         """Record a failed attempt started at ``started_at`` (monotonic clock); adapt the rate to quota signals.
@@ -102,6 +129,7 @@ class Endpoint:
             self.failed_in_a_row += 1
             share = self._outcomes.count(outcome) / OUTCOME_WINDOW
         hinted = error.retry_after_s is not None and error.retry_after_s > 0  # "Retry-After: 0" asks for no wait
+        hinted = hinted and not self.answered_since(started_at)  # others answered alongside: the 429 share decides
         if outcome == "rate_limit" and (hinted or share >= QUOTA_SHARE):
             self.rate.on_rate_limited(started_at)
         return outcome == "transient" and share >= OVERLOAD_SHARE

@@ -47,7 +47,7 @@ class RateLimiter:
     the requests it served, so with a 10 % fault rate the limiter still admits ``rate`` successful calls
     per second. A refund is a credit for one extra start off the grid, granted only while starts are queued
     (at most one second's worth is kept; an idle restart or a pause drops them). :meth:`pause` (a server's
-    ``Retry-After``) holds every start until that moment.
+    ``Retry-After``) holds every start until that moment; :meth:`resume` ends it early.
 
     One limiter can be shared by every model of the process that calls the same endpoint and quota
     (:mod:`autorater_pipelines.models._endpoint`); it is thread-safe and works from several event loops.
@@ -235,6 +235,17 @@ class RateLimiter:
                 self._pauses.append((begin, until))
             self._paused_until = max(self._paused_until, until)
             self._credits = 0  # the server asked for quiet: no extra starts when it ends
+
+    def resume(self) -> None:
+        """End a pause now (the endpoint answered a call meanwhile: the wait was not the endpoint's)."""
+        with self._lock:
+            now = self._clock()
+            if self._paused_until <= now:
+                return
+            self._paused_until = now
+            if self._pauses:
+                begin, until = self._pauses[-1]
+                self._pauses[-1] = (begin, min(until, now))
 
     def paused_since(self, since: float) -> float:
         """Seconds of server-requested pauses between ``since`` and now (clock time)."""

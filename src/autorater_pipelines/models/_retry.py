@@ -81,7 +81,7 @@ class RetryLoop:
                     self.stats.latency.add(latency)
                 return dataclasses.replace(made.output, attempts=attempt, latency_s=latency)
             failed = ModelOutput(text=None, error=error, attempts=attempt, latency_s=latency)
-            own = refusals.record(error, made.started, self._endpoint.last_success)
+            own = refusals.record(error, made.started, self._endpoint)
             self._record_failure(error, made.started, own=own, signal=refusals.total < 2)
             if error.kind is ErrorKind.TRANSIENT:
                 counted += 1
@@ -89,7 +89,7 @@ class RetryLoop:
                 delay = refusals.next_wait = max(error.retry_after_s or 0.0, self._own_backoff(refusals.own))
                 final = self._give_up_refused(failed, error, refusals)
             else:
-                final = self._give_up(failed, error, made.unreachable, counted)
+                final = self._give_up(failed, error, made.unreachable, counted, started=made.started)
                 hint = error.retry_after_s
                 delay = hint if hint is not None else self._backoff(counted or 1)
             if final is not None:
@@ -165,11 +165,14 @@ class RetryLoop:
         if error.kind is ErrorKind.RATE_LIMIT:
             self.stats.rate_limited += 1
 
-    def _give_up(self, failed: ModelOutput, error: ModelError, unreachable: bool, counted: int) -> ModelOutput | None:
+    def _give_up(
+        self, failed: ModelOutput, error: ModelError, unreachable: bool, counted: int, *, started: float = 0.0
+    ) -> ModelOutput | None:
         """The final output when ``error`` ends the request (stopping the run where it must), else None.
 
         ``counted`` is the number of failures so far that use up ``max_retries``. A rate limit with a
-        server hint pauses the endpoint's pace here.
+        server hint pauses the endpoint's pace here, unless other calls were answered since the attempt
+        ``started`` (then the hint is this request's own wait: :meth:`Endpoint.pause`).
         """
         config = self.config
         wrong = self._endpoint.wrong_endpoint_message(self.spec, error, unreachable=unreachable)
@@ -188,7 +191,7 @@ class RetryLoop:
             )
             return _with_message(failed, error, message)
         if error.kind is ErrorKind.RATE_LIMIT and hint is not None:
-            self._endpoint.rate.pause(hint)
+            self._endpoint.pause(hint, started)
         if error.kind is not ErrorKind.RATE_LIMIT and counted > config.max_retries:
             return failed
         stalled = self._stalled(error)
@@ -270,9 +273,10 @@ class _Refusals:
     """The 429s of one request in a row: when they are its own (refused while others are answered).
 
     A 429 is the request's *own* when this request already got a 429 (``since``: the start of that first
-    attempt) and the endpoint answered another call after that: the endpoint has capacity, yet refuses this
-    request. A 429 while nothing else succeeds is the endpoint's quota (the adaptive pace and ``max_stall_s``
-    handle it). Any other failure ends the streak.
+    attempt) and the endpoint answered another call alongside (after that, or at most ``ALONGSIDE_S`` before:
+    :meth:`Endpoint.answered_since`): the endpoint has capacity, yet refuses this request. A 429 while nothing
+    else succeeds is the endpoint's quota (the adaptive pace and ``max_stall_s`` handle it).
+    A transient failure (5xx, timeout) between two 429s keeps the streak; any other failure ends it.
     """
 
     def __init__(self) -> None:
@@ -281,8 +285,10 @@ class _Refusals:
         self.total = 0  # 429s in a row
         self.own = 0  # of which refused for itself
 
-    def record(self, error: ModelError, started: float, last_success: float | None) -> bool:
+    def record(self, error: ModelError, started: float, endpoint: Endpoint) -> bool:
         """Record a failed attempt started at ``started``; True when it is a 429 refusing this request itself."""
+        if error.kind is ErrorKind.TRANSIENT and self.total:
+            return False  # a 5xx or timeout between two 429s does not end the streak
         if error.kind is not ErrorKind.RATE_LIMIT:
             self.total = self.own = 0
             return False
@@ -290,7 +296,7 @@ class _Refusals:
         if self.total == 1:
             self.since = started
             return False
-        if last_success is not None and last_success > self.since:
+        if endpoint.answered_since(self.since):
             self.own += 1
             return True
         return False
