@@ -40,6 +40,7 @@ def test_rescore_refits_with_other_bootstrap_and_style_control_and_no_model_call
     assert main(["rescore", str(out), "--params", options]) == 0
     printed = capsys.readouterr().out
     assert "with no model calls" in printed
+    assert "leaderboard.m0.score_ci_lower " in printed  # each changed figure on its own line, per model
     after = _read_jsonl(out / "leaderboard.jsonl")
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["computed_over"]["bootstrap_rounds"] == 1000 and metrics["computed_over"]["seed"] == 7

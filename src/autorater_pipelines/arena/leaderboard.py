@@ -99,7 +99,8 @@ def leaderboard_from_judgments(
 
     Returns:
         ``(leaderboard, metrics)``: leaderboard rows best first (:func:`~autorater_pipelines.arena.rank_models`'s
-        keys); metrics with the counts of :func:`battle_records`, ``models``, ``leaderboard``, ``win_matrix``,
+        keys); metrics with the counts of :func:`battle_records`, ``models``, ``leaderboard`` (model → its row, best
+        first), ``win_matrix``,
         ``separability``, ``style_coefficients``, ``tie_parameter``, ``computed_over``, ``notes``,
         ``ranking_options`` (``options``), ``id_columns`` and, with a baseline, ``length_controlled``
         (AlpacaEval's length-controlled win rates).
@@ -138,7 +139,7 @@ def leaderboard_from_judgments(
         "evaluation_count": counts["pair_count"],
         "battle_count": float(battles.weight.sum()),
         "models": list(battles.models),
-        "leaderboard": ranking.leaderboard,
+        "leaderboard": {str(row["model"]): row for row in ranking.leaderboard},
         "win_matrix": ranking.win_matrix,
         "separability": ranking.separability,
         "style_coefficients": ranking.style,

@@ -71,7 +71,8 @@ def print_summary(metrics: dict[str, Any]) -> None:
         f"{metrics['battle_sample_count']} battles from {metrics['sample_count']} samples "
         f"({metrics['error_sample_count']} ERROR samples are not battles), {over.get('prompts')} prompts"
     )
-    print_leaderboard(metrics["leaderboard"], baseline=any("win_rate_vs_baseline" in r for r in metrics["leaderboard"]))
+    rows = list(metrics["leaderboard"].values())
+    print_leaderboard(rows, baseline=any("win_rate_vs_baseline" in r for r in rows))
     print(
         f"  intervals: {over.get('interval')} over {over.get('bootstrap_rounds')} prompt-bootstrap rounds "
         f"(seed {over.get('seed')}); scores: {over.get('score_reference')}"

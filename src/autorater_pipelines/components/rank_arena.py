@@ -54,7 +54,7 @@ def rank_arena_models(
         leaderboard.path,
         metrics_json.path,
     )
-    for row in metrics["leaderboard"]:
+    for row in metrics["leaderboard"].values():
         arena_metrics.log_metric(f"score_{row['model']}", row["score"])
     if metrics["separability"] is not None:
         arena_metrics.log_metric("separability", metrics["separability"])

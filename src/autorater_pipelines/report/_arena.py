@@ -30,7 +30,7 @@ JUDGMENTS_FILE = "judgments.jsonl"
 
 def arena_metrics(rows: Sequence[Mapping[str, Any]], errors: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """What can be said from the leaderboard rows alone (``metrics.json`` absent): the leaderboard and its models."""
-    return {"leaderboard": [dict(r) for r in rows], "models": [r.get("model") for r in rows], "notes": []}
+    return {"leaderboard": {str(r.get("model")): dict(r) for r in rows}, "models": [r.get("model") for r in rows]}
 
 
 def arena_id_columns(rows: Sequence[Mapping[str, Any]], errors: Sequence[Mapping[str, Any]] = ()) -> list[str]:
@@ -121,7 +121,7 @@ def _flagged_pairs(judgments: Sequence[Mapping[str, Any]], errors: Sequence[Mapp
 def arena_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, Any]:
     """The report template's context: leaderboard, forest plot, win-rate heatmap, battles per pair, flags."""
     metrics = outputs.metrics
-    board = metrics.get("leaderboard") or outputs.rows
+    board = outputs.rows  # leaderboard.jsonl, best first
     models = [str(r["model"]) for r in board]
     figures = {}
     if board and all(r.get("score_ci_lower") is not None for r in board):
