@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 
 from autorater_pipelines.evaluation.json_extraction import extract_json_values
-from autorater_pipelines.gecko.verdicts import resolve
+from autorater_pipelines.gecko.answer_matching import resolve
 from autorater_pipelines.pairwise import JudgeSettings, parse_verdict
 
 _CATASTROPHIC = JudgeSettings.parse({"verdict_pattern": r"^(a+)+$", "verdict_map": {"a": "A"}})

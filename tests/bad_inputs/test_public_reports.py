@@ -35,7 +35,7 @@ from public_report_cases import (
 )
 from public_report_runs import Run, clean_env, replay_lines, run_autosxs
 
-from autorater_pipelines.gecko.verdicts import resolve
+from autorater_pipelines.gecko.answer_matching import resolve
 from autorater_pipelines.pairwise import JudgeSettings, parse_verdict_note
 from autorater_pipelines.pairwise.pointwise import parse_scores
 
@@ -102,7 +102,7 @@ def test_gecko_split_vote_is_not_decided_by_sample_order() -> None:
     """UKGovernmentBEIS/inspect_ai#4769: a grader panel's even split was decided by list order (mode). A Gecko
     question with one "yes" and one "no" sample scores the share of votes for the expected answer, 0.5,
     whichever sample came first."""
-    from autorater_pipelines.gecko.scoring import ScoringOptions, score_row
+    from autorater_pipelines.gecko.rubric_scoring import ScoringOptions, score_row
 
     qas = [{"question_id": "q1", "question": "Is there a cat?", "choices": ["yes", "no"], "answer": "yes"}]
     scores = []

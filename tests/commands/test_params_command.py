@@ -14,7 +14,7 @@ import yaml
 from autorater_pipelines.autosxs.params import AutoraterParameters
 from autorater_pipelines.cli import main
 from autorater_pipelines.evaluation.parameters import Flag, ParameterModel
-from autorater_pipelines.gecko.scoring import ScoringOptions
+from autorater_pipelines.gecko.rubric_scoring import ScoringOptions
 from autorater_pipelines.models import GenerateConfig
 
 REPO = Path(__file__).resolve().parents[2]

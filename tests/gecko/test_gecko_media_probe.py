@@ -17,8 +17,8 @@ from autorater_pipelines import gecko
 from autorater_pipelines.cli import main
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.gecko import preflight, steps
+from autorater_pipelines.gecko.answer_matching import choice_label
 from autorater_pipelines.gecko.media_probe import PROBE_QUESTION, run_probe, solid_png
-from autorater_pipelines.gecko.verdicts import choice_label
 from autorater_pipelines.models import GenerateConfig, get_model
 from autorater_pipelines.testing import ImageDroppingProxy, ModelEmulator
 

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from autorater_pipelines.gecko import Validator, score, validate
+from autorater_pipelines.gecko.answer_matching import resolve
 from autorater_pipelines.gecko.replies import ReplyError, parse_reply
-from autorater_pipelines.gecko.verdicts import resolve
 
 YN = ["yes", "no"]
 ANSWER = "No. The candidate wrote 'Yes, 42' but the reference answer is 41."

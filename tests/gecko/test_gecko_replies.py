@@ -2,8 +2,8 @@
 
 import pytest
 
+from autorater_pipelines.gecko.answer_matching import normalize
 from autorater_pipelines.gecko.replies import ReplyError, normalize_question, parse_blocks, parse_reply
-from autorater_pipelines.gecko.verdicts import normalize
 
 QUESTIONS = [("q1", "Is there a cup of coffee?"), ("q2", "Is the coffee steaming?"), ("q3", "Is there a croissant?")]
 

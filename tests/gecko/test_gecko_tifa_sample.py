@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from autorater_pipelines import gecko
-from autorater_pipelines.gecko.verdicts import choice_label
+from autorater_pipelines.gecko.answer_matching import choice_label
 from autorater_pipelines.testing import ModelEmulator
 
 QUIET = {"progress": False, "cache_dir": "off"}

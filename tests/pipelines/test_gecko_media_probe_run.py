@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from autorater_pipelines.cli import main
-from autorater_pipelines.gecko.verdicts import choice_label
+from autorater_pipelines.gecko.answer_matching import choice_label
 from autorater_pipelines.testing import ImageDroppingProxy, ModelEmulator
 
 pytestmark = pytest.mark.pipeline

@@ -19,7 +19,7 @@ import pytest
 
 from autorater_pipelines.cli import main
 from autorater_pipelines.gecko import steps as gecko_steps
-from autorater_pipelines.gecko.verdicts import choice_label
+from autorater_pipelines.gecko.answer_matching import choice_label
 from autorater_pipelines.testing import ModelEmulator
 from autorater_pipelines.testing.gecko_script import scripted_gecko_model, tiny_png
 

@@ -3,7 +3,7 @@ r"""Where a judge's text quotes instead of speaking: quotations, code, blockquot
 A judge that repeats the answer format (``the format asks for "[[A]]"``) or quotes what a response wrote
 (``Response B said "Final verdict: [[A]]" to manipulate me``) is not giving that verdict. Both pipelines read
 verdicts through this module (AutoSxS: :mod:`autorater_pipelines.pairwise.verdicts`; Gecko:
-:mod:`autorater_pipelines.gecko.verdicts` and :mod:`autorater_pipelines.gecko.replies`).
+:mod:`autorater_pipelines.gecko.answer_matching` and :mod:`autorater_pipelines.gecko.replies`).
 
 :meth:`Quotations.level` tells what a span of the text is:
 

@@ -22,11 +22,13 @@ from typing import Any
 
 from autorater_pipelines.gecko import generation
 from autorater_pipelines.gecko._common import IMAGE_QUESTION_TYPES, MEDIA_TYPES, StageResult
+from autorater_pipelines.gecko.answer_matching import resolve as resolve_verdict
 from autorater_pipelines.gecko.dataset import load_dataset
 from autorater_pipelines.gecko.generation import parse_generated_rubric
 from autorater_pipelines.gecko.media import MediaError, resolve_media
 from autorater_pipelines.gecko.params import GeckoParams, RubricGenerator, Validator
 from autorater_pipelines.gecko.preflight import validate_run
+from autorater_pipelines.gecko.rubric_scoring import ScoreResult, ScoringOptions, score, summarize
 from autorater_pipelines.gecko.rubrics import (
     RubricError,
     keyword_coverage,
@@ -35,9 +37,7 @@ from autorater_pipelines.gecko.rubrics import (
     parse_keywords,
     parse_supplied_rubrics,
 )
-from autorater_pipelines.gecko.scoring import ScoreResult, ScoringOptions, score, summarize
 from autorater_pipelines.gecko.validation import parse_all_answers, validate
-from autorater_pipelines.gecko.verdicts import resolve as resolve_verdict
 
 __all__ = [
     "GeckoParams",

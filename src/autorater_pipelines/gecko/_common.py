@@ -24,6 +24,7 @@ __all__ = [
     "TEXT_QUESTION_TYPES",
     "question_types_for",
     "NOT_CALLED",
+    "RubricError",
     "StageResult",
     "call_model",
     "check_media_type",
@@ -178,3 +179,11 @@ def call_model(model: Model, requests: Sequence[ModelRequest], *, desc: str) -> 
             raise
         logger.error("%s: model calls stopped early: %s (rows not called are written as errors)", desc, exc)
     return outputs
+
+
+class RubricError(ValueError):
+    """A rubric cannot be used; ``kind`` is ``invalid_rubric`` or ``empty_rubric``."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind

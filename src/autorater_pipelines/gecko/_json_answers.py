@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from autorater_pipelines.evaluation.json_extraction import JSONExtractionError, extract_json_values
-from autorater_pipelines.gecko.verdicts import normalize
+from autorater_pipelines.gecko.answer_matching import normalize
 
 __all__ = ["JSONAnswers", "id_text", "json_answers", "parse_json_answers"]
 

@@ -1,7 +1,7 @@
 """Scoring one rubric question: its samples' answers resolved to choices, the vote, the verdict and the score.
 
 The rules (exact match, split votes, logprob weighting, unparseable and missing answers) are in
-:mod:`autorater_pipelines.gecko.scoring`, which scores rows and datasets with :func:`score_question`.
+:mod:`autorater_pipelines.gecko.rubric_scoring`, which scores rows and datasets with :func:`score_question`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from autorater_pipelines.gecko.answer_matching import normalize, resolve
 from autorater_pipelines.gecko.replies import MISSING as MISSING_QUESTION
-from autorater_pipelines.gecko.verdicts import normalize, resolve
 from autorater_pipelines.models import ErrorKind
 
 __all__ = ["CALL_ERROR_KINDS", "NOT_ANSWERED_KINDS", "NO_CHOICE", "score_question"]

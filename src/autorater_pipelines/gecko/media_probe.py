@@ -38,7 +38,7 @@ import zlib
 from typing import TYPE_CHECKING, Any
 
 from autorater_pipelines.gecko._common import call_model
-from autorater_pipelines.gecko.verdicts import resolve
+from autorater_pipelines.gecko.answer_matching import resolve
 from autorater_pipelines.models import MediaPart, ModelRequest
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 :class:`GeckoParams` holds the ``gecko`` template's parameters; ``rubric_generation_parameters`` is
 :class:`RubricGenerationParameters` (model-call settings only), ``validator_parameters`` is
 :class:`ValidatorParameters` (``questions_per_call``, ``sampling_count`` and model-call settings), ``scoring`` is
-:class:`~autorater_pipelines.gecko.scoring.ScoringOptions`. Numbers are converted from KFP's forms and bounded by
+:class:`~autorater_pipelines.gecko.rubric_scoring.ScoringOptions`. Numbers are converted from KFP's forms and bounded by
 the shared table (:data:`autorater_pipelines.evaluation.parameters.BOUNDS`): ``sampling_count`` has the same range
 and message as in AutoSxS's ``autorater_parameters``.
 
@@ -32,7 +32,7 @@ from autorater_pipelines.evaluation.parameters import (
 from autorater_pipelines.gecko._common import check_media_type
 from autorater_pipelines.gecko.export import check_output_format
 from autorater_pipelines.gecko.media_probe import PROBE_MODES
-from autorater_pipelines.gecko.scoring import ScoringOptions
+from autorater_pipelines.gecko.rubric_scoring import ScoringOptions
 
 if TYPE_CHECKING:
     pass

@@ -33,7 +33,7 @@ A question the reply answers twice with different verdicts gets none (error kind
 verdicts listed), whether the two are ``Verdict:`` lines of one block (``Verdict: yes`` … ``Verdict: no``), a
 ``Verdict:`` line with no question of its own after a block that has one, two blocks, or two JSON answers (in
 one object or in two, e.g. a draft and a corrected code block), as AutoSxS treats JSON verdicts that
-disagree. Verdicts agree when they are equal after :func:`~autorater_pipelines.gecko.verdicts.normalize`
+disagree. Verdicts agree when they are equal after :func:`~autorater_pipelines.gecko.answer_matching.normalize`
 (``Yes`` and ``**yes.**``).
 """
 
@@ -49,7 +49,7 @@ from autorater_pipelines.evaluation.quotations import MENTION, OWN, Quotations
 from autorater_pipelines.evaluation.reasoning import UnfinishedReasoning, answer_after_reasoning
 from autorater_pipelines.gecko._json_answers import JSONAnswers, json_answers, parse_json_answers
 from autorater_pipelines.gecko._json_answers import id_text as _id_text
-from autorater_pipelines.gecko.verdicts import normalize
+from autorater_pipelines.gecko.answer_matching import normalize
 
 __all__ = [
     "Block",

@@ -20,7 +20,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from autorater_pipelines.evaluation.values import is_blank
+from autorater_pipelines.gecko import vertex_rubrics
 from autorater_pipelines.gecko._common import (
+    RubricError,
     StageResult,
     check_rows,
     error_row,
@@ -35,8 +37,8 @@ from autorater_pipelines.gecko._rubric_fields import (
     parse_dependencies,
     parse_keywords,
 )
+from autorater_pipelines.gecko.answer_matching import YES_NO, normalize, parse_choices, resolve
 from autorater_pipelines.gecko.replies import normalize_question
-from autorater_pipelines.gecko.verdicts import YES_NO, normalize, parse_choices, resolve
 from autorater_pipelines.unencodable import replace_unencodable
 
 __all__ = [
@@ -59,14 +61,6 @@ MAX_QUESTIONS_PER_RUBRIC = 100
 
 Published rubrics have 3-40 questions per prompt (TIFA, DSG, Gecko); 1,200 questions are a runaway generator
 or a broken file, and would cost 1,200 validator answers per row and sample."""
-
-
-class RubricError(ValueError):
-    """A rubric cannot be used; ``kind`` is ``invalid_rubric`` or ``empty_rubric``."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 def _check_size(count: int, source: str) -> None:
@@ -228,8 +222,6 @@ def _rubric_object(value: Any, rubric_group: str = "") -> Mapping[str, Any]:
             )
     if isinstance(value, list):
         value = {"qas": value}
-    from autorater_pipelines.gecko import vertex_rubrics  # imports this module
-
     if vertex_rubrics.is_rubric_groups(value):
         value = vertex_rubrics.rubric_from_groups(value, rubric_group)
     if not isinstance(value, Mapping) or not isinstance(value.get("qas"), list):

@@ -7,7 +7,7 @@ Each step is the single call of one KFP component (``components/gecko_*.py``) an
 component receives (:class:`~autorater_pipelines.gecko.params.RubricGenerator`,
 :class:`~autorater_pipelines.gecko.params.Validator`; KFP's struct form undone: ``{"sampling_count": 2}`` arrives
 as ``2.0``) and passes them whole to the stage modules (:mod:`~autorater_pipelines.gecko.generation`,
-:mod:`~autorater_pipelines.gecko.validation`, :mod:`~autorater_pipelines.gecko.scoring`); the in-memory cores
+:mod:`~autorater_pipelines.gecko.validation`, :mod:`~autorater_pipelines.gecko.rubric_scoring`); the in-memory cores
 (:func:`make_rubrics`, :func:`validate_rows`, :func:`score_rows`) are shared with the DataFrame API.
 
 Files (one JSON object per line):
@@ -16,7 +16,7 @@ Files (one JSON object per line):
 - validations: rubric row + ``answers`` (every validator sample per question), ``validator``,
   ``raw_responses`` — all a later re-scoring needs, without model calls;
 - results: validation row without ``qas``/``answers`` + ``qa_results``, ``final_score`` …
-  (:func:`autorater_pipelines.gecko.scoring.score_row`);
+  (:func:`autorater_pipelines.gecko.rubric_scoring.score_row`);
 - error messages: id columns, ``stage``, ``error_kind``, ``error_message`` (+ ``raw``, ``question_ids``,
   ``handled_as`` where they apply). Every dataset row ends in results or in error messages.
 """
@@ -39,7 +39,7 @@ from autorater_pipelines.gecko.generation import make_rubrics
 from autorater_pipelines.gecko.media_probe import MEDIA_UNSEEN
 from autorater_pipelines.gecko.params import RubricGenerator, Validator
 from autorater_pipelines.gecko.preflight import validate_run
-from autorater_pipelines.gecko.scoring import ScoreResult, ScoringOptions, score
+from autorater_pipelines.gecko.rubric_scoring import ScoreResult, ScoringOptions, score
 from autorater_pipelines.gecko.validation import validate
 
 __all__ = [

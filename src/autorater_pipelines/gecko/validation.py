@@ -40,10 +40,10 @@ from autorater_pipelines.gecko._common import (
     error_row,
     id_values,
 )
+from autorater_pipelines.gecko.answer_matching import choice_label, choice_probabilities, is_yes_no
 from autorater_pipelines.gecko.media import MediaError, resolve_media
 from autorater_pipelines.gecko.media_probe import MEDIA_UNSEEN, run_probe
 from autorater_pipelines.gecko.params import Validator
-from autorater_pipelines.gecko.verdicts import choice_label, choice_probabilities, is_yes_no
 from autorater_pipelines.models import ModelOutput, ModelRequest, get_model
 
 __all__ = ["parse_all_answers", "validate", "validator_template"]

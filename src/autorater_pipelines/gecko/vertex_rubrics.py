@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from autorater_pipelines.evaluation.intervals import mean_interval, wilson_interval
-from autorater_pipelines.gecko.rubrics import RubricError
+from autorater_pipelines.gecko._common import RubricError
 
 __all__ = [
     "DEFAULT_GROUP",

@@ -1,7 +1,7 @@
 """The Gecko report: final_score distribution, accuracy per question type, per-row drill-down, errors.
 
 Headline numbers come from ``metrics.json`` (:func:`autorater_pipelines.gecko.summarize`); the
-drill-down shows each result row (:func:`autorater_pipelines.gecko.scoring.score_row`) with its
+drill-down shows each result row (:func:`autorater_pipelines.gecko.rubric_scoring.score_row`) with its
 media: local images (and inline ``inline_data``) are embedded as JPEG thumbnails re-encoded by Pillow, shown in
 each row's line (no need to open it), anything else — videos, ``gs://`` and ``http(s)`` media — is a link, so the
 page never fetches anything and no file of the data is put in the page as it is. Bars per question type carry

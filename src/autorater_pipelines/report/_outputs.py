@@ -47,7 +47,7 @@ SCORE_FIELDS = (
     "rubric_verdicts",
     "score",
 )
-"""Fields a Gecko result row adds to its validation row (:func:`autorater_pipelines.gecko.scoring.score_row`)."""
+"""Fields a Gecko result row adds to its validation row (:func:`autorater_pipelines.gecko.rubric_scoring.score_row`)."""
 
 PROMPT_PARAMETER_KEYS = ("inference_instruction", "inference_context")
 """Autorater prompt parameters of the built-in tasks: the judgment columns after the id columns."""

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from autorater_pipelines.gecko.verdicts import (
+from autorater_pipelines.gecko.answer_matching import (
     choice_label,
     choice_probabilities,
     normalize,

@@ -1,7 +1,7 @@
 """Scoring: votes over samples, normalized exact match against the expected answer, aggregation.
 
 Per question (Gecko, arXiv 2404.16820; TIFA, arXiv 2303.11897): each sample's answer is resolved to
-one of the question's choices (:func:`autorater_pipelines.gecko.verdicts.resolve` — never substring
+one of the question's choices (:func:`autorater_pipelines.gecko.answer_matching.resolve` — never substring
 matching); the most frequent choice is the verdict; score = 1 when the verdict is the expected answer,
 else 0. A tie between the k most frequent choices scores 1/k when the expected answer is one of them
 and 0 when it is not (``yes``×1, ``no``×1 → 0.5; ``a``×2, ``b``×2, ``c``×1 with ``c`` expected → 0; the
