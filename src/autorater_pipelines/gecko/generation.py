@@ -37,7 +37,7 @@ from autorater_pipelines.gecko.rubrics import (
     parse_supplied_rubrics,
     rubric_row,
 )
-from autorater_pipelines.models import ModelRequest, get_model
+from autorater_pipelines.models import ModelRequest
 
 __all__ = ["generate_rubrics", "generator_template", "make_rubrics", "parse_generated_rubric"]
 
@@ -153,7 +153,7 @@ def generate_rubrics(
     """
     media_type = check_media_type(media_type)
     check_rows(rows, id_columns=id_columns, required={"prompt_column": prompt_column})
-    config = generator.generate_config()
+    generator.generate_config()  # a refused setting fails before the template is compiled, as before any call
     template = generator_template(generator, media_type=media_type, prompt_column=prompt_column)
     errors: list[dict[str, Any]] = []
     pending: list[Mapping[str, Any]] = []
@@ -185,7 +185,7 @@ def generate_rubrics(
                 response_schema=prompts.RUBRIC_SCHEMAS[media_type],
             )
         )
-    outputs = call_model(get_model(generator.model, config), requests, desc="gecko rubrics") if requests else []
+    outputs = call_model(generator.get_model(), requests, desc="gecko rubrics") if requests else []
     out: list[dict[str, Any]] = []
     for row, output in zip(pending, outputs, strict=True):
         if not output.ok:

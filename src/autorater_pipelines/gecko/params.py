@@ -13,7 +13,7 @@ schema only: it imports no stage module.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import pydantic
 
@@ -33,9 +33,6 @@ from autorater_pipelines.gecko._common import check_media_type
 from autorater_pipelines.gecko.export import check_output_format
 from autorater_pipelines.gecko.media_probe import PROBE_MODES
 from autorater_pipelines.gecko.rubric_scoring import ScoringOptions
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "GeckoParams",
@@ -95,7 +92,7 @@ class ModelStage(stages.ModelStage):
     The shared stage (:class:`autorater_pipelines.evaluation.stages.ModelStage`: model spec, options, project,
     region, ``generate_config()``) plus the stage's ``<SOURCE>_prompt_template``. Built once from the pipeline
     parameters (:meth:`of`, or :attr:`GeckoParams.rubric_generator` / :attr:`GeckoParams.validator`); the stage
-    gets its model with ``get_model(stage.model, stage.generate_config())``.
+    gets its model with :meth:`get_model`.
     """
 
     prompt_template: str = ""

@@ -14,8 +14,7 @@ from typing import Any
 
 from autorater_pipelines import io
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.evaluation.model_checks import probe_model_endpoint
-from autorater_pipelines.evaluation.parameters import ValidatedRun, check_model_spec
+from autorater_pipelines.evaluation.parameters import ValidatedRun
 from autorater_pipelines.gecko import templates
 from autorater_pipelines.gecko._common import IMAGE_QUESTION_TYPES
 from autorater_pipelines.gecko.dataset import load_dataset
@@ -92,19 +91,10 @@ def check_parameters(
     check_templates(run)
     stages: list[ModelStage] = [run.validator] if run.rubrics_column else [run.validator, run.rubric_generator]
     for stage in stages:
-        check_model_spec(
-            stage.model,
-            stage.options,
-            f"{stage.SOURCE}_model",
-            project=run.project or project,
-            location=run.location,
-            readable=readable,
-            notes=notes,
-            options_source=f"{stage.SOURCE}_parameters",
-        )
+        stage = stage.model_copy(update={"project": run.project or project})  # submit --project
+        stage.check(readable=readable, notes=notes)
         if probe_endpoint:
-            where = {"project": run.project or project, "location": run.location}
-            probe_model_endpoint(stage.model, stage.options, f"{stage.SOURCE}_parameters", **where)
+            stage.probe()
     check_validator_media(run.validator.model, run.media_type)
     check_logprob_weighting(run)
 

@@ -44,7 +44,7 @@ from autorater_pipelines.gecko.answer_matching import choice_label, choice_proba
 from autorater_pipelines.gecko.media import MediaError, resolve_media
 from autorater_pipelines.gecko.media_probe import MEDIA_UNSEEN, run_probe
 from autorater_pipelines.gecko.params import Validator
-from autorater_pipelines.models import ModelOutput, ModelRequest, get_model
+from autorater_pipelines.models import ModelOutput, ModelRequest
 
 __all__ = ["parse_all_answers", "validate", "validator_template"]
 
@@ -153,7 +153,7 @@ def validate(
     shape = _Shape(id_columns, media_column, media_type, base_dir, prompt_column, template, one, count)
     for row in rows:
         _plan_row(plan, row, shape)
-    model = get_model(validator.model, config)
+    model = validator.get_model()
     probe: dict[str, Any] | None = None
     outputs: list[ModelOutput] = []
     if plan.requests:  # first, does the validator see media at all (gecko/media_probe.py)
