@@ -17,7 +17,7 @@ Writing: an answer is uploaded as soon as the upload before it has ended (one up
 every answer that arrived meanwhile: group commit), and the call that produced it only counts as finished
 once it is stored (:meth:`GcsResponseCache.put` returns a future the model layer awaits). A process killed
 with SIGKILL therefore loses at most the answers of the calls in flight (issue 25: a 10 s batch window lost
-every answer of its last 10 s, 30 of 30 in ``tests/test_kill_resume.py``). The small segments this makes
+every answer of its last 10 s, 30 of 30 in ``tests/autosxs/test_kill_resume.py``). The small segments this makes
 are merged: when ``merge_fan`` of a process's own segments of one size class exist, they are rewritten as
 one segment (at most ``batch_entries`` entries) and then deleted — only ever the process's own, after their
 entries are stored again — and at :meth:`GcsResponseCache.flush` (end of every ``Model.generate`` run,

@@ -8,7 +8,7 @@ import pytest
 from autorater_pipelines.cli import main
 from autorater_pipelines.commands import _autosxs_run
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = REPO / "examples" / "quickstart"
 
 
