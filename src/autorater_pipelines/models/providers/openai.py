@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import logging
 import os
 import threading
@@ -152,7 +153,11 @@ class OpenAIProvider(Provider):
         client = self._clients.get(loop)
         if client is None:
             client = openai.AsyncOpenAI(
-                base_url=self._base_url, api_key=self._api_key, max_retries=0, timeout=self.config.timeout_s
+                base_url=self._base_url,
+                api_key=self._api_key,
+                max_retries=0,
+                timeout=self.config.timeout_s,
+                http_client=openai.DefaultAsyncHttpxClient(follow_redirects=False),  # a redirect is an error
             )
             self._clients[loop] = client
         return client
@@ -175,7 +180,11 @@ class OpenAIProvider(Provider):
         for _ in range(2):
             try:
                 response = await self._client().chat.completions.create(**body)
+            except json.JSONDecodeError as exc:  # HTTP 200 with a body that is not JSON (labelled JSON)
+                raise ProviderError(self._not_a_completion(exc.doc, "not JSON, though labelled so")) from None
             except openai.APIStatusError as exc:
+                if 300 <= exc.status_code < 400:
+                    raise ProviderError(self._redirect_error(exc)) from None
                 error = self._status_error(exc, body)
                 if error.reason == Reason.UNSUPPORTED_PARAMETER.value and "max_tokens" in body:
                     if "max_tokens" in error.message and "max_completion_tokens" not in error.message:
@@ -183,8 +192,11 @@ class OpenAIProvider(Provider):
                         body.pop("max_tokens")
                         continue
                 raise ProviderError(error) from None
-            if isinstance(response, str) or not _is_completion(response):
+            if not hasattr(response, "model_dump") or not _is_completion(response):
                 raise ProviderError(self._not_a_completion(response))
+            shape = _shape_problem(response)
+            if shape is not None:
+                raise ProviderError(self._not_a_completion(response, shape))
             output = _output(response, structured=mode is not None, limit=self.config.max_output_tokens)
             return await self._check_read(output, body, chars)
         raise AssertionError("unreachable")  # pragma: no cover
@@ -207,7 +219,8 @@ class OpenAIProvider(Provider):
             except Exception as exc:  # noqa: BLE001 - a failed check keeps the answers (PromptReadCheck)
                 logger.debug("%s: check request failed: %s: %s", self.endpoint_url, type(exc).__name__, exc)
                 return None
-            return (answer.choices[0].message.content or "") if answer.choices else ""
+            message = answer.choices[0].message if answer.choices else None
+            return (_content_text(message.content) or "") if message is not None else ""
 
         key = (self._url, self.name, "list" if listed else "text")
         where = f"{self.endpoint_url} (model {self.name!r})"
@@ -259,14 +272,34 @@ class OpenAIProvider(Provider):
             message += f"; requested POST {self.endpoint_url}/chat/completions"
         return classify_http_error(exc.status_code, error_body, message, retry_after, repeated=repeated)
 
-    def _not_a_completion(self, response: Any) -> ModelError:
-        """The error of an HTTP 200 answer that is not a chat completion (a catch-all route, an HTML page)."""
-        body = response if isinstance(response, str) else response.model_dump(mode="json", exclude_none=True)
+    def _not_a_completion(self, response: Any, shape: str | None = None) -> ModelError:
+        """The error of an HTTP 200 answer that is not a chat completion (a catch-all route, an HTML page).
+
+        Args:
+            response: The parsed answer (an SDK object, or plain JSON / text when it was not an object).
+            shape: What is wrong with it, when it looks like a chat completion at first sight.
+        """
+        body = response.model_dump(mode="json", exclude_none=True) if hasattr(response, "model_dump") else response
         fix = (
             "Check that `base_url` is an OpenAI-compatible server's API root (it usually ends in /v1); for a "
             "Gemini-protocol server use a Gemini model name without the 'openai/' prefix."
         )
+        if shape is not None:
+            fix = f"The answer is {shape}. {fix}"
         return wrong_protocol_error("a chat completion", f"{self.endpoint_url}/chat/completions", body, fix)
+
+    def _redirect_error(self, exc: openai.APIStatusError) -> ModelError:
+        """The error of a redirect: never followed (a POST may become a GET, the API key would go elsewhere)."""
+        location = exc.response.headers.get("location", "")
+        return ModelError(
+            ErrorKind.FATAL,
+            f"POST {self.endpoint_url}/chat/completions answered HTTP {exc.status_code}, a redirect to "
+            f"{location!r}; redirects are not followed (a POST may be turned into a GET, the API key sent "
+            "elsewhere). Fix: set `base_url` to the server's own API root (the redirect's target without "
+            "'/chat/completions').",
+            status_code=exc.status_code,
+            reason=Reason.WRONG_PROTOCOL.value,
+        )
 
     def _drop_max_tokens(self, why: str) -> None:
         with self._shared_lock:
@@ -351,6 +384,38 @@ def _is_completion(response: Any) -> bool:
     return "choices" in fields or "error" in extra
 
 
+def _shape_problem(response: Any) -> str | None:
+    """What makes an answer with ``choices`` not a chat completion, or None (an ``error`` object is handled later)."""
+    extra = getattr(response, "model_extra", None) or {}
+    choices = response.choices
+    if not isinstance(choices, list):
+        return f"'choices' is {type(choices).__name__}, not a list"
+    if not choices:
+        return None if "error" in extra else "a chat completion with an empty 'choices' list (no answer at all)"
+    choice = choices[0]
+    if getattr(choice, "message", None) is None:
+        if "text" in (getattr(choice, "model_extra", None) or {}):
+            return "in the legacy completions shape (choices[0].text, no message): a /v1/completions answer"
+        return "a choice without a 'message'"
+    content = choice.message.content
+    if content is not None and not isinstance(content, (str, list)):
+        return f"a message whose 'content' is {type(content).__name__}, neither text nor a list of parts"
+    return None
+
+
+def _content_text(content: Any) -> str | None:
+    """The text of ``message.content``: the string, or the text parts of a list of parts joined (None: none)."""
+    if content is None or isinstance(content, str):
+        return content
+    texts = []
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict) and isinstance(part.get("text"), str) and part.get("type", "text") == "text":
+            texts.append(part["text"])
+    return "".join(texts) if texts else None
+
+
 def _no_text(
     raw: dict[str, Any], message: Any, finish: str | None, output_tokens: int, limit: int | None
 ) -> ModelError:
@@ -386,23 +451,31 @@ def _output(response: Any, *, structured: bool, limit: int | None) -> ModelOutpu
     )
     raw = response.model_dump(mode="json", exclude_none=True)
     message = choice.message if choice is not None else None
-    text = message.content if message is not None else None
+    content = message.content if message is not None else None
+    text = _content_text(content)
     failure = None
-    if text is None:
+    if text is None and isinstance(content, list):
+        preview = json.dumps(content, ensure_ascii=False, default=str)[:200]
+        failure = ModelError(
+            ErrorKind.FATAL,
+            f"the answer's message.content is a list of parts without a text part: {preview!r}",
+            status_code=200,
+        )
+    elif text is None:
         failure = _no_text(raw, message, finish, usage.output_tokens, limit)
     if failure is None and structured and finish == "max_tokens" and not is_complete_json(text):
         failure = truncation_error(usage.output_tokens, limit)
     if failure is not None:
         return ModelOutput(text=None, finish_reason=finish, usage=usage, raw=raw, error=failure)
     logprobs = None
-    content = choice.logprobs.content if choice is not None and choice.logprobs is not None else None
-    if content:
+    items = choice.logprobs.content if choice is not None and choice.logprobs is not None else None
+    if items:
         logprobs = tuple(
             TokenLogprob(
                 token=item.token,
                 logprob=float(item.logprob),
                 top=tuple((alt.token, float(alt.logprob)) for alt in (item.top_logprobs or [])),
             )
-            for item in content
+            for item in items
         )
     return ModelOutput(text=text, finish_reason=finish, usage=usage, raw=raw, logprobs=logprobs)
