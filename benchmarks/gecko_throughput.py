@@ -66,15 +66,14 @@ def _ok_answers(stats: dict[str, Any]) -> int:
 def run_case(sc: Scenario, rows: int, media_type: str, qpc: int, workdir: Path) -> list[StepResult]:
     """Rubric step then validator step of ``rows`` rows against a fresh emulator."""
     case = f"{media_type}, questions_per_call {qpc}"
-    media = workdir / ("media.png" if media_type == "image" else "media.mp4")
-    media.write_bytes(tiny_png() if media_type == "image" else MP4)
     rows_path, rubrics_path = workdir / "rows.jsonl", workdir / "rubrics.jsonl"
     subject = "a red bicycle leaning on a wall" if media_type == "image" else "a dog jumps into a lake"
-    rows_path.write_text(
-        "".join(
-            json.dumps({"id": i, "prompt": f"{subject}, take {i}", "media": str(media)}) + "\n" for i in range(rows)
-        )
-    )
+    lines = []
+    for i in range(rows):  # one file per row, bytes of its own: no two validator requests are the same
+        media = workdir / (f"media-{i}.png" if media_type == "image" else f"media-{i}.mp4")
+        media.write_bytes((tiny_png() if media_type == "image" else MP4) + f"row {i}".encode())
+        lines.append(json.dumps({"id": i, "prompt": f"{subject}, take {i}", "media": str(media)}) + "\n")
+    rows_path.write_text("".join(lines))
     results = []
     with Emulator(sc, judge="gecko") as emu:
         base = {"base_url": emu.url, "progress": False, "cache_dir": str(workdir / "cache")}
