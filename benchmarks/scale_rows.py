@@ -15,6 +15,7 @@ Last line: ``rows=<n> seconds=<s> peak_rss_mb=<m>``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -22,7 +23,9 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 WORDS = "the of and to in is was for on that with as by at from it an be this which or are".split()
@@ -46,39 +49,67 @@ def generate(rows: int, workdir: Path, seed: int = 0) -> None:
                 replay.write(json.dumps({"id": f"q{i}", "flipped": flipped, "response": answer}) + "\n")
 
 
+class StepMeter:
+    """Wall time, CPU time and peak RSS (sampled from /proc every 20 ms) of each step of the child process."""
+
+    def __init__(self, timings: dict[str, float]) -> None:
+        self.timings = timings
+        self._peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def rss_kib() -> int:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.02):
+            self._peak = max(self._peak, self.rss_kib())
+
+    @contextlib.contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        self._peak = self.rss_kib()
+        wall, cpu = time.perf_counter(), time.process_time()
+        yield
+        self.timings[f"{name}_s"] = time.perf_counter() - wall
+        self.timings[f"{name}_cpu_s"] = time.process_time() - cpu
+        self.timings[f"{name}_rss_mb"] = max(self._peak, self.rss_kib()) / 1024
+
+
 def run_steps(workdir: Path) -> None:
     """The timed part (child process): prepare → judge → metrics, printing one JSON line of timings."""
     from autorater_pipelines import autosxs
 
-    timings = {}
+    timings: dict[str, float] = {}
+    meter = StepMeter(timings)
     started = time.perf_counter()
-    examples = autosxs.prepare_examples(
-        evaluation_dataset=str(workdir / "data.jsonl"),
-        task="question_answering@001",
-        id_columns=["id"],
-        autorater_prompt_parameters={"inference_instruction": {"column": "question"}},
-        response_column_a="a",
-        response_column_b="b",
-        human_preference_column="human",
-        output_path=str(workdir / "examples.jsonl"),
-    )
-    timings["load_s"] = time.perf_counter() - started
-    mark = time.perf_counter()
-    judgments, errors, summary = autosxs.judge_examples(
-        examples=examples,
-        task="question_answering@001",
-        id_columns=["id"],
-        autorater_model=f"replay/{workdir / 'replay.jsonl'}",
-        autorater_parameters={"progress": False},
-        judgments_path=str(workdir / "judgments.jsonl"),
-        error_messages_path=str(workdir / "error_messages.jsonl"),
-    )
-    timings["judge_s"] = time.perf_counter() - mark
-    mark = time.perf_counter()
-    metrics = autosxs.aggregate_judgments(
-        judgments=judgments, human_preference_column="human", metrics_path=str(workdir / "metrics.json")
-    )
-    timings["metrics_s"] = time.perf_counter() - mark
+    with meter.step("load"):
+        examples = autosxs.prepare_examples(
+            evaluation_dataset=str(workdir / "data.jsonl"),
+            task="question_answering@001",
+            id_columns=["id"],
+            autorater_prompt_parameters={"inference_instruction": {"column": "question"}},
+            response_column_a="a",
+            response_column_b="b",
+            human_preference_column="human",
+            output_path=str(workdir / "examples.jsonl"),
+        )
+    with meter.step("judge"):
+        judgments, errors, summary = autosxs.judge_examples(
+            examples=examples,
+            task="question_answering@001",
+            id_columns=["id"],
+            autorater_model=f"replay/{workdir / 'replay.jsonl'}",
+            autorater_parameters={"progress": False},
+            judgments_path=str(workdir / "judgments.jsonl"),
+            error_messages_path=str(workdir / "error_messages.jsonl"),
+        )
+    with meter.step("metrics"):
+        metrics = autosxs.aggregate_judgments(
+            judgments=judgments, human_preference_column="human", metrics_path=str(workdir / "metrics.json")
+        )
     timings["total_s"] = time.perf_counter() - started
     timings["rows"] = len(judgments)
     timings["errors"] = len(errors)
@@ -115,6 +146,11 @@ def main(argv: list[str] | None = None) -> int:
         f"metrics {result['metrics_s']:.1f} s; {result['error_rows']} error rows; load average {load:.1f} "
         f"on {os.cpu_count()} CPUs"
     )
+    for step in ("load", "judge", "metrics"):
+        print(
+            f"  {step:<8} {result[f'{step}_s']:7.1f} s wall  {result[f'{step}_cpu_s']:7.1f} s CPU  "
+            f"peak RSS {result[f'{step}_rss_mb']:6.0f} MB"
+        )
     print(f"rows={result['rows']} seconds={result['total_s']:.1f} peak_rss_mb={result['peak_rss_mb']:.0f}")
     return 0 if result["error_rows"] == 0 else 1
 

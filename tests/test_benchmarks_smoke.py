@@ -70,7 +70,10 @@ def test_arena_ranking_tiny(capsys: pytest.CaptureFixture[str]) -> None:
 def test_scale_rows_tiny(capsys: pytest.CaptureFixture[str]) -> None:
     assert _load("scale_rows").main(["--rows", "300"]) == 0
     # strip(): after a ParallelFor, the KFP local runner leaves print() indenting in this process (NOTES.md).
-    assert capsys.readouterr().out.strip().splitlines()[-1].strip().startswith("rows=300 seconds=")
+    lines = [line.strip() for line in capsys.readouterr().out.strip().splitlines()]
+    assert lines[-1].startswith("rows=300 seconds=")
+    steps = [line.split()[0] for line in lines if "s CPU  peak RSS" in line]
+    assert steps == ["load", "judge", "metrics"]  # wall, CPU and peak RSS of each step
 
 
 def test_image_startup_reads_step_times_and_top_level_imports_from_the_runner_log() -> None:
