@@ -101,7 +101,8 @@ class ArenaParams(RunParameters):
     experimental_args: dict[str, Any] = pydantic.Field(default_factory=dict)
     """``custom_task_definition`` for ``task: custom``."""
     judgments_format: str = "jsonl"
-    """Export format of the leaderboard and judgments: ``jsonl``, ``json`` or ``bigquery``."""
+    """Export format of the leaderboard and judgments: ``jsonl`` (``json`` and ``bigquery`` are refused: not
+    exported by the arena pipeline yet)."""
     bigquery_destination_prefix: str = ""
     """``project.dataset[.table_prefix]`` for the ``bigquery`` format."""
     project: str = ""
@@ -172,6 +173,12 @@ class ArenaParams(RunParameters):
                 f"{self.opponents_per_prompt} opponents per prompt, but each model has only {len(names) - 1} "
                 f"(models {names}); use at most {len(names) - 1} or pairing 'all'",
                 source="opponents_per_prompt",
+            )
+        if self.judgments_format != "jsonl":
+            raise InputError(
+                f"{self.judgments_format!r} is not exported by the arena pipeline yet: its leaderboard and judgments "
+                "are JSONL artifacts; use 'jsonl' and load leaderboard.jsonl where you need it",
+                source="judgments_format",
             )
         clash = sorted(set(self.id_columns) & RESERVED_NAMES)
         if clash:

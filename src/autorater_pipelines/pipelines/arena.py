@@ -62,8 +62,8 @@ def arena_pipeline(  # noqa: B006
         autorater_model: Judge model spec: a Gemini model on Vertex AI, `openai/<model>`, or `replay/<jsonl>` (lines keyed by the id columns, `model_a`, `model_b`, `flipped`, `sample_index`).
         autorater_parameters: Judge settings, as AutoSxS's: `sampling_count` (default 2), `flip` (default true: both orders), `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `verdict_pattern` + `verdict_map`, `shards`, `cache_dir`, ...
         experimental_args: Experimentally released arguments, e.g. `custom_task_definition`.
-        judgments_format: Format of the exported judgments: `jsonl`, `json` or `bigquery`.
-        bigquery_destination_prefix: `project.dataset[.table_prefix]` for the `bigquery` format.
+        judgments_format: Format of the exported judgments: `jsonl` (`json` and `bigquery` are refused before any call: not exported by the arena pipeline yet).
+        bigquery_destination_prefix: Unused until the arena exports to BigQuery.
         project: Google Cloud project of Vertex AI model calls (default: the pipeline job's project).
         location: Google Cloud region of Vertex AI model calls (default: the pipeline job's region).
 
