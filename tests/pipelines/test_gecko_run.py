@@ -381,7 +381,10 @@ BAD_PARAMETERS = {
     "prompt column not in data": ({"prompt_column": "caption"}, r"prompt_column: column 'caption' is not in"),
     "media column not in data": ({"media_column": "picture"}, r"media_column: column 'picture' is not in"),
     "media column empty": ({"media_column": ""}, r"media_column is required"),
-    "unknown media type": ({"media_type": "audio"}, r"media_type must be one of \['image', 'video'\], got 'audio'"),
+    "unknown media type": (
+        {"media_type": "audio"},
+        r"media_type must be one of \['image', 'video', 'text'\], got 'audio'",
+    ),
     "neither prompts nor rubrics": ({"prompt_column": ""}, r"set prompt_column .* or rubrics_column"),
     "rubrics column not in data": ({"rubrics_column": "rubric"}, r"rubrics_column: column 'rubric' is not in"),
     "questions_per_call 2": (

@@ -105,8 +105,9 @@ def gecko_run(out: Path, params: dict) -> Path:
         error_messages_path=str(out / "error_messages.jsonl"),
         metrics_path=str(out / "metrics.json"),
     )
-    (out / "rubric_errors.jsonl").unlink()
-    (out / "validation_errors.jsonl").unlink()
+    # intermediate files of the steps, not outputs of a run: a run's output directory holds none of them
+    for name in ("rows.jsonl", "rubric_errors.jsonl", "validation_errors.jsonl"):
+        (out / name).unlink()
     return out
 
 

@@ -81,8 +81,8 @@ def test_llmbar_report_renders_in_chromium(llmbar_out, tmp_path):
 
 
 def test_gecko_reports_render_in_chromium(mixed_gecko_out, tifa_out, tmp_path):
-    _check_renders(tmp_path, mixed_gecko_out, 2, "rows", ["all", "wrong", "failed"])
-    _check_renders(tmp_path, tifa_out, 2, "rows", ["all", "wrong", "failed"])
+    _check_renders(tmp_path, mixed_gecko_out, 2, "rows", ["all", "wrong", "failed", "warning"])
+    _check_renders(tmp_path, tifa_out, 2, "rows", ["all", "wrong", "failed", "warning"])
 
 
 def test_script_errors_are_detected(quickstart_out, tmp_path):
