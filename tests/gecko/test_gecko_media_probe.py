@@ -197,3 +197,36 @@ def test_solid_png_is_a_png_of_one_colour():
 
     with Image.open(io.BytesIO(solid_png((220, 30, 30)))) as image:
         assert image.size == (64, 64) and image.getcolors() == [(64 * 64, (220, 30, 30))]
+
+
+def test_a_failed_probe_is_asked_again_once_the_proxy_is_fixed_not_served_from_the_cache(tmp_path):
+    # issue 19 hostile trial: run 1 through an image-dropping proxy failed (right), run 2 with the proxy fixed
+    # failed again from the blind answers cached by run 1.
+    with ModelEmulator() as emu, ImageDroppingProxy(emu.url) as proxy:
+        config = GenerateConfig(base_url=proxy.url + "/v1", cache_dir=str(tmp_path), progress=False)
+        first, _ = run_probe(get_model("openai/vision", config), mode="error", media_type="image")
+        assert first["status"] == "failed" and proxy.dropped == 2
+        proxy.drop_media = False
+        model = get_model("openai/vision", config)
+        again, _ = run_probe(model, mode="error", media_type="image")
+        assert again["status"] == "passed" and again["answers"] == {"red": "yes", "blue": "no"}
+        assert proxy.dropped == 2 and sorted(len(p.media) for p in emu.probe_requests[-3:]) == [0, 1, 1]
+        third, _ = run_probe(get_model("openai/vision", config), mode="error", media_type="image")
+        assert len(emu.probe_requests) == 6  # the third probe: the passing answers replaced the blind ones in the cache
+    assert third == again
+
+
+def test_right_answers_pass_the_probe_when_a_gateway_rewrites_the_token_counts(caplog):
+    # issue 19 hostile trial: a gateway reporting 42 prompt tokens for every request stopped a validator that
+    # answered yes for red and no for blue.
+    with (
+        ModelEmulator() as emu,
+        ImageDroppingProxy(emu.url) as proxy,
+        caplog.at_level(logging.WARNING, logger="autorater_pipelines.gecko.media_probe"),
+    ):
+        proxy.drop_media, proxy.prompt_tokens = False, 42
+        config = GenerateConfig(base_url=proxy.url + "/v1", cache_dir="off", progress=False)
+        result, _ = run_probe(get_model("openai/vision", config), mode="error", media_type="image")
+    assert result["status"] == "passed" and result["answers"] == {"red": "yes", "blue": "no"}
+    assert "reported 42 and 42 prompt tokens with an image and 42 without" in result["message"]
+    assert "token counts look rewritten" in caplog.text

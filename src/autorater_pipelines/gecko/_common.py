@@ -7,7 +7,7 @@ stages.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from autorater_pipelines.errors import InputError, ModelCallError
@@ -154,7 +154,13 @@ def check_rows(
         seen[key] = i
 
 
-def call_model(model: Model, requests: Sequence[ModelRequest], *, desc: str) -> list[ModelOutput]:
+def call_model(
+    model: Model,
+    requests: Sequence[ModelRequest],
+    *,
+    desc: str,
+    reask: Callable[[ModelOutput], bool] | None = None,
+) -> list[ModelOutput]:
     """Answer every request, keeping the answers already given when the model calls stop early.
 
     The calls stop early (:mod:`autorater_pipelines.models`: a wrong endpoint, no progress for ``max_stall_s``,
@@ -162,6 +168,8 @@ def call_model(model: Model, requests: Sequence[ModelRequest], *, desc: str) -> 
     called fail with error kind ``budget`` and a reason starting ``not called:``, which the stages turn into error
     rows, so no row is lost and no answer already paid for is thrown away. The step decides whether to fail
     afterwards (``strict``), once its rows are written.
+
+    ``reask`` is passed to :meth:`Model.generate_each` (a cached answer it returns True for is asked again).
 
     Returns:
         One output per request, in input order.
@@ -173,7 +181,7 @@ def call_model(model: Model, requests: Sequence[ModelRequest], *, desc: str) -> 
         return []
     outputs: list[ModelOutput] = []
     try:
-        model.generate_each(requests, lambda _request, output: outputs.append(output), desc=desc)
+        model.generate_each(requests, lambda _request, output: outputs.append(output), desc=desc, reask=reask)
     except ModelCallError as exc:
         if exc.interrupted:
             raise

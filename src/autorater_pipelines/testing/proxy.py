@@ -10,7 +10,10 @@ front of any server (the :class:`~autorater_pipelines.testing.ModelEmulator`, fo
 
 It removes OpenAI ``image_url`` / ``input_audio`` / ``video_url`` content parts and Gemini ``inlineData`` /
 ``fileData`` parts (either spelling), and forwards everything else (path, query, body, the status and body of the
-answer) unchanged. ``dropped`` counts the parts removed.
+answer) unchanged. ``dropped`` counts the parts removed. Two switches play other middlewares: ``drop_media = False``
+forwards the media (the proxy "fixed", same URL, so the same response-cache keys) and ``prompt_tokens = N`` rewrites
+the prompt-token count of every JSON answer (OpenAI ``usage.prompt_tokens``, Gemini
+``usageMetadata.promptTokenCount``) to ``N``, as a gateway that reports its own counts does.
 """
 
 from __future__ import annotations
@@ -26,6 +29,21 @@ __all__ = ["ImageDroppingProxy"]
 
 _OPENAI_MEDIA = {"image_url", "input_audio", "video_url", "input_image", "file"}
 _GOOGLE_MEDIA = {"inlineData", "inline_data", "fileData", "file_data"}
+
+
+def _rewrite_tokens(payload: bytes, tokens: int) -> bytes:
+    """``payload`` (a JSON answer) with its prompt-token count set to ``tokens``; other payloads unchanged."""
+    try:
+        answer = json.loads(payload)
+    except ValueError:
+        return payload
+    if not isinstance(answer, dict):
+        return payload
+    if isinstance(answer.get("usage"), dict):
+        answer["usage"]["prompt_tokens"] = tokens
+    if isinstance(answer.get("usageMetadata"), dict):
+        answer["usageMetadata"]["promptTokenCount"] = tokens
+    return json.dumps(answer).encode("utf-8")
 
 
 def _strip(body: Any) -> tuple[Any, int]:
@@ -65,8 +83,9 @@ class _Handler(BaseHTTPRequestHandler):
         proxy = self.server.proxy
         data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         try:
-            body, dropped = _strip(json.loads(data or b"{}"))
-            data = json.dumps(body).encode("utf-8")
+            body, dropped = _strip(json.loads(data or b"{}")) if proxy.drop_media else (None, 0)
+            if proxy.drop_media:
+                data = json.dumps(body).encode("utf-8")
         except ValueError:
             dropped = 0
         with proxy._lock:
@@ -79,6 +98,8 @@ class _Handler(BaseHTTPRequestHandler):
                 status, payload, kind = answer.status, answer.read(), answer.headers.get("Content-Type")
         except urllib.error.HTTPError as exc:
             status, payload, kind = exc.code, exc.read(), exc.headers.get("Content-Type")
+        if proxy.prompt_tokens is not None:
+            payload = _rewrite_tokens(payload, proxy.prompt_tokens)
         self.send_response(status)
         self.send_header("Content-Type", kind or "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -95,12 +116,16 @@ class ImageDroppingProxy:
     Attributes:
         dropped: Media parts removed so far.
         forwarded: Requests forwarded so far.
+        drop_media: Remove media parts (default True; set False to play the proxy once fixed).
+        prompt_tokens: When set, every JSON answer reports this many prompt tokens (a gateway rewriting usage).
     """
 
     def __init__(self, target: str) -> None:
         self.target = target.rstrip("/")
         self.dropped = 0
         self.forwarded = 0
+        self.drop_media = True
+        self.prompt_tokens: int | None = None
         self._lock = threading.Lock()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
