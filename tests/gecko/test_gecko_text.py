@@ -256,3 +256,50 @@ def test_candidates_with_bad_response_columns_are_refused_before_any_call():
         evaluate_candidates(df, response_columns=[], id_columns=["id"])
     with pytest.raises(InputError, match=r"has a column 'candidate', which evaluate_candidates adds"):
         evaluate_candidates(df.assign(candidate=1), response_columns={"a": "response"}, id_columns=["id"])
+
+
+def _rubric(rid: str, text: str, importance: str | None = None) -> dict:
+    return {"rubric_id": rid, "content": {"property": {"description": text}}, "type": None, "importance": importance}
+
+
+@pytest.mark.pipeline
+def test_vertex_rubric_groups_column_with_rubric_group_through_autorater_run(tmp_path):
+    rows = [
+        {
+            "id": "deadlines",
+            "response": "Hi team, deadlines are May 2 and May 9.",
+            "rubric_groups": {
+                "general": [_rubric("all-dates", "Names all three deadlines?", "HIGH"), _rubric("polite", "Polite?")],
+                "other": [_rubric("x", "Unused?")],
+            },
+        },
+        {"id": "capital", "response": "Sydney", "rubric_groups": {"general": [_rubric("canberra", "Names Canberra?")]}},
+    ]
+    dataset = tmp_path / "rows.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    answers = {("deadlines", "all-dates"): "no", ("deadlines", "polite"): "yes", ("capital", "canberra"): "no"}
+    replay = tmp_path / "validator.jsonl"
+    replay.write_text(
+        "".join(json.dumps({"id": i, "question_id": q, "response": a}) + "\n" for (i, q), a in answers.items())
+    )
+    params = {
+        "evaluation_dataset": str(dataset),
+        "id_columns": ["id"],
+        "media_column": "response",
+        "media_type": "text",
+        "rubrics_column": "rubric_groups",
+        "rubric_group": "general",
+        "validator_model": f"replay/{replay}",
+        "validator_parameters": {"questions_per_call": 1},
+    }
+    (tmp_path / "params.json").write_text(json.dumps(params))
+    out = tmp_path / "out"
+    assert main(["run", "gecko", "--params", str(tmp_path / "params.json"), "--output-dir", str(out), "--quiet"]) == 0
+    results, metrics, errors = _outputs(out)
+    assert errors == []
+    # deadlines: all-dates no, polite yes -> 1/2; capital: canberra no -> 0
+    assert {k: r["score"] for k, r in results.items()} == {"deadlines": 0.5, "capital": 0.0}
+    verdicts = results["deadlines"]["rubric_verdicts"]
+    assert [v["evaluated_rubric"] for v in verdicts] == rows[0]["rubric_groups"]["general"]
+    assert [v["verdict"] for v in verdicts] == [False, True]
+    assert metrics["mean_score"] == 0.25 and metrics["pass_rate"] == 0.0

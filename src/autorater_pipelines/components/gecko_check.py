@@ -16,6 +16,7 @@ def check_gecko_run(
     media_column: str,
     media_type: str,
     rubrics_column: str,
+    rubric_group: str,
     rubric_generation_model: str,
     rubric_generation_parameters: dict,
     rubric_generation_prompt_template: str,
@@ -40,6 +41,7 @@ def check_gecko_run(
         media_column: Column with the image/video: gs:// URI, http(s) URL, local path, or Vertex `contents` JSON.
         media_type: `image` (yes/no questions) or `video` (multiple choice a-d).
         rubrics_column: Column with supplied rubrics; empty = generate rubrics.
+        rubric_group: The group of a Vertex AI `rubric_groups` column to use; empty = the only group.
         rubric_generation_model: Rubric generator model spec, checked here so a typo fails before any model call.
         rubric_generation_parameters: Rubric generator settings, checked here.
         rubric_generation_prompt_template: Rubric generation prompt override, checked here.

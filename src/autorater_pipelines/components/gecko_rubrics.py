@@ -15,6 +15,7 @@ def prepare_gecko_rubrics(
     prompt_column: str,
     media_type: str,
     rubrics_column: str,
+    rubric_group: str,
     rubric_generation_model: str,
     rubric_generation_parameters: dict,
     rubric_generation_prompt_template: str,
@@ -33,7 +34,8 @@ def prepare_gecko_rubrics(
         id_columns: Columns whose values identify each row (and key replay recordings).
         prompt_column: Column with the text-to-image/video prompt (needed when rubrics are generated).
         media_type: `image` (yes/no questions) or `video` (multiple choice a-d).
-        rubrics_column: Column with supplied rubrics (`{"keywords", "qas": [...]}` or a list of questions); empty = generate rubrics.
+        rubrics_column: Column with supplied rubrics (`{"keywords", "qas": [...]}`, a list of questions, or Vertex AI `rubric_groups`); empty = generate rubrics.
+        rubric_group: The group of a Vertex AI `rubric_groups` column to use; empty = the only group.
         rubric_generation_model: Rubric generator model spec; empty = the default Gemini Flash model.
         rubric_generation_parameters: Rubric generator settings: `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`, `strict` (fail the step when the model calls stop early, after writing every row; default false: rows not called are error rows with the reason).
         rubric_generation_prompt_template: Override of the rubric generation prompt in Jinja2 (variables `prompt`, `question_types`, `media_type`) or Vertex AI SDK syntax (`{prompt}`; other braces literal); empty = built-in.
@@ -54,6 +56,7 @@ def prepare_gecko_rubrics(
         media_type=media_type,
         prompt_column=prompt_column,
         rubrics_column=rubrics_column,
+        rubric_group=rubric_group,
         rubric_generation_model=rubric_generation_model,
         rubric_generation_parameters=rubric_generation_parameters,
         rubric_generation_prompt_template=rubric_generation_prompt_template,

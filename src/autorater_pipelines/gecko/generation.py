@@ -221,6 +221,7 @@ def make_rubrics(
     prompt_column: str,
     rubrics_column: str,
     generator: RubricGenerator | None,
+    rubric_group: str = "",
 ) -> StageResult:
     """Give every loaded row a rubric: parsed from ``rubrics_column`` when it is set, else generated.
 
@@ -234,13 +235,16 @@ def make_rubrics(
         prompt_column: Column with the generation prompt (rubrics generated).
         rubrics_column: Column with supplied rubrics; empty = generate them with ``generator``.
         generator: The rubric-generation stage; needed (and only used) when ``rubrics_column`` is empty.
+        rubric_group: The group of a Vertex ``rubric_groups`` column to use ("" = the only group).
 
     Returns:
         ``StageResult(rubric rows, error rows)`` (:func:`generate_rubrics`,
         :func:`~autorater_pipelines.gecko.rubrics.parse_supplied_rubrics`).
     """
     if rubrics_column:
-        return parse_supplied_rubrics(rows, id_columns=id_columns, rubrics_column=rubrics_column)
+        return parse_supplied_rubrics(
+            rows, id_columns=id_columns, rubrics_column=rubrics_column, rubric_group=rubric_group
+        )
     if generator is None:
         raise ValueError("make_rubrics: no rubrics_column and no generator; give one of them")
     return generate_rubrics(

@@ -163,6 +163,7 @@ class GeckoParams(RunParameters):
     prompt_column: str = ""
     media_type: str = "image"
     rubrics_column: str = ""
+    rubric_group: str = ""
     rubric_generation_model: str = ""
     validator_model: str = ""
     rubric_generation_parameters: Annotated[

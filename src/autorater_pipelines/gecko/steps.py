@@ -103,6 +103,7 @@ def rubrics_for_rows(
     media_type: str = "image",
     prompt_column: str = "",
     rubrics_column: str = "",
+    rubric_group: str = "",
     rubric_generation_model: str = "",
     rubric_generation_parameters: Mapping[str, Any] | None = None,
     rubric_generation_prompt_template: str = "",
@@ -140,6 +141,7 @@ def rubrics_for_rows(
         prompt_column=prompt_column,
         rubrics_column=rubrics_column,
         generator=generator,
+        rubric_group=rubric_group,
     )
     io.write_jsonl(rubrics_path, result.rows)
     io.write_jsonl(errors_path, result.errors)

@@ -41,6 +41,7 @@ def gecko_pipeline(  # noqa: B006
     prompt_column: str = "",
     media_type: str = "image",
     rubrics_column: str = "",
+    rubric_group: str = "",
     rubric_generation_model: str = "gemini-2.5-flash",
     validator_model: str = "gemini-2.5-flash",
     rubric_generation_parameters: dict[str, Any] = {},
@@ -60,8 +61,9 @@ def gecko_pipeline(  # noqa: B006
         id_columns: The columns which distinguish unique evaluation rows (also the replay keys).
         media_column: Column with the image or video: a gs:// URI, an http(s) URL, a local path (relative to its dataset file), or the Vertex `{"contents":[{"parts":[{"file_data":...}]}]}` JSON string.
         prompt_column: Column with the text-to-image/video prompt; rubrics are generated from it when `rubrics_column` is empty.
-        media_type: `image` (generated yes/no questions with a question type) or `video` (generated multiple-choice questions a-d).
-        rubrics_column: Column with supplied rubrics (`{"keywords": ..., "qas": [{"question_id", "question", "question_type", "choices", "answer", "dependencies"}]}` or a list of questions); when set, rubric generation is skipped.
+        media_type: `image` (generated yes/no questions with a question type), `video` (generated multiple-choice questions a-d) or `text` (media_column holds the response text; generated pass/fail rubrics for the prompt).
+        rubrics_column: Column with supplied rubrics (`{"keywords": ..., "qas": [{"question_id", "question", "question_type", "choices", "answer", "dependencies"}]}` or a list of questions, or Vertex AI `rubric_groups` `{group: [{"rubric_id", "content": {"property": {"description"}}, "type", "importance"}]}`); when set, rubric generation is skipped.
+        rubric_group: The group of a Vertex AI `rubric_groups` column to use (each `rubric_id` is a question id); empty = the only group.
         rubric_generation_model: Rubric generator model spec: a Gemini model on Vertex AI (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/P/locations/L/endpoints/E`), `openai/<model>`, or `replay/<jsonl>` keyed by the id columns.
         validator_model: Multimodal validator model spec (as rubric_generation_model); replay files are keyed by the id columns (all questions in one call) or the id columns and `question_id` (one question per call).
         rubric_generation_parameters: Rubric generator settings: `temperature`, `max_output_tokens`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir` (default on Vertex AI: `<pipeline root>/autorater-cache`), `strict` (fail the step when the model calls stop early; default false: rows not called are error rows with the reason).
@@ -90,6 +92,7 @@ def gecko_pipeline(  # noqa: B006
         media_column=media_column,
         media_type=media_type,
         rubrics_column=rubrics_column,
+        rubric_group=rubric_group,
         rubric_generation_model=rubric_generation_model,
         rubric_generation_parameters=rubric_generation_parameters,
         rubric_generation_prompt_template=rubric_generation_prompt_template,
@@ -108,6 +111,7 @@ def gecko_pipeline(  # noqa: B006
         prompt_column=prompt_column,
         media_type=media_type,
         rubrics_column=rubrics_column,
+        rubric_group=rubric_group,
         rubric_generation_model=rubric_generation_model,
         rubric_generation_parameters=rubric_generation_parameters,
         rubric_generation_prompt_template=rubric_generation_prompt_template,
