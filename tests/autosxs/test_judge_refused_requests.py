@@ -162,3 +162,24 @@ def test_two_rows_refused_every_time_end_as_errors_and_the_others_are_judged_at_
     # The healthy rows went at full pace: all 20 answered within a few latencies of each other.
     times = sorted(r.received_at for r in answered)
     assert times[-1] - times[0] < 5.0, times[-1] - times[0]
+
+
+def test_the_run_summary_shows_the_servers_own_429_message(tmp_path, capsys) -> None:
+    from autorater_pipelines.commands.run import _print_error_reasons
+
+    spec, refusal, _ = CASES["openai-request-too-large"]
+    with ModelEmulator(_refusing(refusal), latency_s=0.01) as emulator:
+        url = emulator.url
+        _, errors, _ = autosxs.judge_examples(
+            examples=_examples(tmp_path, 4)[3:],
+            task=TASK,
+            id_columns=["id"],
+            autorater_model=spec,
+            autorater_parameters={"base_url": emulator.url, "cache_dir": "off", "progress": False},
+        )
+    path = tmp_path / "error_messages.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in errors), encoding="utf-8")
+    _print_error_reasons(str(path))
+    printed = capsys.readouterr().out
+    assert f"HTTP 429 from {url}/v1: {TOO_LARGE[:100]}" in printed  # the server's words, not the SDK's class
+    assert "RateLimitError" not in printed

@@ -308,6 +308,12 @@ def _check_inputs_outside(out_dir: str, inputs: list[str]) -> None:
             )
 
 
+def _shortened(text: str, width: int = 320) -> str:
+    """``text`` on one line, at most ``width`` characters (the server's message is usually within them)."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _print_error_reasons(path: str, limit: int = 3) -> None:
     """Print how many error messages a run wrote and its most common reasons."""
     if not os.path.exists(path):
@@ -318,7 +324,7 @@ def _print_error_reasons(path: str, limit: int = 3) -> None:
         return
     from autorater_pipelines.evaluation.error_rows import error_text
 
-    reasons = collections.Counter(error_text(r)[:200] for r in rows)
+    reasons = collections.Counter(_shortened(error_text(r)) for r in rows)
     print(f"{len(rows)} error message(s) in error_messages.jsonl; most common:")
     for reason, count in reasons.most_common(limit):
         print(f"  {count} × {reason}")

@@ -267,7 +267,7 @@ class OpenAIProvider(Provider):
         retry_after = parse_retry_after(exc.response.headers)
         error_body = exc.body if exc.body is not None else exc.response.text
         repeated = self._repeats.seen_before(RepeatedErrors.fingerprint(body), exc.status_code, error_body)
-        message = f"{type(exc).__name__} from {self.endpoint_url}: {exc}"
+        message = f"HTTP {exc.status_code} from {self.endpoint_url}: {_server_message(error_body, exc)}"
         if exc.status_code == 404:
             message += f"; requested POST {self.endpoint_url}/chat/completions"
         return classify_http_error(exc.status_code, error_body, message, retry_after, repeated=repeated)
@@ -382,6 +382,15 @@ def _is_completion(response: Any) -> bool:
     fields = getattr(response, "model_fields_set", None) or set()
     extra = getattr(response, "model_extra", None) or {}
     return "choices" in fields or "error" in extra
+
+
+def _server_message(body: Any, exc: openai.APIStatusError) -> str:
+    """The server's own words in an error answer: ``error.message`` of the body, else the body, else the SDK's text."""
+    error = body.get("error", body) if isinstance(body, dict) else body
+    text = error.get("message") if isinstance(error, dict) else error
+    if not isinstance(text, str) or not text.strip():
+        text = json.dumps(body, ensure_ascii=False, default=str) if body else str(exc)
+    return " ".join(text.split())
 
 
 def _shape_problem(response: Any) -> str | None:
