@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import logging
 from typing import Any
 
 from autorater_pipelines.redaction import redact
@@ -116,6 +117,44 @@ class Usage:
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+
+
+MAX_TOKEN_COUNT = 10**9
+"""The largest token count one call can report (no model reads or writes more): above it a count is invalid."""
+_WARNED_COUNTS: set[tuple[str, str]] = set()
+
+
+def token_count(value: Any, field: str, where: str) -> int:
+    """A token count a server reported, made safe to add up: 0 when missing or invalid.
+
+    A negative, fractional, non-numeric or absurd count (above ``MAX_TOKEN_COUNT``) is not added to any total:
+    it counts as 0 (not reported), with one warning per ``where`` and ``field``.
+
+    Args:
+        value: The reported value (None when the field was missing).
+        field: The field's name in the answer, for the warning (e.g. ``usage.prompt_tokens``).
+        where: The endpoint, for the warning.
+
+    Returns:
+        The count (an int from 0 to ``MAX_TOKEN_COUNT``).
+    """
+    if value is None:
+        return 0
+    valid = isinstance(value, (int, float)) and not isinstance(value, bool)
+    valid = valid and value == value and 0 <= value <= MAX_TOKEN_COUNT and float(value).is_integer()
+    if valid:
+        return int(value)
+    if (where, field) not in _WARNED_COUNTS:
+        _WARNED_COUNTS.add((where, field))
+        logging.getLogger("autorater_pipelines.models").warning(
+            "%s reported %s = %r, not a token count (an integer from 0 to %d): counted as not reported (0) in "
+            "the token totals",
+            where,
+            field,
+            value,
+            MAX_TOKEN_COUNT,
+        )
+    return 0
 
 
 @dataclasses.dataclass(frozen=True)

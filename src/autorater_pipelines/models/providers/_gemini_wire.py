@@ -17,7 +17,15 @@ from google.genai import types
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.models._batch import BatchJob
-from autorater_pipelines.models._types import ErrorKind, MediaPart, ModelError, ModelOutput, TokenLogprob, Usage
+from autorater_pipelines.models._types import (
+    ErrorKind,
+    MediaPart,
+    ModelError,
+    ModelOutput,
+    TokenLogprob,
+    Usage,
+    token_count,
+)
 
 __all__ = ["batch_job", "model_path", "read_response", "wire_part"]
 
@@ -58,9 +66,11 @@ def read_response(response: Mapping[str, Any]) -> ModelOutput:
     elif feedback.get("blockReason") is not None:
         finish = f"blocked_{str(feedback['blockReason']).lower()}"
     meta = response.get("usageMetadata") or {}
+    where = "the Gemini endpoint"
     usage = Usage(
-        input_tokens=int(meta.get("promptTokenCount") or 0),
-        output_tokens=int(meta.get("candidatesTokenCount") or 0) + int(meta.get("thoughtsTokenCount") or 0),
+        input_tokens=token_count(meta.get("promptTokenCount"), "usageMetadata.promptTokenCount", where),
+        output_tokens=token_count(meta.get("candidatesTokenCount"), "usageMetadata.candidatesTokenCount", where)
+        + token_count(meta.get("thoughtsTokenCount"), "usageMetadata.thoughtsTokenCount", where),
     )
     raw = dict(response)
     text = _text(candidate)

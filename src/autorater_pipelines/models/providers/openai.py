@@ -71,6 +71,7 @@ from autorater_pipelines.models._types import (
     ModelRequest,
     TokenLogprob,
     Usage,
+    token_count,
 )
 
 __all__ = ["OpenAIProvider"]
@@ -197,7 +198,8 @@ class OpenAIProvider(Provider):
             shape = _shape_problem(response)
             if shape is not None:
                 raise ProviderError(self._not_a_completion(response, shape))
-            output = _output(response, structured=mode is not None, limit=self.config.max_output_tokens)
+            limit = self.config.max_output_tokens
+            output = _output(response, structured=mode is not None, limit=limit, where=self.endpoint_url)
             return await self._check_read(output, body, chars)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -448,15 +450,16 @@ def _no_text(
     return ModelError(ErrorKind.BLOCKED, f"the model returned no text (finish reason: {finish or 'none'}{detail})")
 
 
-def _output(response: Any, *, structured: bool, limit: int | None) -> ModelOutput:
+def _output(response: Any, *, structured: bool, limit: int | None, where: str = "the server") -> ModelOutput:
     """The output of one answer, with the checks of the module docstring."""
     choice = response.choices[0] if response.choices else None
     finish = None
     if choice is not None and choice.finish_reason is not None:
         finish = _FINISH_REASONS.get(str(choice.finish_reason), str(choice.finish_reason))
+    reported = response.usage
     usage = Usage(
-        input_tokens=(response.usage.prompt_tokens or 0) if response.usage else 0,
-        output_tokens=(response.usage.completion_tokens or 0) if response.usage else 0,
+        input_tokens=token_count(getattr(reported, "prompt_tokens", None), "usage.prompt_tokens", where),
+        output_tokens=token_count(getattr(reported, "completion_tokens", None), "usage.completion_tokens", where),
     )
     raw = response.model_dump(mode="json", exclude_none=True)
     message = choice.message if choice is not None else None
