@@ -91,9 +91,21 @@ build_and_start() {
   fi
   # Ready means one completion answered, not only GET /v1/models: a server that lists its models and dies on its first
   # completion (SIGILL) must never be reported ready (.ci/real_server_ready.py; tests/ci/test_real_server_script.py).
-  for _ in $(seq 1 "${AUTORATER_REAL_SERVER_START_S:-120}"); do
+  # The answering process must be ours (a foreign server may already hold the port: --pid checks the listening
+  # socket's owner); each probe gets at most 30 s and all of them START_S seconds together.
+  local deadline=$(($(date +%s) + ${AUTORATER_REAL_SERVER_START_S:-120})) left rc
+  local reason="the server did not answer a chat completion; see $LOG"
+  while left=$((deadline - $(date +%s))) && [ "$left" -gt 0 ]; do
     kill -0 "$pid" 2>/dev/null || break
-    if "$probe_python" "$HERE/real_server_ready.py" "http://127.0.0.1:$PORT" smollm2 >>"$LOG" 2>&1; then
+    rc=0
+    "$probe_python" "$HERE/real_server_ready.py" "http://127.0.0.1:$PORT" smollm2 --pid "$pid" \
+      --timeout "$((left < 30 ? left : 30))" >>"$LOG" 2>&1 || rc=$?
+    if [ "$rc" = 3 ]; then
+      reason="port $PORT answered, but its listening socket is not held by our server (pid $pid): another server is on the port; see $LOG"
+      kill -0 "$pid" 2>/dev/null || reason="$reason (our server exited)"
+      break
+    fi
+    if [ "$rc" = 0 ]; then
       if kill -0 "$pid" 2>/dev/null; then
         t2=$(date +%s)
         state "status=ready" "url=http://127.0.0.1:$PORT" "model=smollm2" "pid=$pid" \
@@ -105,8 +117,7 @@ build_and_start() {
     fi
     sleep 1
   done
-  local reason="the server did not answer a chat completion; see $LOG"
-  kill -0 "$pid" 2>/dev/null || reason="the server process $pid exited before answering a chat completion (dmesg may show a signal); see $LOG"
+  kill -0 "$pid" 2>/dev/null || [ "${rc:-0}" = 3 ] || reason="the server process $pid exited before answering a chat completion (dmesg may show a signal); see $LOG"
   kill "$pid" 2>/dev/null || true
   state "status=failed" "reason=$reason"
   return 1

@@ -73,16 +73,18 @@ def _state(home: Path) -> dict[str, str]:
     return dict(line.split("=", 1) for line in lines if "=" in line)
 
 
-def _start(tmp_path: Path, mode: str) -> tuple[subprocess.Popen[str], Path]:
+def _start(
+    tmp_path: Path, mode: str, *, command: str | None = None, port: int | None = None, start_s: int = 20
+) -> tuple[subprocess.Popen[str], Path]:
     server = tmp_path / "server.py"
     server.write_text(_SERVER)
     home = tmp_path / "home"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "GEMINI_", "OPENAI_"))}
     env.update(
         AUTORATER_REAL_SERVER_HOME=str(home),
-        AUTORATER_REAL_SERVER_PORT=str(_free_port()),
-        AUTORATER_REAL_SERVER_EXEC=f'exec "{sys.executable}" "{server}" {mode} "$PORT"',
-        AUTORATER_REAL_SERVER_START_S="20",
+        AUTORATER_REAL_SERVER_PORT=str(port or _free_port()),
+        AUTORATER_REAL_SERVER_EXEC=command or f'exec "{sys.executable}" "{server}" {mode} "$PORT"',
+        AUTORATER_REAL_SERVER_START_S=str(start_s),
         PYTHON=sys.executable,
     )
     process = subprocess.Popen(
@@ -157,3 +159,46 @@ def test_the_probe_names_what_is_wrong(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "real server not ready: POST /v1/chat/completions failed" in result.stderr
     assert subprocess.run([sys.executable, str(PROBE)], capture_output=True).returncode == 2
+
+
+def test_a_foreign_server_already_on_the_port_is_never_reported_as_ours(tmp_path: Path) -> None:
+    port = _free_port()
+    (tmp_path / "foreign.py").write_text(_SERVER)
+    foreign = subprocess.Popen([sys.executable, str(tmp_path / "foreign.py"), "ok", str(port)])
+    try:
+        time.sleep(0.5)
+        # Our "server" loads for 5 s, as llama.cpp loads its model, then would fail to bind the taken port.
+        process, home = _start(
+            tmp_path, "ok", command=f'exec "{sys.executable}" -c "import time; time.sleep(5)"', port=port
+        )
+        try:
+            state = _wait_for(home, process)
+            assert process.wait(timeout=60) == 1
+        finally:
+            if process.poll() is None:
+                process.kill()
+    finally:
+        foreign.kill()
+        foreign.wait()
+    assert state["status"] == "failed", state
+    assert f"port {port} answered, but its listening socket is not held by our server" in state["reason"]
+
+
+def test_a_server_that_accepts_but_never_answers_fails_within_the_start_deadline(tmp_path: Path) -> None:
+    (tmp_path / "hang.py").write_text(
+        "import os, socket, time\n"
+        "s = socket.socket(); s.bind(('127.0.0.1', int(os.environ['PORT']))); s.listen(16)\n"
+        "conns = []\n"
+        "while True: conns.append(s.accept()[0])\n"
+    )
+    started = time.monotonic()
+    process, home = _start(tmp_path, "ok", command=f'exec "{sys.executable}" "{tmp_path / "hang.py"}"', start_s=3)
+    try:
+        state = _wait_for(home, process, timeout_s=60)
+        assert process.wait(timeout=60) == 1
+    finally:
+        if process.poll() is None:
+            process.kill()
+    elapsed = time.monotonic() - started
+    assert state["status"] == "failed" and "did not answer a chat completion" in state["reason"], state
+    assert elapsed < 20, elapsed  # START_S=3 bounds every probe together (was 120 s per probe)
