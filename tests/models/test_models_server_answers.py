@@ -156,6 +156,31 @@ def test_a_server_that_did_not_read_the_prompt_is_an_error(emulator: ModelEmulat
     assert short.ok  # short prompts are not checked: the template's tokens dominate
 
 
+@pytest.mark.parametrize(
+    "check_answer",
+    [
+        lambda number: "<think>\nOkay, the user wants me to reply with just the number they gave and nothing",
+        lambda number: f"{number[:3]}.{number[3:]}",
+    ],
+    ids=["reasoning-cut-off", "number-with-a-dot"],
+)
+def test_a_check_answer_that_does_not_show_a_dropped_prompt_keeps_the_answers(
+    emulator: ModelEmulator, make_config, check_answer
+) -> None:
+    import re
+
+    def respond(req):
+        found = re.search(r"Reply with this number and nothing else: (\d{6})", req.prompt_text)
+        if found:
+            return {"text": check_answer(found.group(1)), "input_tokens": 10}
+        return {"text": '{"choice": "A"}', "input_tokens": 10}
+
+    emulator.responder = respond
+    outputs = get_model("openai/m", make_config()).generate([ModelRequest(parts=(LONG + str(i),)) for i in range(3)])
+    assert [o.text for o in outputs] == ['{"choice": "A"}'] * 3  # was: all FATAL prompt_not_seen
+    assert emulator.call_count == 4  # three answers and one check
+
+
 def _caching_server(first_count: int | None):
     """A server that reads every prompt but reports 3 prompt tokens (a cached prefix) after its first answer."""
     answered = []

@@ -178,7 +178,16 @@ class PromptReadCheck:
                 verdict = self.READS
                 logger.warning("%s: the check request that tells whether it reads prompts failed", where)
             else:
-                verdict = self.READS if number in answer.replace(" ", "").replace(",", "") else self.DROPS
+                digits = "".join(ch for ch in answer if ch.isdigit())  # "775.369", "775 369", "775,369" repeat it
+                verdict = self.READS if number in digits else self.DROPS
+                if verdict == self.DROPS and _unfinished_thinking(answer):
+                    verdict = self.READS  # a reasoning model cut off while thinking: no sign it missed the prompt
+                    logger.warning(
+                        "%s answered the check prompt with unfinished reasoning (%r): whether it reads the prompt "
+                        "is not confirmed, so its answers are kept",
+                        where,
+                        answer[:120],
+                    )
                 if verdict == self.DROPS:
                     logger.error(
                         "%s did not repeat the number %s when asked (it answered %r): it does not read the prompts "
@@ -189,6 +198,15 @@ class PromptReadCheck:
                     )
             with self._lock:
                 return self._verdicts.setdefault(key, verdict)
+
+
+def _unfinished_thinking(answer: str) -> bool:
+    """True for an answer that opens a reasoning block (``<think>``, ``<thinking>``, ``<reasoning>``) never closed."""
+    lowered = answer.lower()
+    for tag in ("think", "thinking", "reasoning"):
+        if f"<{tag}>" in lowered and f"</{tag}>" not in lowered:
+            return True
+    return False
 
 
 def window_from_models(payload: Any, model: str) -> ContextWindow | None:
