@@ -1,5 +1,7 @@
 """MkDocs hook: pages generated from the code when the site is built, so they cannot fall behind it.
 
+- ``<!-- parameter-references -->`` becomes one section (``## Title``) per registered pipeline (the registry's
+  order), each with the tables of ``<!-- parameter-reference PIPELINE -->``;
 - ``<!-- parameter-reference PIPELINE -->`` becomes the pipeline's parameter tables: every parameter of its compiled
   template (type, default, description) and every key of its options dicts (type, default, allowed range,
   description), from :func:`autorater_pipelines.commands.params.parameter_table` (what ``autorater params`` prints)
@@ -22,6 +24,8 @@ _REPO = Path(__file__).resolve().parents[1]
 
 
 def on_page_markdown(markdown, page, config, files):  # noqa: D103 (the MkDocs hook signature)
+    if "<!-- parameter-references -->" in markdown:
+        markdown = markdown.replace("<!-- parameter-references -->", all_parameter_references())
     markdown = _MARKER.sub(lambda m: parameter_reference(m["pipeline"]), markdown)
     if "<!-- bounds-table -->" in markdown:
         markdown = markdown.replace("<!-- bounds-table -->", bounds_table())
@@ -66,6 +70,13 @@ def parameter_reference(pipeline: str) -> str:
                 f"| `{key['name']}` | {kind} | {_json(key['default'])} | {bound} | {_cell(key['description'])} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def all_parameter_references() -> str:
+    """A ``## Title`` section with :func:`parameter_reference` for every registered pipeline, in registry order."""
+    from autorater_pipelines import registry
+
+    return "\n".join(f"## {spec.title}\n\n{parameter_reference(spec.name)}" for spec in registry.specs())
 
 
 def bounds_table() -> str:

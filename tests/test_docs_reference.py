@@ -26,7 +26,7 @@ def _hooks():
 hooks = _hooks()
 
 
-@pytest.mark.parametrize("pipeline", ["autosxs", "gecko"])
+@pytest.mark.parametrize("pipeline", ["autosxs", "gecko", "arena"])
 def test_the_reference_lists_every_template_parameter_and_every_key(pipeline):
     page = hooks.parameter_reference(pipeline)
     inputs = yaml.safe_load((REPO / "compiled" / f"{pipeline}.yaml").read_text())["root"]["inputDefinitions"]
@@ -41,6 +41,16 @@ def test_the_reference_lists_every_template_parameter_and_every_key(pipeline):
         assert [line.split("`")[1] for line in section.splitlines() if line.startswith("| `")] == [
             k["name"] for k in p["keys"]
         ]
+
+
+def test_the_parameters_page_has_a_section_for_every_registered_pipeline():
+    page = (REPO / "docs" / "reference" / "parameters.md").read_text()
+    rendered = hooks.on_page_markdown(page, None, None, None)
+    assert "<!--" not in rendered
+    for title, pipeline in (("AutoSxS", "autosxs"), ("Gecko", "gecko"), ("Arena", "arena")):
+        section = rendered.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+        assert section.strip() == hooks.parameter_reference(pipeline).strip()
+    assert "| `bootstrap_rounds` |" in rendered.split("\n## Arena\n", 1)[1]
 
 
 def test_keys_carry_their_range_default_and_description_as_markdown():
