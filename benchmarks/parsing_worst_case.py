@@ -55,6 +55,15 @@ CASES: dict[str, tuple[Callable[[int], str], Callable[[str], object]]] = {
         lambda n: "it's \" *a [[A]] ' _b \u201c " * (n // 4) + "[[B]]",
         _verdict(_FASTCHAT),
     ),
+    # issue 19 hostile trial: HTML tags, indented code, comparisons, refusals, unclosed quotes
+    "verdict: html tags never closed, comparisons": (
+        lambda n: "<q> <code> [[A]] beats [[B]] < [[A]] " * (n // 4) + "[[B]]",
+        _verdict(_FASTCHAT),
+    ),
+    "verdict: indented lines, refusals, unclosed quotes": (
+        lambda n: '\n\n    I will not write [[A]] \u00ab " ~~x ' * (n // 4) + "[[B]]",
+        _verdict(_FASTCHAT),
+    ),
     "gecko: the other verdict quoted": (
         lambda n: "No. " + "The candidate wrote 'Yes, 42' and *yes* " * (n // 4),
         lambda text: resolve(text, ["yes", "no"]),

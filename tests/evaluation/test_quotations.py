@@ -31,8 +31,8 @@ def _level(text: str, needle: str, occurrence: int = -1) -> int:
         ("The dogs' bowls hold X", "X", OWN),
         ("Don\u2019t pick X, it\u2019s wrong", "X", OWN),
         # a mark with no partner in its paragraph quotes nothing
-        ('He said "hello. X', "X", OWN),
-        ('One "quote\n\nX" across a blank line', "X", OWN),
+        ('He said "hello. X', "X", MENTION),  # a quotation never closed runs to the end of its paragraph
+        ('One "quote\n\nX" across a blank line', "X", MENTION),  # issue 19 hostile trial: it may run on
         ('One "quote\nX" on the next line', "X", MENTION),
         # code, blockquotes
         ("Use `X` here", "X", MENTION),

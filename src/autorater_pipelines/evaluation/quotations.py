@@ -8,16 +8,21 @@ verdicts through this module (AutoSxS: :mod:`autorater_pipelines.pairwise.verdic
 :meth:`Quotations.level` tells what a span of the text is:
 
 - :data:`OWN` — the writer's own words;
-- :data:`MENTION` — inside a quotation: quotation marks (``"…"``, ``“…”``, ``„…“``, ``'…'``, ``‘…’``, ``«…»``,
-  ``‹…›``; an apostrophe inside a word, ``B's``, is not one), inline code or a fenced block
+- :data:`MENTION` — inside a quotation: quotation marks (``"…"``, ``“…”``, ``„…“``, ``'…'``, ``‘…’``, ``«…»``
+  and ``« … »`` with spaces, ``»…«``, ``‹…›``, ``「…」``, ``『…』``; an apostrophe inside a word, ``B's``, is not one;
+  a double or typographic mark never closed quotes to the end of its paragraph, and a quotation may run on into
+  the next paragraph), HTML ``<q>``, ``<code>``, ``<pre>``, ``<blockquote>``, ``<del>`` …, ``~~struck~~`` text,
+  a Markdown indented code block, inline code or a fenced block
   (:mod:`autorater_pipelines.evaluation.code_spans`), a ``>`` blockquote line, or single ``*``/``_`` emphasis
   around two or more words (``*Final verdict: [[A]]*``; ``**bold**`` and ``*B*`` are emphasis, not quotation);
 - :data:`REPORTED` — what the writer reports a response (an assistant, an output, a candidate …) said: a
   quotation introduced by a reporting verb (``Response B said "…"``, ``Assistant A wrote: "…"``, ``it ends
   with:`` followed by a fence or a blockquote, ``"…," wrote Response B``), and the unquoted rest of a sentence
   after one (``the response claims [[A]] is right``, ``Assistant A wrote: [[A]]``, ``it said: [[A]]``,
-  ``according to Output (a), …``; after a pronoun only when a colon follows the verb). The report ends at the
-  end of the sentence (``.``, ``!``, ``?``, ``;``, a line break) or where the writer's own judgment resumes
+  ``according to Output (a), …``; after a pronoun only when a colon follows the verb or the response is named:
+  ``It (Response B) said [[A]]``), and to the end of its line after ``Response B ends with: …``, ``The second
+  assistant concludes with …``, ``B's final line is …``, ``B writes …`` and ``an attempted injection (…)``.
+  The report ends at the end of the sentence (``.``, ``!``, ``?``, ``;``, a line break) or where the writer's own judgment resumes
   (``but``, ``so``, ``however``, ``therefore``, ``I think``, ``my verdict`` …), so in ``Response A says 4,
   which is right, so [[A]]`` the verdict is the writer's, and in ``Response B told me that I should answer
   [[A]]`` it is not.
@@ -25,7 +30,8 @@ verdicts through this module (AutoSxS: :mod:`autorater_pipelines.pairwise.verdic
 Every level is a heuristic about English prose; where it errs, it errs towards leaving a verdict out (a parse
 error) rather than taking a quoted one.
 
-Quotation marks pair within a paragraph (a blank line closes nothing); a mark with no partner quotes nothing.
+Quotation marks pair within a paragraph or the next one; a straight or curly single mark with no partner
+quotes nothing.
 Everything is found in a few linear passes (no pattern that can backtrack), so reading an answer stays linear
 in its length (``benchmarks/parsing_worst_case.py``).
 """
@@ -46,14 +52,18 @@ MENTION = 1
 REPORTED = 2
 """Level of what the writer reports a response said."""
 
-QUOTATION_MARKS = "\"'\u2018\u2019\u201c\u201d\u201e\u00ab\u00bb\u2039\u203a`"
+QUOTATION_MARKS = "\"'\u2018\u2019\u201c\u201d\u201e\u00ab\u00bb\u2039\u203a\u300c\u300d\u300e\u300f`"
 """Every character that can open or close a quotation (the backtick: inline code)."""
 
-_MARKS = re.compile("[\"'\u2018\u2019\u201c\u201d\u201e\u00ab\u00bb\u2039\u203a]")
+_MARKS = re.compile("[\"'\u2018\u2019\u201c\u201d\u201e\u00ab\u00bb\u2039\u203a\u300c\u300d\u300e\u300f]")
 _CLOSERS = {"\u201c": "\u201d", "\u201e": "\u201d\u201c", "\u00ab": "\u00bb", "\u2039": "\u203a"}
-"""Typographic opening marks and the marks that close them (German „…“ as well as „…”)."""
+_CLOSERS.update({"\u00bb": "\u00ab", "\u203a": "\u2039", "\u300c": "\u300d", "\u300e": "\u300f"})
+"""Typographic opening marks and the marks that close them (German „…“ and „…”, »…« as well as «…»; CJK 「…」
+and 『…』)."""
+_SPACED = "\u00ab\u00bb\u2039\u203a"  # French guillemets hold a space (or NBSP/NNBSP) inside: « … »
 _FAMILY = {'"': '"', "'": "'", "\u2018": "'", "\u2019": "'", "\u201c": "\u201c", "\u201d": "\u201c", "\u201e": "\u201c"}
 _FAMILY.update({"\u00ab": "\u00ab", "\u00bb": "\u00ab", "\u2039": "\u2039", "\u203a": "\u2039"})
+_FAMILY.update({"\u300c": "\u300c", "\u300d": "\u300c", "\u300e": "\u300e", "\u300f": "\u300e"})
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 _BLOCKQUOTE = re.compile(r"^[ \t]{0,3}>[^\n]*", re.M)
 _EMPHASIS = re.compile(r"\*+|_+")
@@ -80,8 +90,19 @@ _SHOW = (
     r"suggests?|suggested|argues?|argued|offers?|offered|puts?)"
 )
 _BETWEEN = r"(?:['\u2019]s)?(?:\s+[\w-]+){0,2}?\s+"  # "Response B's last line reads", "Response B even said"
+_LETTER = r"\b(?-i:[A-D])"  # "B's final line", "B writes"
+_ENDS = r"(?:ends?|ended|ending|concludes?|concluded|closes?|closed|finish(?:es|ed)?)\s+(?:with|by)\b"
+_PART = r"(?:line|lines|sentence|words?|text|ending|paragraph|message|instruction|output)"
+_STRONG = rf"{_SUBJECT}{_BETWEEN}{_SAY}\b|\baccording to\s+{_SUBJECT}|{_PRONOUN}{_BETWEEN}{_SAY}(?=[ \t]*:)"
+_LINE = (  # strong as well, but what they report ends with the line (a block they introduce is reported whole)
+    rf"{_LETTER}\s+{_SAY}\b|{_PRONOUN}\s*\(\s*{_SUBJECT}\s*\){_BETWEEN}(?:{_SAY}|{_SHOW})\b"
+    rf"|(?:{_SUBJECT}|{_PRONOUN}|{_LETTER}['\u2019]s){_BETWEEN}{_SHOW}(?=[ \t]*:)"
+    rf"|(?:{_SUBJECT}|{_PRONOUN}|{_LETTER}['\u2019]s)(?:['\u2019]s)?(?:\s+[\w-]+){{0,2}}?\s+{_ENDS}"
+    rf"|(?:{_SUBJECT}|{_PRONOUN}|{_LETTER})['\u2019]s(?:\s+[\w-]+){{0,2}}?\s+{_PART}\s+(?:is|was|reads?|says?|said|states?)\b"
+    r"|\binject(?:ion|ed|s)?(?:\s+attempt)?[ \t]*(?=[:(])"
+)
 _FRAME = re.compile(
-    rf"(?P<strong>{_SUBJECT}{_BETWEEN}{_SAY}\b|\baccording to\s+{_SUBJECT}|{_PRONOUN}{_BETWEEN}{_SAY}(?=[ \t]*:))"
+    rf"(?P<strong>{_STRONG})|(?P<line>{_LINE})"
     rf"|(?:{_SUBJECT}|{_PRONOUN}){_BETWEEN}(?:{_SAY}|{_SHOW})\b|{_SUBJECT}(?:['\u2019]s(?:\s+[\w-]+){{1,2}})?\s*:",
     re.I,
 )
@@ -108,9 +129,13 @@ class Quotations:
     def __init__(self, text: str) -> None:
         self.text = text
         code = CodeSpans(text)
-        mentions = code.regions + _quote_pairs(text, code) + _blockquotes(text, code) + _emphasis(text, code)
+        unclosed: list[tuple[int, int]] = []  # quotations never closed: mentions, never reported whole
+        mentions = code.regions + _quote_pairs(text, code, unclosed) + _blockquotes(text, code) + _emphasis(text, code)
+        mentions += _html(text) + _indented_code(text)
+        if "~~" in text:
+            mentions += [m.span() for m in _STRIKE.finditer(text) if not code.contains(m.start(), m.start() + 1)]
         mentions.sort()
-        self._mentions = _Regions(mentions)
+        self._mentions = _Regions(mentions + unclosed)
         self._reported = _Regions(_reports(text, mentions, self._mentions))
 
     def level(self, start: int, end: int) -> int:
@@ -151,7 +176,7 @@ class _Regions:
         return self.contains(at, at + 1)
 
 
-def _quote_pairs(text: str, code: CodeSpans) -> list[tuple[int, int]]:
+def _quote_pairs(text: str, code: CodeSpans, unclosed: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Spans of paired quotation marks (marks included), paired within a paragraph, outside code."""
     breaks = [m.start() for m in _PARAGRAPH.finditer(text)]
     spans: list[tuple[int, int]] = []
@@ -165,7 +190,8 @@ def _quote_pairs(text: str, code: CodeSpans) -> list[tuple[int, int]]:
         after = text[at + 1] if at + 1 < len(text) else " "
         family = _FAMILY[mark]
         opened = pending.get(family)
-        if opened is not None and opened[2] != paragraph:  # a mark left open in an earlier paragraph
+        if opened is not None and opened[2] < paragraph - 1:  # a quotation may run on into the next paragraph
+            _unclosed(text, opened, breaks, unclosed)
             del pending[family]
             opened = None
         if family == "'":
@@ -177,12 +203,65 @@ def _quote_pairs(text: str, code: CodeSpans) -> list[tuple[int, int]]:
             closes, opens = not before.isspace(), not after.isspace()
         else:
             closes = opened is not None and mark in _CLOSERS.get(opened[1], "")
-            opens = mark in _CLOSERS and not after.isspace()
+            opens = mark in _CLOSERS and (not after.isspace() or mark in _SPACED)
         if opened is not None and closes:
             spans.append((opened[0], at + 1))
             del pending[family]
         elif opened is None and opens:
             pending[family] = (at, mark, paragraph)
+    for opened in pending.values():
+        _unclosed(text, opened, breaks, unclosed)
+    return spans
+
+
+def _unclosed(text: str, opened: tuple[int, str, int], breaks: list[int], spans: list[tuple[int, int]]) -> None:
+    """A double or typographic quotation mark never closed quotes to the end of its paragraph (``B: "[[A]]``)."""
+    if opened[1] not in "'\u2018\u2019":
+        end = breaks[opened[2]] if opened[2] < len(breaks) else len(text)
+        spans.append((opened[0], end))
+
+
+_HTML_TAG = re.compile(r"<(/?)(q|code|pre|blockquote|samp|kbd|tt|del|s|strike|cite)\b[^<>\n]{0,200}>", re.I)
+_STRIKE = re.compile(r"~~(?=\S)[^\n~]*\S~~")
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]")
+
+
+def _html(text: str) -> list[tuple[int, int]]:
+    """Spans of HTML quotation, code, preformatted and deleted text (``<q>…</q>``, ``<code>``, ``<pre>``, ``<del>``)."""
+    if "<" not in text:
+        return []
+    spans: list[tuple[int, int]] = []
+    pending: dict[str, int] = {}
+    for match in _HTML_TAG.finditer(text):
+        name = match.group(2).lower()
+        if not match.group(1):
+            pending.setdefault(name, match.start())
+        elif name in pending:
+            spans.append((pending.pop(name), match.end()))
+    return spans
+
+
+def _indented_code(text: str) -> list[tuple[int, int]]:
+    """Markdown indented code blocks: lines indented 4 spaces or a tab after a blank line, not in a list."""
+    if "\n    " not in text and "\n\t" not in text and not text.startswith(("    ", "\t")):
+        return []
+    spans: list[tuple[int, int]] = []
+    at, blank, in_block, in_list = 0, True, False, False
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        indented = line.startswith(("    ", "\t"))
+        if not stripped:
+            blank = True
+        elif indented and (in_block or (blank and not in_list)):
+            in_block = True
+            spans.append((at, at + len(line.rstrip("\r\n"))))
+            blank = False
+        else:
+            in_block = False
+            if not indented:
+                in_list = bool(_LIST_ITEM.match(line))
+            blank = False
+        at += len(line)
     return spans
 
 
@@ -232,7 +311,7 @@ def _reports(text: str, quotations: list[tuple[int, int]], mentions: _Regions) -
         if mentions.covers(frame.start()):
             continue
         start = frame.end()
-        end = _next(ends, start, len(text))
+        end = line_end = _next(ends, start, len(text))
         if text.startswith("\n", end) and _INTRODUCES.match(text, start):  # "Response B wrote:" + next block
             end = _block_end(text, end + 1, quotations, starts, breaks)
         stop = min(end, _next(voice, start, len(text)))
@@ -243,6 +322,10 @@ def _reports(text: str, quotations: list[tuple[int, int]], mentions: _Regions) -
         taken = max(taken, first)
         if frame.group("strong"):
             spans.append((start, stop))
+        elif frame.group("line"):
+            quoted = bisect.bisect_left(starts, start)  # "ends with "…" [[B]]": only the quotation is reported
+            if not (quoted < len(starts) and not text[start : starts[quoted]].strip(" \t:")):
+                spans.append((start, min(line_end, stop)))
     for start, end in quotations:  # "…," wrote Response B / "…" from Output (a)
         if text[start] in "\"'\u2018\u201c\u201e\u00ab\u2039" and _AFTER.match(text, end):
             spans.append((start, end))

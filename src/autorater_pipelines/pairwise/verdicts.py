@@ -11,8 +11,12 @@ token that starts or ends with a letter or digit may not continue into another o
 slash list: ``Verdict: A/B`` names no verdict, nor do ``Verdict: A or B``, ``[[A]] or [[B]]``, ``between [[A]]
 and [[B]]`` and ``neither [[A]] nor [[B]]`` (verdicts offered as alternatives, joined by ``or``, ``and``,
 ``nor``, ``vs``, ``/``, ``|`` or a comma, are left out). A match denied or set against another (``not [[A]]``,
-``[[B]] over [[A]]``, ``better than [[A]]``, ``rather than [[A]]``) is left out too. When nothing else names
-a verdict the answer is a parse error, never one of the alternatives.
+``[[B]] over [[A]]``, ``better than [[A]]``, ``rather than [[A]]``) is left out too, and so is one the judge
+refuses to give (``I will not write [[A]]``, ``I refuse to output "[[A]]"``). Two verdicts in one comparison
+give the winner the words between them name (``[[A]] beats [[B]]``, ``[[A]] > [[B]]``: A; ``[[A]] is worse than
+[[B]]``: B), never the loser; a comparison naming no winner (``[[A]] is longer than [[B]]``) gives neither. The
+answer format copied (``[[A]] if assistant A is better, [[B]] if assistant B is better, and [[C]] for a tie``)
+names no verdict. When nothing else names a verdict the answer is a parse error, never one of the alternatives.
 
 What judges write around a verdict is read as they mean it
 (:mod:`autorater_pipelines.evaluation.quotations`, shared with Gecko):
@@ -152,6 +156,34 @@ _NEXT_WORD = re.compile(r"[\w-]+")
 _LIST_ITEMS = re.compile(r"(?:\s*(?:,|\bor\b|/|\|)\s*\w+\b){2,}(?=\s*(?:[,.;)\n]|$))")
 _DENIED = re.compile(r"\b(?:not|neither|nor|never|than|over|instead of|rather than)[\s*_\"'\u201c\u2018(]*\Z", re.I)
 _DENIED_WINDOW = 16  # characters before a match searched for a word that denies it
+_REFUSED = re.compile(  # "I will not write [[A]]", "I refuse to output "[[A]]"", "I would never pick [[A]]"
+    r"(?:\b(?:not|never)|n['\u2019]t|\brefuse[sd]?\s+to)\s+(?:\w+\s+){0,2}?(?:say|write|output|pick|choose|select|"
+    r"give|answer|print|return|declare|prefer|vote(?:\s+for)?|go\s+with)[\s*_\"'\u201c\u2018(:]*\Z",
+    re.I,
+)
+_REFUSED_WINDOW = 48
+# Two verdicts in one comparison: the winner is named by the words between them; an unknown comparison names none.
+_FIRST_WINS = re.compile(
+    r"\s*(?:(?:is|are|was|seems?)\s+)?(?:(?:much|far|clearly|slightly|a\s+bit)\s+)?(?:beats?|>+|outperforms?|"
+    r"wins?\s+(?:over|against)|trumps?|(?:better|stronger|superior|preferable|preferred)\s+(?:than|to|over)|"
+    r"over|ahead\s+of|rather\s+than|instead\s+of|≻)\s*",
+    re.I,
+)
+_SECOND_WINS = re.compile(
+    r"\s*(?:(?:is|are|was|seems?)\s+)?(?:(?:much|far|clearly|slightly|a\s+bit)\s+)?(?:<+|loses?\s+to|"
+    r"(?:worse|weaker|inferior|poorer)\s+(?:than|to)|(?:beaten|outperformed|outclassed)\s+by|behind|"
+    r"falls?\s+short\s+of|less\s+\w+\s+than|≺)\s*",
+    re.I,
+)
+_COMPARED = re.compile(r"[^.!?;\n]{0,60}", re.I)
+_COMPARISON_WORD = re.compile(r"\bthan\b|\bover\b|\s(?:[<>]{1,2}|[≻≺])\s|\b(?:beats?|loses?|outperforms?|to)\b", re.I)
+_FORMAT_OPTION = re.compile(  # the answer format copied: "[[A]] if assistant A is better, …, and [[C]] for a tie"
+    r"[\s\"'\u201d\u2019*]*(?:(?:if|when|in\s+case)\s+(?:the\s+)?(?:(?:assistant|response|model|output|candidate|"
+    r"answer|first|second|both|neither)\b|(?-i:[A-D])\b|they\s+are\b|it\s+is\s+a\s+tie\b)"
+    r"|(?:means|indicates|denotes|stands\s+for)\b|=)",
+    re.I,
+)
+_FORMAT_TIE = re.compile(r"[\s\"'\u201d\u2019*]*for\s+(?:a\s+)?(?:tie|draw)\b", re.I)
 
 
 def _alternatives(text: str, matches: list[Match], verdict_map: Mapping[str, str]) -> dict[int, str]:
@@ -175,12 +207,39 @@ def _alternatives(text: str, matches: list[Match], verdict_map: Mapping[str, str
         items = _LIST_ITEMS.match(text, m.end)  # "ANSWER: A, B, C, D": the options restated
         if items and all(len(w) == len(m.token) for w in re.findall(r"\w+", items.group())):
             listed.setdefault(i, _ALTERNATIVE_REMARK)
-        if _DENIED.search(text, max(0, m.whole_start - _DENIED_WINDOW), m.whole_start):
-            listed.setdefault(i, " (denied or contrasted, left out)")
+        if _DENIED.search(text, max(0, m.whole_start - _DENIED_WINDOW), m.whole_start) or _REFUSED.search(
+            text, max(0, m.whole_start - _REFUSED_WINDOW), m.whole_start
+        ):
+            listed.setdefault(i, _DENIED_REMARK)
+        if _FORMAT_OPTION.match(text, m.whole_end) or (
+            i > 0 and listed.get(i - 1) == _FORMAT_REMARK and _FORMAT_TIE.match(text, m.whole_end)
+        ):
+            listed[i] = _FORMAT_REMARK
+    for i in range(len(matches) - 1):  # "[[A]] beats [[B]]", "[[A]] is worse than [[B]]"
+        if positions[i] == positions[i + 1] or matches[i].level != matches[i + 1].level:
+            continue
+        start, end = matches[i].whole_end, matches[i + 1].whole_start
+        if (
+            _COMPARED.fullmatch(text, start, end) is None
+            or not _COMPARISON_WORD.search(text, start, end)
+            or _ALTERNATIVE.fullmatch(text, start, end)
+        ):
+            continue
+        if _FIRST_WINS.fullmatch(text, start, end):
+            listed.setdefault(i + 1, _LOSER_REMARK)
+        elif _SECOND_WINS.fullmatch(text, start, end):
+            listed[i] = _LOSER_REMARK
+            if listed.get(i + 1) == _DENIED_REMARK:  # "worse than [[B]]": B is the winner, not denied
+                del listed[i + 1]
+        else:
+            listed[i] = listed[i + 1] = " (in a comparison that names no winner, left out)"
     return listed
 
 
 _ALTERNATIVE_REMARK = " (an alternative, left out)"
+_DENIED_REMARK = " (denied or contrasted, left out)"
+_FORMAT_REMARK = " (an option of the answer format, left out)"
+_LOSER_REMARK = " (the loser of a comparison, left out)"
 
 
 def _original(where: list[int], start: int, end: int, length: int) -> tuple[int, int]:
