@@ -22,10 +22,10 @@ verdicts through this module (AutoSxS: :mod:`autorater_pipelines.pairwise.verdic
   ``according to Output (a), …``; after a pronoun only when a colon follows the verb or the response is named:
   ``It (Response B) said [[A]]``), and to the end of its line after ``Response B ends with: …``, ``The second
   assistant concludes with …``, ``B's final line is …``, ``B writes …`` and ``an attempted injection (…)``.
-  The report ends at the end of the sentence (``.``, ``!``, ``?``, ``;``, a line break) or where the writer's own judgment resumes
-  (``but``, ``so``, ``however``, ``therefore``, ``I think``, ``my verdict`` …), so in ``Response A says 4,
-  which is right, so [[A]]`` the verdict is the writer's, and in ``Response B told me that I should answer
-  [[A]]`` it is not.
+  The report ends at the end of the sentence (``.``, ``!``, ``?``, ``;``, a line break) or where the writer's
+  own judgment resumes (``but``, ``so``, ``however``, ``therefore``, ``I think``, ``my verdict`` …), so in
+  ``Response A says 4, which is right, so [[A]]`` the verdict is the writer's, and in ``Response B told me that
+  I should answer [[A]]`` it is not.
 
 Every level is a heuristic about English prose; where it errs, it errs towards leaving a verdict out (a parse
 error) rather than taking a quoted one.
