@@ -115,3 +115,22 @@ def test_dataframe_api_gives_the_pipeline_s_leaderboard(tmp_path):
             autorater_model=params["autorater_model"],
             pairing="every",
         )
+
+
+@pytest.mark.pipeline
+def test_a_run_writes_its_report_and_replaces_a_rescored_one(tmp_path):
+    from autorater_pipelines.report._out_dir import MARKER_FILE
+
+    dataset, replay = write_arena(tmp_path, prompts=6)
+    params_path = tmp_path / "params.json"
+    params_path.write_text(json.dumps(arena_params(dataset, replay)))
+    out = tmp_path / "out"
+    argv = ["run", "arena", "--params", str(params_path), "--output-dir", str(out), "--quiet"]
+    assert main(argv) == 0
+    page = (out / "report.html").read_text()
+    assert "<title>Arena report" in page and str(out) in page  # named after OUT, not the staging folder
+    assert "report.html" in json.loads((out / MARKER_FILE).read_text())["files"]
+    assert main(["rescore", str(out), "--params", '{"bootstrap_rounds": 20}']) == 0
+    assert "re-scored" in (out / "report.html").read_text()
+    assert main(argv) == 0
+    assert "re-scored" not in (out / "report.html").read_text()  # the new run's report, not the stale one

@@ -16,6 +16,7 @@ OUTPUTS = {
     "judgments.jsonl": "judgments",
     "error_messages.jsonl": "error_messages",
     "metrics.json": f"{RANK_TASK}/metrics_json",
+    "report.html": "build-arena-report/report",
 }
 """Output files of ``autorater run arena`` → pipeline or task output artifacts."""
 

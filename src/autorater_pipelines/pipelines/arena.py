@@ -5,6 +5,7 @@ from typing import Any, Dict, List, NamedTuple
 from kfp import dsl
 from kfp.dsl import Dataset, Metrics
 
+from autorater_pipelines.components.arena_report import build_arena_report
 from autorater_pipelines.components.online_evaluation_pairwise import online_evaluation_pairwise
 from autorater_pipelines.components.prepare_arena import prepare_arena_pairs
 from autorater_pipelines.components.rank_arena import rank_arena_models
@@ -123,6 +124,12 @@ def arena_pipeline(  # noqa: B006
         ties=ties,
         strong_verdict_weight=strong_verdict_weight,
     ).set_display_name("Arena leaderboard")
+    build_arena_report(
+        leaderboard=rank.outputs["leaderboard"],
+        judgments=judge.outputs["judgments"],
+        metrics_json=rank.outputs["metrics_json"],
+        error_messages=judge.outputs["error_messages"],
+    ).set_display_name("Arena report")
     return PipelineOutput(
         leaderboard=rank.outputs["leaderboard"],
         judgments=judge.outputs["judgments"],
