@@ -40,6 +40,12 @@ CASES: dict[str, tuple[Callable[[int], str], Callable[[str], object]]] = {
         extract_json_values,
     ),
     "json: fences never closed": (lambda n: "```" * n, extract_json_values),
+    # issue 19 hostile trial: every failed attempt used to count lines from the start of the text (quadratic)
+    "json: unterminated explanations": (
+        lambda n: '{"choice": "A", "explanation": "' * (n // 4) + '{"choice": "B"}',
+        extract_json_values,
+    ),
+    "json: unterminated values": (lambda n: '{"a": "' * n, extract_json_values),
     "verdict: (a+)+$ on a's": (lambda n: "a" * (10 * n) + "!", _verdict(_CATASTROPHIC)),
     "verdict: many [[A]] quotes": (lambda n: "[[A]] " * n + "[[B]]", _verdict(_FASTCHAT)),
     # issue 19: quotations, reported speech and emphasis are found in linear passes

@@ -84,3 +84,14 @@ def test_values_outside_fences_follow_the_fenced_ones_when_asked():
     text = 'Example:\n```json\n{"choice": "A"}\n```\nAnswer: {"choice": "B"} and [1]'
     assert extract_json_values(text) == [{"choice": "A"}]
     assert extract_json_values(text, outside_fences=True) == [{"choice": "A"}, {"choice": "B"}]
+
+
+@pytest.mark.parametrize("length", [10, 250, 1_000, 70_000])
+def test_values_longer_than_the_decoding_window_are_read_whole(length):
+    # issue 19 hostile trial: JSON is decoded in growing windows (linear time); a value of any length, a string
+    # running past a window's end, a number or an escape cut by it, still reads as in the whole text
+    explanation = "x\\u00e9 " * (length // 8 + 1)
+    text = 'Sure: {"explanation": "' + explanation + '", "n": 123456789, "choice": "B"} {"a": "'
+    assert extract_json_values(text) == [
+        {"explanation": explanation.replace("\\u00e9", "\u00e9"), "n": 123456789, "choice": "B"}
+    ]
