@@ -1,4 +1,4 @@
-"""Open AutoSxS and Gecko evaluation: core library (no kfp import).
+"""Open AutoSxS, Gecko and Arena evaluation: core library (no kfp import).
 
 The Kubeflow Pipelines components and pipelines live in the ``components`` and ``pipelines``
 subpackages, which import kfp; nothing else in this package does.

@@ -1,4 +1,4 @@
-"""The ``autorater`` command line: compile, run locally, and inspect AutoSxS and Gecko templates.
+"""The ``autorater`` command line: compile, run locally, and inspect the templates of the registered pipelines.
 
 Exit status: 0 success, 1 the run failed (a pipeline step failed), 2 bad input (parameters, dataset,
 template), 141 stdout closed by its reader (``| head``; no traceback). Bad input is reported in one line
@@ -15,7 +15,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from autorater_pipelines import __version__
+from autorater_pipelines import __version__, registry
 from autorater_pipelines.commands import COMMAND_MODULES
 from autorater_pipelines.errors import AutoraterError, InputError
 from autorater_pipelines.redaction import RedactionFilter, redact
@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``autorater`` (exposed for tests and docs)."""
     parser = argparse.ArgumentParser(
         prog="autorater",
-        description="Open AutoSxS and Gecko evaluation pipelines for Kubeflow Pipelines / Vertex AI.",
+        description=f"Open evaluation pipelines ({', '.join(registry.names())}) for Kubeflow Pipelines / Vertex AI.",
     )
     parser.add_argument("--version", action="version", version=f"autorater-pipelines {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")

@@ -97,8 +97,11 @@ def test_rescore_help_lists_every_option_with_its_default(capsys):
     assert done.value.code == 0
     text = capsys.readouterr().out
     lines = {line.split()[0]: line for line in text.splitlines() if line.strip()}
-    for name in (*_AutosxsOptions.model_fields, *_GeckoOptions.model_fields):
+    from autorater_pipelines.arena.params import RankingOptions
+
+    for name in (*_AutosxsOptions.model_fields, *_GeckoOptions.model_fields, *RankingOptions.model_fields):
         assert name in lines, f"rescore --help does not list {name!r}"
+    assert "(default 100)" in lines["bootstrap_rounds"] and RankingOptions().bootstrap_rounds == 100
     run_defaults = inspect.signature(pairwise_metrics).parameters  # what a run computed its metrics with
     for flag in ("ties_as_half", "include_incomplete"):
         assert f"true/false (default {json.dumps(run_defaults[flag].default)})" in lines[flag]
@@ -109,3 +112,18 @@ def test_rescore_help_lists_every_option_with_its_default(capsys):
         for choice in typing.get_args(field.annotation):
             if isinstance(choice, str):
                 assert json.dumps(choice) in lines[name]
+
+
+def test_top_level_and_report_help_name_every_registered_pipeline(capsys):
+    from autorater_pipelines import registry
+
+    for argv in (["--help"], ["report", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        text = " ".join(capsys.readouterr().out.split())
+        assert "AutoSxS and Gecko" not in text
+        for spec in registry.specs():
+            assert spec.name in text.lower() or spec.title in text, (argv, spec.name)
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    assert "leaderboard.jsonl" in capsys.readouterr().out

@@ -12,9 +12,10 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "report",
         help="write a self-contained HTML report of a finished run's outputs (no model calls)",
-        description="Turn a finished run's outputs (AutoSxS judgments.jsonl or Gecko results.jsonl, with "
-        "metrics.json and error_messages.jsonl; detected from the files present) into one HTML file with "
-        "figures, metrics and a browsable table of every row. The file needs no network to open.",
+        description="Turn a finished run's outputs (AutoSxS judgments.jsonl, Gecko results.jsonl or Arena "
+        "leaderboard.jsonl with judgments.jsonl, with metrics.json and error_messages.jsonl; detected from the "
+        "files present) into one HTML file with figures, metrics and a browsable table of every row. The file "
+        "needs no network to open.",
     )
     p.add_argument("out", metavar="OUT", help="output directory of a finished run (`autorater run --output-dir`)")
     p.add_argument("--output", default=None, help="where to write the HTML (default: OUT/report.html)")

@@ -39,12 +39,22 @@ re-scoring options (--params); an option left out keeps the value the run used, 
                                group_by                   a column, "" = none (default ""): mean
                                                           final_score per value, e.g. "t2i_model"
     id_columns               the row id columns (default: detected from the files)
+  Arena (refits the leaderboard from judgments.jsonl)
+    bootstrap_rounds         prompt-bootstrap rounds of the intervals, 0 = none (default 100)
+    seed                     seed of the bootstrap (default 0)
+    style_control            true/false (default false): length and Markdown-density covariates
+                             (score_style_controlled and the style coefficients)
+    baseline                 the model scored 0, "" = scores centred at mean 0 (default "")
+    ties                     "half" (default) or "rao_kupper"
+    strong_verdict_weight    battles a strong verdict (A>>B) counts as (default 3)
+    id_columns               the prompt id columns (default: the run's)
 
 examples:
   autorater rescore out/quickstart --params '{"ties_as_half": true}'
   autorater rescore out/quickstart --params '{"include_incomplete": true}' --output-dir out/qs-all
   autorater rescore out/gecko --params '{"scoring": {"unparseable_answer_policy": "zero"}}'
   autorater rescore out/dsg --params '{"scoring": {"group_by": "t2i_model"}}'
+  autorater rescore out/arena --params '{"bootstrap_rounds": 1000, "seed": 7, "style_control": true}'
 """
 """The options of ``--params`` with their defaults (``autorater rescore --help``); a test checks it against the
 option models."""
