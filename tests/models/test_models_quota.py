@@ -44,7 +44,9 @@ def test_an_endpoint_without_progress_stops_the_run_after_max_stall_s(
     emulator: ModelEmulator, make_config, status: int
 ) -> None:
     emulator.inject_failures(10_000, status=status, retry_after_s=None)  # failing forever, no hint
-    model = get_model("gemini-2.5-flash", make_config(max_stall_s=0.5, max_concurrency=2, max_retries=10_000))
+    model = get_model(
+        "gemini-2.5-flash", make_config(max_stall_s=0.5, max_concurrency=2, max_retries=100)
+    )  # the most allowed: the stall limit ends the run first
     outputs = []
     with pytest.raises(ModelCallError, match=r"succeeded for 0\.5 s, not once in this run \(max_stall_s\); last error"):
         model.generate_each(_requests(5), lambda _r, o: outputs.append(o))
@@ -57,7 +59,9 @@ def test_an_endpoint_that_never_answered_stalls_sooner(emulator: ModelEmulator, 
 
     monkeypatch.setattr(_endpoint, "NEVER_ANSWERED_STALL_S", 0.3)
     emulator.inject_failures(10_000, status=503, retry_after_s=None)
-    model = get_model("openai/m", make_config(max_stall_s=3600, max_retries=10_000))
+    model = get_model(
+        "openai/m", make_config(max_stall_s=3600, max_retries=100)
+    )  # the most allowed: the stall limit ends the run first
     with pytest.raises(ModelCallError, match=r"succeeded for 0\.3 s, not once in this run"):
         model.generate(_requests(3))
 
