@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -139,7 +140,10 @@ def test_a_leaky_overloaded_endpoint_on_an_ascii_terminal(tmp_path):
     (out / "judgments.json").write_text("[]")  # an earlier run's judgments_format=json export
     (out / "metrics.1.json").write_text("{}")  # an earlier run's re-scoring history
     record_outputs(str(out), ["judgments.json", "metrics.1.json"], "autorater run autosxs")  # as they recorded
-    (tmp_path / ".out.partial-999999-abcd").mkdir()  # a killed run's staging folder (pid 999999 is gone)
+    killed = tmp_path / ".out.partial-999999-abcd"  # a killed run's staging folder (pid 999999 is gone)
+    killed.mkdir()
+    stamp = {"pid": 999999, "host": socket.gethostname(), "output_dir": str(out)}
+    (killed / ".autorater-staging.json").write_text(json.dumps(stamp))
     with ModelEmulator(leaky_length_judge) as emu:
         params = _params(
             tmp_path,

@@ -258,3 +258,53 @@ def test_a_move_cut_short_leaves_an_output_dir_that_is_not_read_until_a_run_comp
     assert sorted(_marker(out)) == OUTPUTS
     assert json.loads((out / MARKER_FILE).read_text(encoding="utf-8"))["complete"] is True
     assert main(["report", str(out)]) == 0
+
+
+def _staging(parent: Path, name: str, **stamp: Any) -> Path:
+    folder = parent / name
+    (folder / "pipeline_root").mkdir(parents=True)
+    (folder / "pipeline_root" / "part.bin").write_bytes(b"x")
+    if stamp:
+        (folder / ".autorater-staging.json").write_text(json.dumps(stamp), encoding="utf-8")
+    return folder
+
+
+def test_a_users_folder_named_like_a_staging_folder_is_never_removed(tmp_path, capsys):
+    """Trial F1: ``.results.partial-my-backup`` (and an unstamped ``-<dead pid>-`` one) survive refused and accepted runs."""
+    out = tmp_path / "results"
+    backup = tmp_path / ".results.partial-my-backup"
+    backup.mkdir()
+    (backup / "photo.jpg").write_bytes(os.urandom(64))
+    unstamped = _staging(tmp_path, ".results.partial-999999-old")  # no stamp: not provably autorater's
+    killed = _staging(tmp_path, ".results.partial-999998-k", pid=999998, host=socket.gethostname(), output_dir=str(out))
+    out.mkdir()
+    (out / "notes.txt").write_text("mine\n", encoding="utf-8")  # no marker: the run is refused
+
+    code = main(["run", "autosxs", "--params", str(_params(tmp_path)), "--output-dir", str(out), "--quiet"])
+
+    assert code == 2 and "is not empty (notes.txt)" in capsys.readouterr().err
+    assert (backup / "photo.jpg").is_file() and (unstamped / "pipeline_root" / "part.bin").is_file()
+    assert killed.is_dir()  # a refused run removes nothing, not even a dead run's stamped folder
+    with OutputLock(str(tmp_path / "other")):  # a run refused by the lock removes nothing either
+        code = main(["run", "autosxs", "--params", str(_params(tmp_path)), "--output-dir", str(tmp_path / "other")])
+    assert code == 2 and killed.is_dir()
+
+
+def test_only_stamped_staging_folders_of_dead_runs_on_this_host_are_removed(tmp_path, capsys):
+    """Trial F2: a live run's folder seen from another PID namespace or host (pid not visible) is kept."""
+    from autorater_pipelines.commands.run import _clean_partial_runs
+
+    out = tmp_path / "results"
+    here = socket.gethostname()
+    dead = _staging(tmp_path, ".results.partial-999998-a", pid=999998, host=here, output_dir=str(out))
+    elsewhere = _staging(tmp_path, ".results.partial-999997-b", pid=999997, host=f"{here}-other", output_dir=str(out))
+    live = _staging(tmp_path, f".results.partial-{os.getppid()}-c", pid=os.getppid(), host=here, output_dir=str(out))
+    forged = _staging(tmp_path, ".results.partial-999996-d", pid=1, host=here, output_dir=str(out))  # pid mismatch
+    other_out = _staging(tmp_path, ".results.partial-999995-e", pid=999995, host=here, output_dir=str(tmp_path / "x"))
+
+    with OutputLock(str(out)):
+        _clean_partial_runs(str(out))
+
+    assert not dead.exists()
+    assert f"removed {dead} left by an interrupted run" in capsys.readouterr().err
+    assert elsewhere.is_dir() and live.is_dir() and forged.is_dir() and other_out.is_dir()

@@ -2,9 +2,10 @@
 
 The run is staged in a hidden directory next to ``--output-dir`` (``.OUT.partial-<pid>-*``); only a
 successful run moves its files into ``--output-dir`` (each with an atomic rename), so a failed or
-interrupted run leaves no partial outputs, and the staging folders of killed runs are removed by the next
-run. OUT holds runs, not the user's files (:mod:`autorater_pipelines.report._out_dir`): a run records what
-it wrote in OUT's marker ``.autorater-outputs.json`` and removes only what an earlier run listed there
+interrupted run leaves no partial outputs. Each staging folder holds a stamp (pid, host); the next accepted
+run, holding OUT's lock, removes only stamped folders of dead runs on its own host. OUT holds runs, not the
+user's files (:mod:`autorater_pipelines.report._out_dir`): a run records what it wrote in OUT's marker
+``.autorater-outputs.json`` and removes only what an earlier run listed there
 (``judgments.json`` of a ``json`` run, ``model_evaluations.json``, re-scored versions ``metrics.<n>.json``, a
 kept ``pipeline_root``); a non-empty OUT without a marker, or a file of the user's where an output goes, is
 refused before the run; a second run into an OUT that a live run is writing is refused (a lock next to OUT).
@@ -18,10 +19,12 @@ from __future__ import annotations
 
 import argparse
 import collections
+import datetime
 import json
 import os
 import re
 import shutil
+import socket
 import sys
 import tempfile
 from pathlib import Path
@@ -121,26 +124,58 @@ def _locate(outputs: dict[str, str], name: str, pipeline_root: str) -> str:
     return str(matches[0])
 
 
-_STAGING = re.compile(r"^\.(?P<out>.+)\.partial-(?:(?P<pid>\d+)-)?[^/]*$")
+_STAGING = re.compile(r"^\.(?P<out>.+)\.partial-(?P<pid>\d+)-[^/]*$")
+STAGING_STAMP = ".autorater-staging.json"
+"""Written inside each staging folder as it is made: ``{"pid", "host", "started", "output_dir"}``."""
+
+
+def _make_staging(out_dir: str) -> str:
+    """Create the staging folder ``.OUT.partial-<pid>-*`` beside ``out_dir``, stamped as this run's."""
+    parent = os.path.dirname(out_dir)
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=f".{os.path.basename(out_dir)}.partial-{os.getpid()}-", dir=parent)
+    stamp = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "output_dir": out_dir,
+    }
+    with open(os.path.join(staging, STAGING_STAMP), "w", encoding="utf-8") as fh:
+        json.dump(stamp, fh)
+    return staging
 
 
 def _clean_partial_runs(out_dir: str) -> None:
-    """Remove the staging folders (``.OUT.partial-*``) that killed runs into ``out_dir`` left behind.
+    """Remove the staging folders that killed runs into ``out_dir`` left behind (call under its OutputLock).
 
-    A folder whose run is still alive (its pid is in the name) is left alone.
+    Only a folder provably made by an autorater run is removed: its name is ``.OUT.partial-<pid>-*``, it holds
+    the stamp :data:`STAGING_STAMP` naming this output directory, this host and that pid, and no process with
+    that pid is alive. Anything else beside OUT (a user's ``.OUT.partial-backup``, a live run's folder seen
+    from another host or container) is left alone.
     """
     parent, base = os.path.dirname(out_dir), os.path.basename(out_dir)
     if not os.path.isdir(parent):
         return
     for name in os.listdir(parent):
         match = _STAGING.match(name)
-        if not match or match.group("out") != base:
+        path = os.path.join(parent, name)
+        if not match or match.group("out") != base or os.path.islink(path) or not os.path.isdir(path):
             continue
-        pid = match.group("pid")
-        if pid and int(pid) != os.getpid() and _alive(int(pid)):
+        try:
+            with open(os.path.join(path, STAGING_STAMP), encoding="utf-8") as fh:
+                stamp = json.load(fh)
+        except (OSError, ValueError):
+            continue  # not made by autorater (or not readable): not ours to remove
+        if (
+            not isinstance(stamp, dict)
+            or stamp.get("pid") != int(match.group("pid"))
+            or stamp.get("host") != socket.gethostname()
+            or stamp.get("output_dir") != out_dir
+            or _alive(int(match.group("pid")))
+        ):
             continue
-        shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
-        print(f"removed {os.path.join(parent, name)} left by an interrupted run", file=sys.stderr)
+        shutil.rmtree(path, ignore_errors=True)
+        print(f"removed {path} left by an interrupted run", file=sys.stderr)
 
 
 def _alive(pid: int) -> bool:
@@ -184,7 +219,6 @@ def run(args: argparse.Namespace) -> int:
 
     spec = run_spec(args.pipeline)
     out_dir = os.path.abspath(args.output_dir)
-    _clean_partial_runs(out_dir)
     template = _common.template_path(args.pipeline, args.template)
     params, rows_read, inputs = check_run(args.pipeline, args.params, template)
     names = [*spec.outputs, *spec.extra_outputs(params)]
@@ -193,6 +227,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(out_dir, names, folders)  # before the lock too: a refused run creates nothing
     with OutputLock(out_dir):
         check_output_dir(out_dir, names, folders)  # again under the lock: a run that ended meanwhile wrote OUT
+        _clean_partial_runs(out_dir)  # only now: a refused run removes nothing, and no live run is staging
         print(f"read {rows_read} data row(s) from evaluation_dataset", flush=True)
         written = _run_into(args, spec, template, params, out_dir)
     if written is None:
@@ -220,9 +255,7 @@ def _run_into(
     from autorater_pipelines.report._out_dir import record_outputs, replace_outputs
 
     written_by = f"autorater run {args.pipeline}"
-    parent = os.path.dirname(out_dir)
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=f".{os.path.basename(out_dir)}.partial-{os.getpid()}-", dir=parent)
+    staging = _make_staging(out_dir)
     pipeline_root = os.path.join(staging, "pipeline_root")
     if args.keep_pipeline_root:
         # Run in place, so the artifact URIs recorded in each task's executor_output.json stay valid.
