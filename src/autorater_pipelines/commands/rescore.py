@@ -97,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
     from autorater_pipelines.errors import InputError
     from autorater_pipelines.report import REPORT_FILE, changes, rescore, write_report, write_rescore
     from autorater_pipelines.report._out_dir import marked_files, record_outputs
+    from autorater_pipelines.report._rescore_write import keep_version
 
     if args.params.lstrip().startswith("{"):
         from autorater_pipelines.io._jsondup import DuplicateKeyError, duplicate_key_message, unique_keys
@@ -125,8 +126,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("no figure changed")
     if os.path.isfile(os.path.join(args.out, REPORT_FILE)):
+        names = [REPORT_FILE]
+        if os.path.isfile(os.path.join(target, REPORT_FILE)):  # kept as report.<n>.html, as every replaced file
+            written.append(keep_version(target, REPORT_FILE))
+            names.append(os.path.basename(written[-1]))
         written.append(write_report(target))
         if marked_files(target) is not None:
-            record_outputs(target, [REPORT_FILE], "autorater rescore")
+            record_outputs(target, names, "autorater rescore")
     print(f"wrote in {os.path.abspath(target)}: " + ", ".join(os.path.basename(p) for p in written))
     return 0

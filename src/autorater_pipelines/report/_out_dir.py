@@ -38,6 +38,7 @@ __all__ = [
     "OutputLock",
     "check_complete",
     "check_output_dir",
+    "check_replaceable",
     "marked_files",
     "record_outputs",
     "replace_outputs",
@@ -167,6 +168,30 @@ def check_output_dir(out_dir: str, names: Iterable[str], folders: Iterable[str] 
             source=_SOURCE,
         )
     return marked
+
+
+def check_replaceable(path: str, source: str, force: bool = False) -> None:
+    """Refuse to replace an existing ``path`` that no autorater run wrote (``autorater report --output``).
+
+    Accepted: ``path`` does not exist, or it is a file its directory's marker lists, or ``force``.
+
+    Raises:
+        InputError: ``path`` is a directory, or exists and is not listed in its directory's marker (nothing
+            written), or that marker is not valid.
+    """
+    if os.path.isdir(path) and not os.path.islink(path):
+        raise InputError(f"{path!r} is a directory; give a file name", source=source)
+    if force or not os.path.lexists(path):
+        return
+    directory, name = os.path.split(os.path.abspath(path))
+    marked = marked_files(directory)
+    if marked is not None and name in marked and not os.path.islink(path):
+        return
+    raise InputError(
+        f"{path!r} exists and was not written by an autorater run (it is not listed in a {MARKER_FILE} beside "
+        "it); give a new file name, move it out, or pass --force to replace it",
+        source=source,
+    )
 
 
 def record_outputs(out_dir: str, names: Iterable[str], written_by: str) -> None:

@@ -16,7 +16,7 @@ from autorater_pipelines.report._out_dir import MARKER_FILE, check_output_dir, m
 from autorater_pipelines.report._outputs import ERRORS_FILE, METRICS_FILE, _read_json
 from autorater_pipelines.report._rescore import RescoreResult, is_version_copy
 
-__all__ = ["write_rescore"]
+__all__ = ["keep_version", "write_rescore"]
 
 
 def _version_name(directory: str, name: str) -> str:
@@ -25,6 +25,18 @@ def _version_name(directory: str, name: str) -> str:
     taken = re.compile(rf"^{re.escape(stem)}\.(\d+){re.escape(ext)}$")
     numbers = [int(m.group(1)) for m in (taken.match(n) for n in os.listdir(directory)) if m]
     return f"{stem}.{max(numbers, default=0) + 1}{ext}"
+
+
+def keep_version(directory: str, name: str) -> str:
+    """Copy ``directory/name`` to ``<stem>.<n><ext>`` (next free ``n``, atomically) before it is replaced.
+
+    Returns:
+        The path of the copy.
+    """
+    backup = os.path.join(directory, _version_name(directory, name))
+    shutil.copyfile(os.path.join(directory, name), backup + ".tmp")
+    os.replace(backup + ".tmp", backup)
+    return backup
 
 
 def write_rescore(result: RescoreResult, directory: str, output_dir: str | None = None) -> list[str]:
@@ -62,10 +74,7 @@ def write_rescore(result: RescoreResult, directory: str, output_dir: str | None 
     for name in [*copies, *result.files]:  # every file replaced is kept as <name>.<n>.<ext>
         path = os.path.join(target, name)
         if os.path.isfile(path):
-            backup = os.path.join(target, _version_name(target, name))
-            shutil.copyfile(path, backup + ".tmp")
-            os.replace(backup + ".tmp", backup)
-            written.append(backup)
+            written.append(keep_version(target, name))
     for name in copies:
         shutil.copyfile(os.path.join(directory, name), os.path.join(target, name) + ".tmp")
         os.replace(os.path.join(target, name) + ".tmp", os.path.join(target, name))
