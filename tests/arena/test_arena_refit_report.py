@@ -41,6 +41,12 @@ def test_rescore_refits_with_other_bootstrap_and_style_control_and_no_model_call
     printed = capsys.readouterr().out
     assert "with no model calls" in printed
     assert "leaderboard.m0.score_ci_lower " in printed  # each changed figure on its own line, per model
+    assert 'options: {"bootstrap_rounds": 1000, "seed": 7, "style_control": true}\n' in printed  # as given
+    assert "style_coefficients " not in printed and "style_coefficients.length.coefficient " in printed
+    for line in printed.splitlines():  # never a figure listed as changed that prints the same
+        if " → " in line:
+            assert line.split()[-3] != line.split()[-1], line
+    assert "the earlier versions kept as leaderboard.1.jsonl, metrics.1.json" in printed
     after = _read_jsonl(out / "leaderboard.jsonl")
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["computed_over"]["bootstrap_rounds"] == 1000 and metrics["computed_over"]["seed"] == 7

@@ -58,7 +58,9 @@ def test_rescore_command_prints_what_changed(quickstart_out, copy_out, tmp_path,
     assert "  ties_as_half                         (absent) → true\n" in printed and "accuracy " not in printed
     assert "wrote in" in printed and "metrics.1.json" in printed and "report.html" in printed
     assert json.loads((out / "metrics.json").read_text())["ties_as_half"] is True
-    assert "Metrics re-scored by `autorater rescore`" in (out / "report.html").read_text()  # rebuilt
+    page = (out / "report.html").read_text()  # rebuilt, showing the options as given (JSON), not the record
+    assert "Metrics re-scored by `autorater rescore` without model calls: ties_as_half = true," in page
+    assert "original" not in printed.split("figure(s) changed")[0] and "original =" not in page
     assert no_network == []
 
 
@@ -127,3 +129,10 @@ def test_top_level_and_report_help_name_every_registered_pipeline(capsys):
     with pytest.raises(SystemExit):
         main(["report", "--help"])
     assert "leaderboard.jsonl" in capsys.readouterr().out
+
+
+def test_a_null_that_became_an_object_is_listed_as_its_keys():
+    from autorater_pipelines.report import changes
+
+    found = changes({"style": None, "n": 1}, {"style": {"length": {"c": 0.5}}, "n": 1})
+    assert found == [("style.length.c", None, 0.5)]

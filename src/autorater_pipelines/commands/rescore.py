@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 from typing import Any
 
 _HELP_PARAMS = "JSON file, or an inline JSON object, of re-scoring options (listed below)"
@@ -95,9 +96,17 @@ def run(args: argparse.Namespace) -> int:
     """Re-score, write the files, print what changed."""
     from autorater_pipelines.commands._common import load_params
     from autorater_pipelines.errors import InputError
-    from autorater_pipelines.report import REPORT_FILE, changes, rescore, write_report, write_rescore
+    from autorater_pipelines.report import (
+        REPORT_FILE,
+        changes,
+        given_options,
+        rescore,
+        write_report,
+        write_rescore,
+    )
     from autorater_pipelines.report._out_dir import marked_files, record_outputs
     from autorater_pipelines.report._rescore_write import keep_version
+    from autorater_pipelines.report._rescore import is_version_copy
 
     if args.params.lstrip().startswith("{"):
         from autorater_pipelines.io._jsondup import DuplicateKeyError, duplicate_key_message, unique_keys
@@ -115,9 +124,13 @@ def run(args: argparse.Namespace) -> int:
     result = rescore(args.out, params)
     target = args.output_dir or args.out
     written = write_rescore(result, args.out, args.output_dir)
-    diff = [c for c in changes(result.previous, result.metrics) if not c[0].startswith("rescore_options.")]
+    diff = [
+        (key, old, new)
+        for key, old, new in changes(result.previous, result.metrics)
+        if not key.startswith("rescore_options.") and _show(old) != _show(new)  # never "17.3024 → 17.3024"
+    ]
     print(f"Re-scored {result.kind} outputs in {os.path.abspath(args.out)} with no model calls.")
-    print("options: " + json.dumps(result.metrics.get("rescore_options")))
+    print("options: " + json.dumps(given_options(result.metrics)))
     if diff:
         width = max(len(k) for k, _, _ in diff)
         print(f"{len(diff)} figure(s) changed:")
@@ -133,5 +146,8 @@ def run(args: argparse.Namespace) -> int:
         written.append(write_report(target))
         if marked_files(target) is not None:
             record_outputs(target, names, "autorater rescore")
-    print(f"wrote in {os.path.abspath(target)}: " + ", ".join(os.path.basename(p) for p in written))
+    files = [os.path.basename(p) for p in written]
+    kept = [n for n in files if is_version_copy(n) or re.search(r"\.\d+\.html$", n)]  # report.1.html too
+    line = f"wrote in {os.path.abspath(target)}: " + ", ".join(n for n in files if n not in kept)
+    print(line + (f"; the earlier versions kept as {', '.join(kept)}" if kept else ""))
     return 0

@@ -12,6 +12,7 @@ from autorater_pipelines.report._autosxs import VERDICTS, confusion_matrix, leng
 from autorater_pipelines.report._outputs import (
     RunOutputs,
     detect_kind,
+    given_options,
     human_preference_column,
     load_files,
     load_outputs,
@@ -42,6 +43,7 @@ __all__ = [
     "changes",
     "confusion_matrix",
     "detect_kind",
+    "given_options",
     "human_preference_column",
     "length_bias",
     "load_files",

@@ -17,11 +17,13 @@ from autorater_pipelines import io, registry
 from autorater_pipelines.errors import InputError
 
 __all__ = [
+    "INTERNAL_OPTIONS",
     "PROMPT_PARAMETER_KEYS",
     "SCORE_FIELDS",
     "RunOutputs",
     "autosxs_id_columns",
     "autosxs_metrics",
+    "given_options",
     "detect_kind",
     "gecko_id_columns",
     "gecko_metrics",
@@ -270,3 +272,15 @@ def check_judgment_lines(path: str) -> None:
                 unit="line",
             )
         seen.setdefault(key, line)
+
+
+INTERNAL_OPTIONS = ("original", "model_calls")
+"""Keys of ``rescore_options`` that record the re-scoring itself (the earlier figures, no model call), not options."""
+
+
+def given_options(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of a re-scored ``metrics.json`` (``rescore_options``) without the internal record; {} if none."""
+    options = metrics.get("rescore_options")
+    if not isinstance(options, Mapping):
+        return {}
+    return {k: v for k, v in options.items() if k not in INTERNAL_OPTIONS}

@@ -19,7 +19,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from autorater_pipelines import __version__, registry
 from autorater_pipelines.redaction import redact
-from autorater_pipelines.report._outputs import Kind, RunOutputs, load_files, load_outputs
+from autorater_pipelines.report._outputs import Kind, RunOutputs, given_options, load_files, load_outputs
 
 __all__ = ["REPORT_FILE", "ArtifactReport", "render_report", "write_artifact_report", "write_report"]
 
@@ -48,10 +48,9 @@ def _notes(outputs: RunOutputs) -> list[str]:
     notes = []
     if outputs.metrics_computed:
         notes.append("metrics.json was not found: the figures were computed from the rows by this report.")
-    options = outputs.metrics.get("rescore_options")
-    if isinstance(options, Mapping):
-        shown = ", ".join(f"{k} = {v!r}" for k, v in options.items())
-        notes.append(f"Metrics re-scored by `autorater rescore` without model calls: {shown}.")
+    if isinstance(outputs.metrics.get("rescore_options"), Mapping):
+        shown = ", ".join(f"{k} = {json.dumps(v)}" for k, v in given_options(outputs.metrics).items())
+        notes.append(f"Metrics re-scored by `autorater rescore` without model calls: {shown or 'no option changed'}.")
     return notes
 
 

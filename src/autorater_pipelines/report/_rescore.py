@@ -319,9 +319,17 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 def changes(previous: Mapping[str, Any], new: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
     """``(key, old, new)`` for every metric that differs; nested keys are dotted (``accuracy_by_question_type.color``).
 
-    A key present on one side only has :data:`ABSENT` on the other.
+    A key present on one side only has :data:`ABSENT` on the other. A ``null`` that became an object (or the
+    reverse, e.g. ``style_coefficients`` once style control is on) is listed as its keys, each ``None`` on the
+    ``null`` side, not as the ``null`` key going absent.
     """
     old_flat, new_flat = _flatten(previous), _flatten(new)
+    for this, other in ((old_flat, new_flat), (new_flat, old_flat)):
+        for key in [k for k, v in this.items() if v is None and k not in other]:
+            nested = [k for k in other if k.startswith(f"{key}.") and k not in this]
+            if nested:
+                del this[key]
+                this.update(dict.fromkeys(nested))
     keys = list(dict.fromkeys([*old_flat, *new_flat]))
     return [
         (k, old_flat.get(k, ABSENT), new_flat.get(k, ABSENT))
