@@ -105,8 +105,8 @@ def run(args: argparse.Namespace) -> int:
         write_rescore,
     )
     from autorater_pipelines.report._out_dir import marked_files, record_outputs
-    from autorater_pipelines.report._rescore_write import keep_version
     from autorater_pipelines.report._rescore import is_version_copy
+    from autorater_pipelines.report._rescore_write import keep_version
 
     if args.params.lstrip().startswith("{"):
         from autorater_pipelines.io._jsondup import DuplicateKeyError, duplicate_key_message, unique_keys
