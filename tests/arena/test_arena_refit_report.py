@@ -80,6 +80,10 @@ def test_report_shows_the_leaderboard_intervals_heatmaps_and_what_it_is_computed
         assert f'<tr data-model="{model}">' in page
     assert "What the numbers are computed over" in page and "bootstrap_unit" in page
     assert "Flagged pairs" in page
+    board = _read_jsonl(out / "leaderboard.jsonl")
+    row = page.split(f'<tr data-model="{board[0]["model"]}">', 1)[1].split("</tr>", 1)[0]
+    wlt = f"{board[0]['wins']:g} / {board[0]['losses']:g} / {board[0]['ties']:g}"
+    assert f'<td class="num">{board[0]["battles"]:g}</td><td>{wlt}</td>' in row and ".0 /" not in row
 
 
 def test_dataframe_api_gives_the_pipeline_s_leaderboard(tmp_path):

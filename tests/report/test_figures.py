@@ -72,3 +72,9 @@ def test_the_same_data_gives_the_same_bytes() -> None:
         return str(histogram([("A", [0.2, 0.9], "#1"), ("B", [0.5], "#2")], EDGES, xlabel="c", marker=0.5).svg("c"))
 
     assert draw() == draw()
+
+
+def test_heatmap_leaves_a_none_cell_blank():
+    svg = heatmap([[None, 7], [3, None]], ["a", "b"], ["a", "b"], "model", "opponent").svg("m")
+    numbers = re.findall(r">(\d+)</text>", svg)
+    assert numbers == ["7", "3"]

@@ -78,18 +78,29 @@ def validate_run(
         )
         return ValidatedRun(run, None, notes)
     examples = prepare.build_pair_examples(run, task, dataset)
-    notes.insert(0, call_count_note(run, len(examples)))
+    model_pairs = len({(e["model_a"], e["model_b"]) for e in examples})
+    prompt_count = len({prepare.prompt_key(e, run.id_columns) for e in examples})
+    notes.insert(0, call_count_note(run, len(examples), model_pairs=model_pairs, prompts=prompt_count))
     return ValidatedRun(run, examples, notes)
 
 
-def call_count_note(run: ArenaParams, pair_count: int) -> str:
-    """``N judge calls (P pairs × S samples…)``, with a hint towards ``pairing: sampled`` for a large ``all`` run."""
+def call_count_note(
+    run: ArenaParams, pair_count: int, *, model_pairs: int | None = None, prompts: int | None = None
+) -> str:
+    """``N judge calls: P pairs (M model pairs × K prompts) × S samples…``, with a hint towards ``pairing: sampled``.
+
+    ``pair_count`` counts judged (prompt, model pair) examples; ``model_pairs`` and ``prompts`` (when known) say
+    what they are made of. The hint is added for a large ``pairing: all`` run.
+    """
     samples = run.autorater_parameters.sampling_count
     calls = judge_call_count(pair_count, samples)
     orders = ", both orders" if run.autorater_parameters.flip and samples > 1 else ""
+    if model_pairs is not None and prompts is not None:
+        made_of = f"{model_pairs:,} model pairs of {len(run.response_columns)} models × {prompts:,} prompts"
+    else:
+        made_of = f"of {len(run.response_columns)} models"
     note = (
-        f"{calls:,} judge calls: {pair_count:,} pairs of {len(run.response_columns)} models "
-        f"(pairing {run.pairing!r}) × {samples} samples{orders}"
+        f"{calls:,} judge calls: {pair_count:,} pairs ({made_of}, pairing {run.pairing!r}) × {samples} samples{orders}"
     )
     if run.pairing == "all" and calls > _LARGE:
         note += (

@@ -139,8 +139,14 @@ def arena_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, Any
         )
     matrix = metrics.get("win_matrix") or {}
     if matrix:
-        rates = [[round(100 * (matrix.get(a, {}).get(b) or {}).get("win_rate", 0)) for b in models] for a in models]
-        counts = [[int((matrix.get(a, {}).get(b) or {}).get("battles", 0)) for b in models] for a in models]
+        rates: list[list[int | None]] = [
+            [None if a == b else round(100 * (matrix.get(a, {}).get(b) or {}).get("win_rate", 0)) for b in models]
+            for a in models
+        ]  # a model never meets itself: blank diagonal
+        counts: list[list[int | None]] = [
+            [None if a == b else int((matrix.get(a, {}).get(b) or {}).get("battles", 0)) for b in models]
+            for a in models
+        ]
         figures["fig-win-rates"] = figure(
             "fig-win-rates",
             "Observed win rates (%)",
@@ -167,6 +173,7 @@ def arena_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, Any
                 "elo_text": _fmt(r.get("elo"), ".0f"),
                 "style_text": _fmt(r.get("score_style_controlled")),
                 "vs_baseline": _fmt(r.get("win_rate_vs_baseline"), ".1%") if "win_rate_vs_baseline" in r else "",
+                **{k: _count(r.get(k)) for k in ("battles", "wins", "losses", "ties")},
             }
             for r in board
         ],
@@ -183,6 +190,13 @@ def arena_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, Any
         "arena_notes": metrics.get("notes") or [],
         "errors": outputs.errors[:max_rows],
     }
+
+
+def _count(value: Any) -> Any:
+    """A (weighted) battle count as printed: ``48``, not ``48.0``; a fractional count as ``2.5``."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else round(value, 2)
+    return value
 
 
 def _interval(v: Mapping[str, Any]) -> str:

@@ -292,11 +292,12 @@ def _blue(share: float) -> str:
 
 
 def heatmap(
-    matrix: Sequence[Sequence[int]], rows: Sequence[str], columns: Sequence[str], ylabel: str, xlabel: str
+    matrix: Sequence[Sequence[int | None]], rows: Sequence[str], columns: Sequence[str], ylabel: str, xlabel: str
 ) -> Plot:
     """Count matrix with the count written in every cell (darker = more), column labels on top.
 
-    The cell counts are the only numeric text of the figure, row by row.
+    The cell counts are the only numeric text of the figure, row by row; a ``None`` cell (no such pair, e.g. a
+    model against itself) is left blank.
     """
     left = 40 + _CHAR_WIDTH * max(len(r) for r in rows)
     plot = Plot(
@@ -306,9 +307,12 @@ def heatmap(
         y=(len(rows) - 0.5, -0.5),
         margins=(left, 8, 44, 4),
     )
-    most = max((max(r) for r in matrix), default=0)
+    most = max((c for r in matrix for c in r if c is not None), default=0)
     for i, counts in enumerate(matrix):
         for j, count in enumerate(counts):
+            if count is None:
+                plot.rect(j - 0.5, i - 0.5, j + 0.5, i + 0.5, "#ffffff", stroke="#ffffff")
+                continue
             plot.rect(j - 0.5, i - 0.5, j + 0.5, i + 0.5, _blue(count / max(1, most)), stroke="#ffffff")
             dark = most and count > most / 2
             plot.text(plot.sx(j), plot.sy(i), str(int(count)), color="#ffffff" if dark else _INK)
