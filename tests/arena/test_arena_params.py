@@ -54,7 +54,9 @@ def test_call_count_of_the_issue_example_suggests_sampled():
         source="parameters",
     )
     note = call_count_note(run, 190 * 500, model_pairs=190, prompts=500)
-    assert note.startswith("190,000 judge calls: 95,000 pairs (190 model pairs of 20 models × 500 prompts, pairing 'all') × 2 samples, both orders")
+    assert note.startswith(
+        "190,000 judge calls: 95,000 pairs (190 model pairs of 20 models × 500 prompts, pairing 'all') × 2 samples, both orders"
+    )
     assert '"pairing": "sampled"' in note
 
 

@@ -105,7 +105,10 @@ def test_run_recovers_the_hidden_order_and_matches_an_independent_fit(all_pairs)
     assert 0 < metrics["separability"] <= 1
     judgments = _read_jsonl(out / "judgments.jsonl")
     assert all(j["model_a"] < j["model_b"] for j in judgments)
-    assert "6,000 judge calls: 3,000 pairs (15 model pairs of 6 models × 200 prompts, pairing 'all') × 2 samples, both orders" in printed
+    assert (
+        "6,000 judge calls: 3,000 pairs (15 model pairs of 6 models × 200 prompts, pairing 'all') × 2 samples, both orders"
+        in printed
+    )
     assert "read 200 data row(s)" in printed
     assert "Arena: 6 models, 3000 judged pairs, 6000 battles from 6000 samples" in printed
 
