@@ -35,10 +35,13 @@ def _outputs(out: Path) -> tuple[dict, dict, list[dict]]:
 
 
 @pytest.mark.pipeline
-def test_text_quickstart_replayed_through_autorater_run(tmp_path, monkeypatch):
+def test_text_quickstart_replayed_through_autorater_run(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(REPO)
     out = tmp_path / "text"
     assert main(["run", "gecko", "--params", str(EXAMPLE / "params.json"), "--output-dir", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "  mean_score         0.8333  95% CI [" in printed  # 5/6, see below
+    assert "  pass_rate          0.6667  95% CI [" in printed and "(share of scored rows with score 1.0)" in printed
     results, metrics, errors = _outputs(out)
     assert errors == []
     # deadlines: 4 of 4 rubrics pass; haiku: 2 of 2; capital: "Sydney" fails "names Canberra", passes "one word"

@@ -80,6 +80,11 @@ def print_summary(metrics: dict[str, Any]) -> None:
         + (f"  (stdev {stdev:.4f})" if stdev is not None else "")
         + f"  over {metrics['rows_scored']} of {metrics['evaluation_count']} rows"
     )
+    for key, what in (("mean_score", ""), ("pass_rate", "  (share of scored rows with score 1.0)")):
+        if metrics.get(key) is not None:  # text rubrics (Vertex AI's names)
+            low, high = metrics.get(f"{key}_ci_lower"), metrics.get(f"{key}_ci_upper")
+            ci = f"  95% CI [{_fmt(low)}, {_fmt(high)}]" if low is not None and high is not None else ""
+            print(f"  {key:<17}  {_fmt(metrics[key])}{ci}{what}")
     recorded = metrics.get("media_probe")
     probe: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
     if probe.get("status") in ("failed", "inconclusive"):
