@@ -135,3 +135,19 @@ def test_an_unknown_pipeline_is_refused_with_the_choices(capsys):
         main(["params", "nope"])
     assert done.value.code == 2
     assert "invalid choice: 'nope' (choose from" in capsys.readouterr().err
+
+
+def test_model_parameters_description_names_its_keys_and_says_which_aliases_are_accepted():
+    import re
+
+    from autorater_pipelines.autosxs.params import ModelParameters
+    from autorater_pipelines.commands.params import parameter_table
+
+    [row] = [p for p in parameter_table("autosxs") if p["name"] == "model_a_parameters"]
+    keys = {k["name"] for k in row["keys"]}
+    named = set(re.findall(r"`(\w+)`", row["description"]))
+    assert {"max_output_tokens", "top_p"} <= named & keys  # the keys as listed below the description
+    assert named - keys <= set(ModelParameters.ALIASES)  # any other spelling named is an accepted alias
+    assert ModelParameters.model_validate({"maxOutputTokens": 5, "topP": 0.5}) == ModelParameters.model_validate(
+        {"max_output_tokens": 5, "top_p": 0.5}
+    )

@@ -78,6 +78,10 @@ def test_gecko_quickstart_keywords_and_thumbnails(gecko_quickstart_out):
     assert page.count('<img class="thumb" src="data:image/jpeg;base64,') == 3
     assert page.count('<mark class="kw"') > 3
     assert "Keyword coverage" in page
+    # a replay validator skips the probe: said neutrally, the setting apart; an empty group_by is "(none)"
+    assert "Media probe: skipped — a replay validator reads no media (setting <code>media_probe</code>: error)" in page
+    assert "Media probe (error)" not in page
+    assert "group_by = (none)" in page and "= False" not in page and "dependency_masking = false" in page
 
 
 def test_keywords_html_escapes_text():

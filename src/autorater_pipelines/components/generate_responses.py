@@ -30,7 +30,7 @@ def generate_pairwise_responses(
         id_columns: Columns whose values identify each example.
         model_a: Model A spec: a Gemini model (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/P/locations/L/endpoints/E`), `openai/<model>`, or `replay/<jsonl>` (keyed by id columns and `model` = "a").
         model_b: Model B spec, as model_a (replay key `model` = "b").
-        model_a_parameters: Generation settings for model A: `temperature`, `maxOutputTokens`/`max_output_tokens`, `topP`, `seed`, and `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`. String values such as "0.2" are accepted.
+        model_a_parameters: Generation settings for model A: `temperature`, `max_output_tokens` (or GCPC's `maxOutputTokens`), `top_p` (or `topP`), `seed`, and `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`. String values such as "0.2" are accepted.
         model_b_parameters: Generation settings for model B, as model_a_parameters.
         project: Google Cloud project for Vertex AI models.
         location: Google Cloud region for Vertex AI models.

@@ -134,7 +134,7 @@ def autosxs_pipeline(  # noqa: B006
         model_b_prompt_parameters: Model B prompt, as `model_a_prompt_parameters`.
         response_column_a: The dataset column with model A's pre-generated responses or, when the dataset has no such column and `model_a` is set, the field of model A's output holding its predictions (`content`, `predictions`, `response`, …: the generated text); empty = inferred (generated).
         response_column_b: As `response_column_a`, for model B.
-        model_a_parameters: Parameters that govern model A's predictions: `temperature`, `maxOutputTokens`, `topP`, `seed` (strings such as "0.2" accepted), and `base_url`, `max_concurrency`, `requests_per_minute`.
+        model_a_parameters: Parameters that govern model A's predictions: `temperature`, `max_output_tokens` (GCPC's `maxOutputTokens` is accepted too), `top_p` (or `topP`), `seed` (strings such as "0.2" accepted), and `base_url`, `max_concurrency`, `requests_per_minute`.
         model_b_parameters: Parameters that govern model B's predictions, as `model_a_parameters`.
         human_preference_column: Column with the human preference per example (A, B or TIE; `Model A`/`Model B` and `model_a`/`model_b` accepted, any case). Adds alignment metrics (accuracy, precision, recall, F1, Cohen's kappa).
         project: Google Cloud project of Vertex AI model calls (default: the pipeline job's project).
