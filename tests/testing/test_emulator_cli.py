@@ -102,3 +102,18 @@ def test_cli_api_versions_and_catch_all() -> None:
         process.terminate()
         assert process.wait(timeout=10) == 0
         process.stdout.close()
+
+
+def test_cli_says_in_one_line_that_the_port_is_taken(capsys) -> None:
+    import socket
+
+    from autorater_pipelines.testing.emulator import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["--port", str(port)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: the model emulator cannot listen on 127.0.0.1:{port}: ")
+    assert "another --port" in err and "Traceback" not in err and err.count("\n") == 1

@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         argv: Command-line arguments (default ``sys.argv[1:]``).
 
     Returns:
-        Process exit status (0).
+        Process exit status: 0, or 1 when the address cannot be listened on (one line on stderr, no traceback).
     """
     parser = _parser()
     args = parser.parse_args(argv)
@@ -153,9 +153,18 @@ def main(argv: list[str] | None = None) -> int:
         host=args.host,
         port=args.port,
     )
+    try:
+        emulator.start()
+    except OSError as exc:  # e.g. the port is taken by an emulator started earlier
+        print(
+            f"error: the model emulator cannot listen on {args.host}:{args.port}: {exc.strerror or exc}; stop what "
+            "listens there (an emulator started earlier?) or choose another --port",
+            file=sys.stderr,
+        )
+        return 1
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with emulator:
+    try:
         print(f"model emulator listening on {emulator.url}", flush=True)
         print(
             f"  use base_url={emulator.url!r} with gemini-*, vertex/*, gemini/* or openai/* models",
@@ -167,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
                 pass
         except KeyboardInterrupt:
             pass
+    finally:
+        emulator.stop()
     return 0
 
 
