@@ -115,7 +115,7 @@ def test_a_rerun_replaces_only_its_own_files_and_keeps_the_users(tmp_path, capsy
 
     printed = capsys.readouterr().out
     assert code == 0
-    assert f"removed outputs of an earlier run from {out}: metrics.1.json, pipeline_root\n" in printed
+    assert f"removed outputs of an earlier run from {out}: metrics.1.json, pipeline_root, report.1.html\n" in printed
     assert sorted(p.name for p in out.iterdir()) == sorted(
         [*OUTPUTS, MARKER_FILE, "model_evaluations.json", "notes.txt"]
     )
@@ -308,3 +308,90 @@ def test_only_stamped_staging_folders_of_dead_runs_on_this_host_are_removed(tmp_
     assert not dead.exists()
     assert f"removed {dead} left by an interrupted run" in capsys.readouterr().err
     assert elsewhere.is_dir() and live.is_dir() and forged.is_dir() and other_out.is_dir()
+
+
+def test_a_dangling_symlink_output_dir_is_refused_before_the_run(tmp_path, capsys):
+    """Trial F5: the run used to finish and then fail with a FileExistsError traceback, its outputs lost."""
+    out = tmp_path / "out"
+    out.symlink_to(tmp_path / "gone")
+
+    code = main(["run", "autosxs", "--params", str(_params(tmp_path)), "--output-dir", str(out), "--quiet"])
+
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert f"{str(out)!r} is a symbolic link to {str(tmp_path / 'gone')!r}, which does not exist" in err
+    assert "read 3 data row(s)" not in err and not (tmp_path / "gone").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX permissions")
+def test_a_writable_output_dir_in_a_read_only_parent_is_refused_with_a_clear_error(tmp_path):
+    """Trial F6: the lock and the staging folder go next to OUT; an unwritable parent was an OSError traceback."""
+    import shutil
+    import tempfile
+
+    if os.geteuid() == 0 and not shutil.which("setpriv"):
+        pytest.skip("running as root (which writes anywhere) and no setpriv to drop privileges")
+    base = Path(tempfile.mkdtemp(dir="/tmp"))  # outside root's private pytest folder, so nobody can read it
+    try:
+        base.chmod(0o755)
+        params = _params(base)
+        for p in base.iterdir():
+            p.chmod(0o644)
+        (base / "ro" / "out").mkdir(parents=True)
+        (base / "ro" / "out").chmod(0o777)
+        (base / "ro").chmod(0o555)
+        cmd = [sys.executable, "-m", "autorater_pipelines.cli", "run", "autosxs", "--params", str(params)]
+        cmd += ["--output-dir", str(base / "ro" / "out"), "--quiet"]
+        if os.geteuid() == 0:
+            cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "GEMINI_", "OPENAI_"))}
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**env, "HOME": str(base)})
+    finally:
+        (base / "ro").chmod(0o755)
+        shutil.rmtree(base, ignore_errors=True)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    assert (
+        f"--output-dir: '{base}/ro/out' is in '{base}/ro', which is not writable; a run keeps its lock" in proc.stderr
+    )
+
+
+def test_a_forged_marker_never_makes_a_run_remove_a_directory(tmp_path, capsys):
+    """Trial F7: ``{"files": ["photos", ...]}`` made the next run rmtree the user's folder."""
+    from autorater_pipelines.report._out_dir import replace_outputs
+
+    out = tmp_path / "out"
+    (out / "photos").mkdir(parents=True)
+    (out / "photos" / "cat.jpg").write_bytes(os.urandom(64))
+    (out / "pipeline_root").mkdir()
+    (out / "old.json").write_text("{}", encoding="utf-8")
+    record_outputs(str(out), ["photos", "pipeline_root", "old.json"], "autorater run autosxs")  # as forged
+    staged = tmp_path / "metrics.json"
+    staged.write_text("{}", encoding="utf-8")
+
+    stale = replace_outputs(str(out), {"metrics.json": str(staged)}, "autorater run autosxs")
+
+    assert (out / "photos" / "cat.jpg").is_file()
+    assert stale == ["old.json", "pipeline_root"] and not (out / "pipeline_root").exists()
+    assert f"left {out / 'photos'} alone: {MARKER_FILE} lists it, but autorater writes no such folder" in (
+        capsys.readouterr().err
+    )
+    assert _marker(out) == ["metrics.json"]  # the folder is the user's again
+
+
+def test_the_lock_never_follows_a_symlink_or_truncates_a_users_file(tmp_path):
+    """Trial F8: ``.out.lock`` a link to the user's ``.x.lock``, or a file of the user's of that name."""
+    users = tmp_path / ".x.lock"
+    users.write_text("my settings\n", encoding="utf-8")
+    (tmp_path / ".out.lock").symlink_to(users)
+    with pytest.raises(InputError, match=r"cannot open the lock file .*\.out\.lock.* it is a symbolic link: remove it"):
+        OutputLock(str(tmp_path / "out")).__enter__()
+    assert users.read_text(encoding="utf-8") == "my settings\n"
+
+    (tmp_path / ".b.lock").write_text("my notes\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"\.b\.lock' exists and is not an autorater lock file"):
+        OutputLock(str(tmp_path / "b")).__enter__()
+    assert (tmp_path / ".b.lock").read_text(encoding="utf-8") == "my notes\n"
+    (tmp_path / ".c.lock").write_text("", encoding="utf-8")  # a run killed before it wrote its lock: taken over
+    with OutputLock(str(tmp_path / "c")) as lock:
+        assert json.loads(Path(lock.path).read_text(encoding="utf-8"))["pid"] == os.getpid()

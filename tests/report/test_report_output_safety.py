@@ -65,3 +65,39 @@ def test_in_place_rescore_keeps_a_version_of_report_html(quickstart_out, copy_ou
     assert "report.1.html" in capsys.readouterr().out
     assert (out / "report.1.html").read_text(encoding="utf-8") == "<p>my edited report</p>"
     assert (out / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize("flag", ["--media-column", "--id-columns", "--prompt-column"])
+def test_report_refuses_a_column_the_results_do_not_have(mixed_gecko_out, tmp_path, capsys, flag):
+    """Trial F10: ``--media-column nosuch`` gave a report with 0 thumbnails and no word, unlike ``--group-by``."""
+    target = tmp_path / "gecko.html"
+
+    assert main(["report", str(mixed_gecko_out), "--output", str(target), flag, "nosuch"]) == 2
+
+    err = capsys.readouterr().err
+    assert f"{flag}: 'nosuch' is not a column of results.jsonl; columns: [" in err
+    assert not target.exists()
+
+
+@pytest.mark.usefixtures("no_network")
+def test_rescore_with_nothing_changed_writes_nothing_and_a_link_to_out_is_out(
+    quickstart_out, copy_out, tmp_path, capsys
+):
+    """Trial F11: a repeated re-scoring wrote version copies of identical files; ``--output-dir LINK`` (a link to
+    OUT) copied files onto themselves as if it were another directory."""
+    out = copy_out(quickstart_out)
+    assert main(["rescore", str(out), "--params", '{"ties_as_half": true}']) == 0
+    before = sorted(p.name for p in out.iterdir())
+    capsys.readouterr()
+
+    assert main(["rescore", str(out), "--params", '{"ties_as_half": true}']) == 0
+    assert f"nothing written: the files in {out} already hold this re-scoring" in capsys.readouterr().out
+    assert sorted(p.name for p in out.iterdir()) == before
+
+    link = tmp_path / "link"
+    link.symlink_to(out)
+    assert main(["rescore", str(out), "--params", '{"ties_as_half": false}', "--output-dir", str(link)]) == 0
+    printed = capsys.readouterr().out
+    assert "metrics.2.json" in printed and "judgments.1.jsonl" not in printed  # in place: only what changed
+    assert not [p for p in out.iterdir() if p.name.endswith((".tmp", ".new"))]
+    assert json.loads((out / "metrics.json").read_text(encoding="utf-8")).get("ties_as_half") is not True

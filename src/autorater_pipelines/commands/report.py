@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         group_by=args.group_by,
     )
     directory = os.path.dirname(os.path.abspath(path))
-    if os.path.basename(path) == REPORT_FILE and marked_files(directory) is not None:
-        record_outputs(directory, [REPORT_FILE], "autorater report")  # a later run may replace it
+    if not args.output or marked_files(directory) is not None:  # listed: a later report or run may replace it
+        record_outputs(directory, [os.path.basename(path)], "autorater report")
     print(f"{registry.get(kind).title} report: {os.path.abspath(path)}")
     return 0

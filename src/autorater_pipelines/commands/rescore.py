@@ -2,7 +2,8 @@
 
 By default the re-scored files replace those in OUT, each old file kept as ``<name>.<n>.<ext>``
 (``metrics.1.json`` is the run's own, ``metrics.2.json`` the first re-scoring's …), and an existing
-``report.html`` is rebuilt; with ``--output-dir DIR`` OUT is left untouched and DIR receives a complete
+``report.html`` is kept as ``report.<n>.html`` and rebuilt (a file that would not change is not rewritten);
+with ``--output-dir DIR`` OUT is left untouched and DIR receives a complete
 output directory (a DIR holding another run is refused before anything is written; in a DIR holding an
 earlier re-scoring of the same rows every replaced file is kept as a version). Options are documented in
 :mod:`autorater_pipelines.report._rescore`.
@@ -138,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {key:<{width}}  {_show(old)} → {_show(new)}")
     else:
         print("no figure changed")
-    if os.path.isfile(os.path.join(args.out, REPORT_FILE)):
+    if os.path.isfile(os.path.join(args.out, REPORT_FILE)) and written:  # nothing written: the report stands
         names = [REPORT_FILE]
         if os.path.isfile(os.path.join(target, REPORT_FILE)):  # kept as report.<n>.html, as every replaced file
             written.append(keep_version(target, REPORT_FILE))
@@ -148,6 +149,9 @@ def run(args: argparse.Namespace) -> int:
             record_outputs(target, names, "autorater rescore")
     files = [os.path.basename(p) for p in written]
     kept = [n for n in files if is_version_copy(n) or re.search(r"\.\d+\.html$", n)]  # report.1.html too
-    line = f"wrote in {os.path.abspath(target)}: " + ", ".join(n for n in files if n not in kept)
-    print(line + (f"; the earlier versions kept as {', '.join(kept)}" if kept else ""))
+    if files:
+        line = f"wrote in {os.path.abspath(target)}: " + ", ".join(n for n in files if n not in kept)
+        print(line + (f"; the earlier versions kept as {', '.join(kept)}" if kept else ""))
+    else:
+        print(f"nothing written: the files in {os.path.abspath(target)} already hold this re-scoring")
     return 0

@@ -224,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
     names = [*spec.outputs, *spec.extra_outputs(params)]
     folders = ["pipeline_root"] if args.keep_pipeline_root else []
     _check_inputs_outside(out_dir, inputs)
-    check_output_dir(out_dir, names, folders)  # before the lock too: a refused run creates nothing
+    check_output_dir(out_dir, names, folders, beside=True)  # before the lock too: a refused run creates nothing
     with OutputLock(out_dir):
         check_output_dir(out_dir, names, folders)  # again under the lock: a run that ended meanwhile wrote OUT
         _clean_partial_runs(out_dir)  # only now: a refused run removes nothing, and no live run is staging

@@ -195,6 +195,13 @@ def _group_breakdown(
     return scores_by_group(rows, column)
 
 
+def _check_columns(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], source: str) -> None:
+    """Refuse a column given on the command line that no result row has (it would show nothing, silently)."""
+    for column in columns:
+        if rows and not any(column in r for r in rows):
+            raise InputError(f"{column!r} is not a column of results.jsonl; columns: {sorted(rows[0])}", source=source)
+
+
 def _group_figure(breakdown: Mapping[str, Any]) -> FigureHTML:
     groups = breakdown["groups"]
     caption = (
@@ -353,9 +360,16 @@ def gecko_context(
         group_by: Column whose values break final_score down (default: the run's ``scoring.group_by``; none).
 
     Raises:
-        InputError: ``group_by`` is not a column of the result rows.
+        InputError: ``group_by``, ``media_column``, ``prompt_column`` or one of ``id_columns`` is not a column
+            of the result rows.
     """
     rows, m = outputs.rows, outputs.metrics
+    for flag, columns in (
+        ("--id-columns", id_columns or []),
+        ("--prompt-column", [prompt_column] if prompt_column else []),
+        ("--media-column", [media_column] if media_column else []),
+    ):
+        _check_columns(rows, columns, flag)
     ids = gecko_id_columns(outputs.rows, outputs.errors, id_columns)
     prompt = prompt_column or next((c for c in PROMPT_COLUMNS if rows and c in rows[0]), None)
     media = media_column or _media_column(rows, ids)

@@ -48,6 +48,8 @@ MARKER_FILE = ".autorater-outputs.json"
 """The marker in an output directory: ``{"written_by", "files": [names written there], "complete", "updated"}``."""
 
 _SOURCE = "--output-dir"
+_FOLDERS = ("pipeline_root",)
+"""The only folder autorater writes in an output directory (``--keep-pipeline-root``); it may remove only it."""
 
 
 def _plain(name: Any) -> bool:
@@ -116,23 +118,32 @@ def _write_marker(out_dir: str, files: Iterable[str], written_by: str, complete:
     os.replace(tmp, path)
 
 
-def check_output_dir(out_dir: str, names: Iterable[str], folders: Iterable[str] = ()) -> set[str]:
+def check_output_dir(out_dir: str, names: Iterable[str], folders: Iterable[str] = (), beside: bool = False) -> set[str]:
     """Refuse an output directory autorater may not write ``names`` into; return what its marker lists.
 
     Args:
         out_dir: The output directory (need not exist).
         names: The files the run will write in it.
         folders: The folders it will write in it (``pipeline_root``).
+        beside: Also require write access to the directory holding ``out_dir`` (``autorater run`` keeps its
+            :class:`OutputLock` file and staging folder there).
 
     Returns:
         The names an earlier run wrote there (empty for a new or empty directory).
 
     Raises:
-        InputError: ``out_dir`` is a file or cannot be created or written; a file goes where a directory is;
+        InputError: ``out_dir`` is a file, a dangling symbolic link, or cannot be created or written (with
+            ``beside``: its parent is not writable); a file goes where a directory is;
             ``out_dir`` is not empty and has no marker (naming what it holds); its marker is not valid; or one
             of ``names``/``folders`` exists there but is not in the marker.
     """
     names, folders = list(names), list(folders)
+    if os.path.islink(out_dir) and not os.path.exists(out_dir):
+        raise InputError(
+            f"{out_dir!r} is a symbolic link to {os.readlink(out_dir)!r}, which does not exist; create that "
+            "directory, remove the link, or pick another --output-dir",
+            source=_SOURCE,
+        )
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise InputError(f"{out_dir!r} exists and is not a directory", source=_SOURCE)
     for name in names:
@@ -146,6 +157,14 @@ def check_output_dir(out_dir: str, names: Iterable[str], folders: Iterable[str] 
         raise InputError(
             f"cannot create or write {out_dir!r}: {existing!r} is not a writable directory", source=_SOURCE
         )
+    if beside:  # OutputLock's lock file and a run's staging folder go next to OUT (and next to where it points)
+        for parent in sorted({os.path.dirname(os.path.abspath(out_dir)), os.path.dirname(os.path.realpath(out_dir))}):
+            if os.path.isdir(parent) and not os.access(parent, os.W_OK | os.X_OK):
+                raise InputError(
+                    f"{out_dir!r} is in {parent!r}, which is not writable; a run keeps its lock file and staging "
+                    "folder next to --output-dir, so pick an --output-dir inside a directory you can write",
+                    source=_SOURCE,
+                )
     if not os.path.isdir(out_dir):
         return set()
     present = sorted(os.listdir(out_dir))
@@ -234,9 +253,15 @@ def replace_outputs(out_dir: str, staged: dict[str, str], written_by: str, keep:
     _write_marker(out_dir, before | new, written_by, complete=False)  # a kill from here leaves nothing unlisted
     for name, src in staged.items():
         os.replace(src, os.path.join(out_dir, name))
-    stale = sorted(n for n in before - new if os.path.lexists(os.path.join(out_dir, n)))
-    for name in stale:
-        _remove(os.path.join(out_dir, name))
+    stale = []
+    for name in sorted(n for n in before - new if os.path.lexists(os.path.join(out_dir, n))):
+        path = os.path.join(out_dir, name)
+        if name not in _FOLDERS and os.path.isdir(path) and not os.path.islink(path):
+            # autorater writes no folder but pipeline_root: a marker listing another one was edited by hand
+            print(f"left {path} alone: {MARKER_FILE} lists it, but autorater writes no such folder", file=sys.stderr)
+            continue
+        _remove(path)
+        stale.append(name)
     _write_marker(out_dir, new, written_by)
     return stale
 
@@ -259,7 +284,15 @@ class OutputLock:
 
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+            except OSError as exc:
+                raise InputError(
+                    f"cannot open the lock file {self.path!r} of {self.out_dir!r} ({exc.strerror}); "
+                    + ("it is a symbolic link: remove it" if os.path.islink(self.path) else "check its parent")
+                    + " or pick another --output-dir",
+                    source=_SOURCE,
+                ) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -274,6 +307,13 @@ class OutputLock:
                 if os.fstat(fd).st_ino == os.stat(self.path).st_ino:
                     break  # else the holder removed the file as we locked it: lock the new one
             os.close(fd)
+        if os.pread(fd, 1, 0) and not _read_holder(fd):  # someone's file, not a lock autorater wrote
+            os.close(fd)
+            raise InputError(
+                f"{self.path!r} exists and is not an autorater lock file (autorater writes one with the pid, host "
+                f"and start time of the run writing {self.out_dir!r}); move it out or pick another --output-dir",
+                source=_SOURCE,
+            )
         left = _read_holder(fd)
         if left:
             print(f"took over {self.path} left by an interrupted run ({left})", file=sys.stderr)
@@ -297,6 +337,6 @@ def _read_holder(fd: int) -> str:
         holder = json.loads(os.pread(fd, 4096, 0) or b"null")
     except (OSError, ValueError):
         return ""
-    if not isinstance(holder, dict):
+    if not isinstance(holder, dict) or "pid" not in holder:
         return ""
     return f"pid {holder.get('pid')} on {holder.get('host')} since {holder.get('started')}"

@@ -6,6 +6,7 @@ is written.
 
 from __future__ import annotations
 
+import filecmp
 import os
 import re
 import shutil
@@ -57,34 +58,41 @@ def write_rescore(result: RescoreResult, directory: str, output_dir: str | None 
     The names written are added to the target's marker (:mod:`autorater_pipelines.report._out_dir`), so
     that a later ``autorater run`` into it replaces them; in place, only when the run's directory has one.
 
+    A file whose new content equals the one in place is left as it is (no version copy). ``output_dir`` is
+    compared with ``directory`` after resolving symbolic links: a link to the run's folder re-scores in place.
+
     Returns:
-        The paths written (new files and the copies of the versions they replace).
+        The paths written (new files and the copies of the versions they replace; [] in place when nothing
+        changed).
 
     Raises:
         InputError: ``output_dir`` is not a directory or holds another run (nothing written).
     """
     target = output_dir or directory
-    elsewhere = bool(output_dir) and os.path.abspath(target) != os.path.abspath(directory)
+    elsewhere = bool(output_dir) and os.path.realpath(target) != os.path.realpath(directory)  # a link to it: here
     copies = _files_to_copy(result, directory) if elsewhere else []
     if elsewhere:
         _check_target(result, directory, target, [*copies, *result.files])
     marked = os.path.isdir(target) and marked_files(target) is not None  # an invalid marker: refused here
     written = []
     os.makedirs(target, exist_ok=True)
-    for name in [*copies, *result.files]:  # every file replaced is kept as <name>.<n>.<ext>
+    for name in copies:  # every file replaced is kept as <name>.<n>.<ext>
         path = os.path.join(target, name)
         if os.path.isfile(path):
             written.append(keep_version(target, name))
-    for name in copies:
-        shutil.copyfile(os.path.join(directory, name), os.path.join(target, name) + ".tmp")
-        os.replace(os.path.join(target, name) + ".tmp", os.path.join(target, name))
-        written.append(os.path.join(target, name))
+        shutil.copyfile(os.path.join(directory, name), path + ".tmp")
+        os.replace(path + ".tmp", path)
+        written.append(path)
     for name, content in result.files.items():
         path = os.path.join(target, name)
-        if name.endswith(".jsonl"):
-            io.write_jsonl(path, content)
-        else:
-            io.write_json(path, content)
+        fresh = f"{path}.{os.getpid()}.new"
+        (io.write_jsonl if name.endswith(".jsonl") else io.write_json)(fresh, content)
+        if os.path.isfile(path) and filecmp.cmp(path, fresh, shallow=False):
+            os.remove(fresh)  # unchanged: neither a version copy nor a rewrite
+            continue
+        if os.path.isfile(path):
+            written.append(keep_version(target, name))
+        os.replace(fresh, path)
         written.append(path)
     if elsewhere or marked:
         record_outputs(target, [os.path.basename(p) for p in written], "autorater rescore")
