@@ -83,6 +83,7 @@ def test_run_recovers_the_hidden_order_and_matches_an_independent_fit(all_pairs)
         "judgments.jsonl",
         "leaderboard.jsonl",
         "metrics.json",
+        "report.html",
     ]
     board = _read_jsonl(out / "leaderboard.jsonl")
     assert [r["model"] for r in board] == list(STRENGTHS)  # best first, as the hidden strengths
