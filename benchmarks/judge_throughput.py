@@ -52,7 +52,6 @@ from pathlib import Path
 from typing import Any
 
 from autorater_pipelines import autosxs, pairwise
-from autorater_pipelines.autosxs import judge as autosxs_steps
 from autorater_pipelines.models import (
     ErrorKind,
     GenerateConfig,
@@ -63,6 +62,7 @@ from autorater_pipelines.models import (
     register_provider,
 )
 from autorater_pipelines.models._stats import LatencyHistogram
+from autorater_pipelines.pairwise import judge as pairwise_judge
 from autorater_pipelines.pairwise import tasks
 from autorater_pipelines.testing.judges import length_judge, responses_in_prompt
 
@@ -244,7 +244,7 @@ def run_ours(
 ) -> tuple[Result, list[dict[str, Any]]]:
     """``autosxs.judge_examples`` as a pipeline step calls it; the Model it builds is kept to read its stats."""
     built: list[Model] = []
-    real_get_model = autosxs_steps.get_model
+    real_get_model = pairwise_judge.get_model
 
     def recording_get_model(spec: str, config: GenerateConfig | None = None) -> Model:
         built.append(real_get_model(spec, config))
@@ -262,7 +262,7 @@ def run_ours(
         params = {k: v for k, v in params.items() if k in ("cache_dir", "progress", "base_url")}
     if sc.quota_rpm and sc.declared:
         params["requests_per_minute"] = sc.quota_rpm  # the quota the user was given
-    autosxs_steps.get_model = recording_get_model  # type: ignore[assignment]
+    pairwise_judge.get_model = recording_get_model  # type: ignore[assignment]
     try:
         started = time.perf_counter()
         judgments, _, summary = autosxs.judge_examples(
@@ -270,7 +270,7 @@ def run_ours(
         )
         seconds = time.perf_counter() - started
     finally:
-        autosxs_steps.get_model = real_get_model  # type: ignore[assignment]
+        pairwise_judge.get_model = real_get_model  # type: ignore[assignment]
     result = score_judgments(name, examples, expected, judgments, seconds, summary.retries, built[-1].stats.latency)
     return result, judgments
 

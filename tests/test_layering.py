@@ -3,7 +3,8 @@
 Module-level imports are read with ``ast`` (what runs when a module is imported): imports inside functions
 (heavy optional dependencies, KFP component bodies) are left out, and so are ``if TYPE_CHECKING:`` blocks for the
 layer order (types only); a second check keeps the type-only imports free of circles too. A failure prints the
-offending chain of files.
+offending chain of files. One rule reads every import, inside functions and ``if TYPE_CHECKING:`` too: no
+evaluation imports a sibling evaluation (issue 20; what two evaluations share lives in ``pairwise``/``evaluation``).
 """
 
 from __future__ import annotations
@@ -67,28 +68,48 @@ def _module_level(body: list[ast.stmt], type_checking: bool) -> Iterator[tuple[a
             yield from _module_level(node.body, type_checking)
 
 
+def _targets(node: ast.Import | ast.ImportFrom, name: str, package: str, modules: dict[str, Path]) -> Iterator[str]:
+    """The modules of the package one import statement of module ``name`` (in ``package``) imports."""
+    if isinstance(node, ast.Import):
+        targets = [alias.name for alias in node.names]
+    else:
+        base = node.module or ""
+        if node.level:
+            up = package.split(".")[: len(package.split(".")) - node.level + 1]
+            base = ".".join([*up, *([node.module] if node.module else [])])
+        targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+    for target in targets:
+        while target not in modules and "." in target:
+            target = target.rsplit(".", 1)[0]
+        if target in modules and target != name:
+            yield target
+
+
+def _package_of(name: str, path: Path) -> str:
+    return name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+
+
 def _imports(modules: dict[str, Path]) -> dict[str, dict[str, bool]]:
     """Module → {imported module of the package: only for types}; ``from a import b`` names ``a.b`` if a module."""
     graph: dict[str, dict[str, bool]] = {}
     for name, path in modules.items():
-        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        package = _package_of(name, path)
         edges: dict[str, bool] = {}
         for node, types_only in _module_level(ast.parse(path.read_text(encoding="utf-8")).body, False):
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            else:
-                base = node.module or ""
-                if node.level:
-                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join([*up, *([node.module] if node.module else [])])
-                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
-            for target in targets:
-                while target not in modules and "." in target:
-                    target = target.rsplit(".", 1)[0]
-                if target in modules and target != name:
-                    edges[target] = edges.get(target, True) and types_only
+            for target in _targets(node, name, package, modules):
+                edges[target] = edges.get(target, True) and types_only
         graph[name] = edges
     return graph
+
+
+def _every_import(name: str, source: str, modules: dict[str, Path], package: str) -> dict[str, int]:
+    """Module of the package → first line importing it, over every import of ``source`` (functions included)."""
+    found: dict[str, int] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for target in _targets(node, name, package, modules):
+                found.setdefault(target, node.lineno)
+    return found
 
 
 def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -150,7 +171,22 @@ def _layer(module: str) -> tuple[int, str]:
     raise AssertionError(f"{module}: {top!r} has no declared layer; add it to LAYERS in {__file__}")
 
 
-GRAPH = _imports(_modules())
+MODULES = _modules()
+GRAPH = _imports(MODULES)
+EVALUATIONS = LAYERS[[i for i, names in enumerate(LAYERS) if "autosxs" in names][0]]
+"""The evaluation packages: siblings in one layer."""
+
+
+def _sibling_evaluation_imports(name: str, source: str, package: str) -> list[str]:
+    """``module:line -> target`` for each import of a sibling evaluation, anywhere in ``source``."""
+    top = _layer(name)[1]
+    if top not in EVALUATIONS:
+        return []
+    return [
+        f"{name}:{line} -> {target}"
+        for target, line in sorted(_every_import(name, source, MODULES, package).items())
+        if _layer(target)[1] in EVALUATIONS and _layer(target)[1] != top
+    ]
 
 
 def test_the_graph_sees_the_package_and_its_imports() -> None:
@@ -185,4 +221,40 @@ def test_imports_run_down_the_layers(module: str) -> None:
             up.append(f"{module} ({top or PACKAGE}) -> {target} ({target_top or PACKAGE})")
     assert not up, (
         "imports running up or sideways the layers " + " < ".join("/".join(n) for n in LAYERS) + ":\n" + ("\n".join(up))
+    )
+
+
+def test_the_sibling_rule_sees_imports_inside_functions() -> None:
+    """The reading finds in-function and type-only imports (else the rule below could pass on nothing)."""
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from autorater_pipelines.gecko import params\n"
+        "def evaluate():\n"
+        "    from autorater_pipelines.autosxs.steps import judge_examples\n"
+        "    from autorater_pipelines.pairwise import judge\n"
+        "    from . import leaderboard\n"
+    )
+    found = _sibling_evaluation_imports(f"{PACKAGE}.arena.dataframe", source, f"{PACKAGE}.arena")
+    assert found == [
+        f"{PACKAGE}.arena.dataframe:5 -> {PACKAGE}.autosxs.steps",
+        f"{PACKAGE}.arena.dataframe:3 -> {PACKAGE}.gecko.params",
+    ]
+    in_function = _every_import(
+        f"{PACKAGE}.components.autosxs_report",
+        MODULES[f"{PACKAGE}.components.autosxs_report"].read_text(encoding="utf-8"),
+        MODULES,
+        f"{PACKAGE}.components",
+    )
+    assert f"{PACKAGE}.report" in in_function  # the KFP component body's import, inside its function
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _layer(m)[1] in EVALUATIONS))
+def test_no_evaluation_imports_a_sibling_evaluation(module: str) -> None:
+    """Not at module level, not inside a function, not for types: shared code belongs in a lower layer."""
+    path = MODULES[module]
+    found = _sibling_evaluation_imports(module, path.read_text(encoding="utf-8"), _package_of(module, path))
+    assert not found, (
+        f"imports of a sibling evaluation ({', '.join(EVALUATIONS)}); move what they share to "
+        "autorater_pipelines.pairwise or autorater_pipelines.evaluation:\n" + "\n".join(found)
     )

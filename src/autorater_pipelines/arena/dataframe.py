@@ -12,7 +12,8 @@
 
 It checks the whole run first with the pipeline's :func:`~autorater_pipelines.arena.preflight.validate_run` (the
 same parameter model, the judge model, every row), so a bad parameter is refused before the first model call; then
-it judges the pair examples with the same judge step as the pipeline, through the same model-call layer (cache,
+it judges the pair examples with the judge stage the pipeline's judging step runs
+(:func:`~autorater_pipelines.pairwise.judge.judge_shard`), through the same model-call layer (cache,
 retries, rate limits), and fits the leaderboard with the pipeline's ranking step.
 """
 
@@ -25,6 +26,9 @@ from autorater_pipelines import io
 from autorater_pipelines.arena.leaderboard import leaderboard_from_judgments
 from autorater_pipelines.arena.preflight import validate_run
 from autorater_pipelines.evaluation.notebook import frame_rows, outside_event_loop
+from autorater_pipelines.pairwise import tasks
+from autorater_pipelines.pairwise.judge import judge_shard
+from autorater_pipelines.pairwise.stages import Autorater
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -70,10 +74,6 @@ def evaluate(
     """
     import pandas as pd
 
-    # The judge step AutoSxS's pipeline runs (the arena pipeline runs its component): shared until it moves to the
-    # pairwise core.
-    from autorater_pipelines.autosxs.steps import judge_examples
-
     frame = frame_rows(df, id_columns=id_columns)
     judge = dict(parameters.pop("autorater_parameters", None) or {})
     judge.setdefault("progress", progress)
@@ -91,16 +91,14 @@ def evaluate(
         **parameters,
     }
     run = validate_run(params, probe_endpoint=True, dataset=dataset)
-    judgments, errors, _ = judge_examples(
-        examples=run.rows or [],
-        task=run.params.task,
-        id_columns=run.params.pair_id_columns,
-        autorater_model=run.params.autorater_model,
-        autorater_parameters=run.params.autorater_parameters,
+    autorater = Autorater.of(
+        run.params.autorater_model,
+        run.params.autorater_parameters,
         project=run.params.project,
         location=run.params.location,
-        experimental_args=run.params.experimental_args,
     )
+    task_def = tasks.get_task(run.params.task, dict(run.params.experimental_args or {}))
+    judgments, errors, _ = judge_shard(run.rows or [], autorater, task_def, run.params.pair_id_columns)
     leaderboard, metrics = leaderboard_from_judgments(judgments, run.params.id_columns, run.params.ranking())
     table = pd.DataFrame(judgments)
     table.attrs["error_messages"] = errors

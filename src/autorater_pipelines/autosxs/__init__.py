@@ -8,20 +8,19 @@ Modules, in the order data flows through them:
 - :mod:`~autorater_pipelines.autosxs.prepare` — the first stage: dataset checked, prompt parameters rendered;
 - :mod:`~autorater_pipelines.autosxs.sides` — where each side's responses come from (column or model);
 - :mod:`~autorater_pipelines.autosxs.inference` — model A / model B responses when the dataset has none;
-- :mod:`~autorater_pipelines.autosxs.judge` — the judge stage (one shard of examples through the autorater);
 - :mod:`~autorater_pipelines.autosxs.shards` — which examples each judging shard takes, and the merge;
 - :mod:`~autorater_pipelines.autosxs.metrics` — win rates, position consistency, human alignment;
 - :mod:`~autorater_pipelines.autosxs.export` — the metrics and export steps (JSONL, JSON, BigQuery);
 - :mod:`~autorater_pipelines.autosxs.dataframe` — :func:`evaluate` on a pandas DataFrame (notebooks, no KFP).
 
-Task definitions, the sample schedule, verdict parsing, voting and confidence are the pairwise core
-(:mod:`autorater_pipelines.pairwise`), shared with the arena evaluation; ``autosxs.tasks`` is
+Task definitions, the sample schedule, verdict parsing, voting, confidence and the judge stage
+(:mod:`~autorater_pipelines.pairwise.judge`, :class:`~autorater_pipelines.pairwise.stages.Autorater`) are the
+pairwise core (:mod:`autorater_pipelines.pairwise`), shared with the arena evaluation; ``autosxs.tasks`` is
 :mod:`autorater_pipelines.pairwise.tasks`.
 """
 
 from autorater_pipelines.autosxs.dataframe import evaluate
 from autorater_pipelines.autosxs.export import ExportResult, aggregate_judgments, export_judgments
-from autorater_pipelines.autosxs.judge import JudgeSummary
 from autorater_pipelines.autosxs.metrics import console_metrics
 from autorater_pipelines.autosxs.params import (
     Autorater,
@@ -40,6 +39,7 @@ from autorater_pipelines.autosxs.prepare import prepare_examples
 from autorater_pipelines.autosxs.shards import merge_shards, select_shard, shard_count
 from autorater_pipelines.autosxs.steps import judge_examples, prepare_run
 from autorater_pipelines.pairwise import tasks
+from autorater_pipelines.pairwise.judge import JudgeSummary
 
 __all__ = [
     "Autorater",

@@ -17,7 +17,7 @@ It checks the whole run first with the pipeline's :func:`~autorater_pipelines.au
 parameter, ``model_a_parameters``/``model_b_parameters`` included, the models and an explicit ``base_url``, the
 rows), so a bad parameter is refused before the first model call; then it calls the same step functions as the
 ``autosxs`` pipeline (:func:`~autorater_pipelines.autosxs.inference.generate_missing`,
-:func:`~autorater_pipelines.autosxs.judge.judge_shard`, :func:`~autorater_pipelines.autosxs.
+:func:`~autorater_pipelines.pairwise.judge.judge_shard`, :func:`~autorater_pipelines.autosxs.
 aggregate_judgments`) through the same model-call layer (cache, retries, rate limits, a tqdm progress bar),
 takes the pipeline's parameters by the same names, and works inside Jupyter's running event loop.
 """
@@ -28,10 +28,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from autorater_pipelines import io
-from autorater_pipelines.autosxs import export, inference, judge
+from autorater_pipelines.autosxs import export, inference
 from autorater_pipelines.autosxs.preflight import validate_run
 from autorater_pipelines.evaluation.notebook import frame_rows, outside_event_loop
-from autorater_pipelines.pairwise import tasks
+from autorater_pipelines.pairwise import judge, tasks
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -27,6 +27,7 @@ from autorater_pipelines.evaluation.parameters import (
 )
 from autorater_pipelines.evaluation.stages import ModelStage
 from autorater_pipelines.pairwise.settings import SOURCE, AutoraterParameters
+from autorater_pipelines.pairwise.stages import Autorater
 
 __all__ = [
     "EXPERIMENTAL_ARGS",
@@ -72,23 +73,6 @@ class ModelParameters(ModelCallOptions):
         "max_tokens": "max_output_tokens",
         "topP": "top_p",
     }
-
-
-class Autorater(ModelStage):
-    """The autorater stage: ``autorater_model`` and ``autorater_parameters`` (judge settings and call options)."""
-
-    SOURCE: ClassVar[str] = "autorater"
-    options: AutoraterParameters = pydantic.Field(default_factory=AutoraterParameters)
-
-    @classmethod
-    def of(cls, model: str = "", parameters: Any = None, *, project: str = "", location: str = "") -> Autorater:
-        """The stage from its pipeline parameters as a step receives them (``parameters`` a dict, None or parsed).
-
-        Raises:
-            InputError: an unknown key or a bad value of ``autorater_parameters``.
-        """
-        options = AutoraterParameters.parse(parameters, source=SOURCE)
-        return cls(model=model or DEFAULT_MODEL, options=options, project=project or "", location=location or "")
 
 
 class ResponseModel(ModelStage):

@@ -1,14 +1,15 @@
 """The AutoSxS pipeline steps: what each component calls, once.
 
 Each step takes the component's inputs (paths and the pipeline parameters), builds the typed stages from the
-parameter model (:class:`~autorater_pipelines.autosxs.params.Autorater`,
+parameter model (:class:`~autorater_pipelines.pairwise.stages.Autorater`,
 :class:`~autorater_pipelines.autosxs.params.ResponseModel`) and hands them whole to a stage module:
 :mod:`~autorater_pipelines.autosxs.prepare` (dataset checked, prompt parameters rendered),
 :mod:`~autorater_pipelines.autosxs.inference` (model A / model B responses; the ``generate_pairwise_responses``
 component calls :func:`~autorater_pipelines.autosxs.inference.fill_missing_responses`),
-:mod:`~autorater_pipelines.autosxs.judge` (the autorater), :mod:`~autorater_pipelines.autosxs.shards` (the merge)
-and :mod:`~autorater_pipelines.autosxs.export` (metrics and export). The components' calls and their keyword
-names are part of the compiled templates (``compiled/autosxs.yaml``), so these signatures stay as they are.
+:mod:`~autorater_pipelines.pairwise.judge` (the autorater, shared with arena),
+:mod:`~autorater_pipelines.autosxs.shards` (the merge) and :mod:`~autorater_pipelines.autosxs.export` (metrics and
+export). The components' calls and their keyword names are part of the compiled templates
+(``compiled/autosxs.yaml``), so these signatures stay as they are.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from autorater_pipelines import io
-from autorater_pipelines.autosxs import judge
-from autorater_pipelines.autosxs.params import Autorater, AutoraterParameters
+from autorater_pipelines.autosxs.params import AutoraterParameters
 from autorater_pipelines.autosxs.preflight import validate_run
 from autorater_pipelines.evaluation.parameters import ValidatedRun
-from autorater_pipelines.pairwise import tasks
+from autorater_pipelines.pairwise import judge, tasks
+from autorater_pipelines.pairwise.stages import Autorater
 
 __all__ = ["judge_examples", "prepare_run"]
 

@@ -9,7 +9,8 @@ from autorater_pipelines.components.arena_report import build_arena_report
 from autorater_pipelines.components.online_evaluation_pairwise import online_evaluation_pairwise
 from autorater_pipelines.components.prepare_arena import prepare_arena_pairs
 from autorater_pipelines.components.rank_arena import rank_arena_models
-from autorater_pipelines.pipelines.autosxs import LOCATION_PLACEHOLDER, PROJECT_ID_PLACEHOLDER, judge_in_shards
+from autorater_pipelines.pipelines._pairwise import judge_in_shards
+from autorater_pipelines.pipelines._placeholders import LOCATION_PLACEHOLDER, PROJECT_ID_PLACEHOLDER
 
 
 class PipelineOutput(NamedTuple):

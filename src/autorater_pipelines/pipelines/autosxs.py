@@ -3,22 +3,19 @@
 from typing import Any, Dict, List, NamedTuple
 
 from kfp import dsl
-from kfp.dsl import Dataset, Input, Metrics
+from kfp.dsl import Dataset, Metrics
 
 from autorater_pipelines.components.autosxs_report import build_autosxs_report
 from autorater_pipelines.components.export_judgments import export_pairwise_judgments
 from autorater_pipelines.components.generate_responses import generate_pairwise_responses
-from autorater_pipelines.components.judge_pairwise import judge_pairwise_examples
 from autorater_pipelines.components.model_evaluation_text_generation_pairwise import (
     model_evaluation_text_generation_pairwise,
 )
 from autorater_pipelines.components.online_evaluation_pairwise import online_evaluation_pairwise
 from autorater_pipelines.components.prepare_pairwise import prepare_pairwise_examples
+from autorater_pipelines.pipelines._pairwise import judge_in_shards
+from autorater_pipelines.pipelines._placeholders import LOCATION_PLACEHOLDER, PROJECT_ID_PLACEHOLDER
 from autorater_pipelines.pipelines._retry import retry_model_step
-
-# Resolved by Vertex AI Pipelines to the job's project and region (same strings as GCPC's placeholders).
-PROJECT_ID_PLACEHOLDER = "{{$.pipeline_google_cloud_project_id}}"
-LOCATION_PLACEHOLDER = "{{$.pipeline_google_cloud_location}}"
 
 
 class PipelineOutput(NamedTuple):
@@ -31,67 +28,6 @@ class PipelineOutput(NamedTuple):
     judgments: Dataset
     error_messages: Dataset
     autosxs_metrics: Metrics
-
-
-class ShardOutputs(NamedTuple):
-    """Collected outputs of the judging shards."""
-
-    judgments: List[Dataset]
-    error_messages: List[Dataset]
-
-
-# Shards run as a nested pipeline: its ParallelFor iterates over a pipeline input. (The KFP local runner
-# cannot iterate over a task output directly, and mis-resolves task outputs used inside the loop.)
-@dsl.pipeline(name="judge-in-shards", description="Judges the examples in parallel shards.")
-def judge_in_shards(
-    examples: Input[Dataset],
-    shard_indices: List[int],
-    shard_count: int,
-    task: str,
-    id_columns: List[str],
-    autorater_model: str,
-    autorater_parameters: Dict[str, Any],
-    project: str,
-    location: str,
-    experimental_args: Dict[str, Any],
-) -> ShardOutputs:
-    """Judges every shard of the examples with the autorater; one task per shard.
-
-    Args:
-        examples: JSONL of examples with both responses.
-        shard_indices: `[0, ..., shard_count - 1]`.
-        shard_count: Number of shards.
-        task: Evaluation task `{task}@{version}`.
-        id_columns: Columns whose values identify each example.
-        autorater_model: Autorater model spec.
-        autorater_parameters: Autorater settings.
-        project: Google Cloud project for Vertex AI models.
-        location: Google Cloud region for Vertex AI models.
-        experimental_args: Experimental arguments.
-
-    Returns:
-        judgments: JSONL judgments of each shard.
-        error_messages: JSONL error messages of each shard.
-    """
-    with dsl.ParallelFor(items=shard_indices, name="judging-shards") as shard_index:
-        judge = judge_pairwise_examples(
-            prepared_examples=examples,
-            task=task,
-            id_columns=id_columns,
-            autorater_model=autorater_model,
-            autorater_parameters=autorater_parameters,
-            project=project,
-            location=location,
-            experimental_args=experimental_args,
-            shard_index=shard_index,
-            shard_count=shard_count,
-            pipeline_root=dsl.PIPELINE_ROOT_PLACEHOLDER,
-        ).set_display_name("Judge shard")
-        retry_model_step(judge)  # resumes from the cache
-    return ShardOutputs(
-        judgments=dsl.Collected(judge.outputs["judgments"]),
-        error_messages=dsl.Collected(judge.outputs["error_messages"]),
-    )
 
 
 # Mutable defaults mirror GCPC's signature; KFP copies them into the compiled spec.

@@ -11,11 +11,8 @@ from autorater_pipelines.components.gecko_report import build_gecko_report
 from autorater_pipelines.components.gecko_rubrics import prepare_gecko_rubrics
 from autorater_pipelines.components.gecko_score import score_gecko_validations
 from autorater_pipelines.components.gecko_validate import validate_gecko_media
+from autorater_pipelines.pipelines._placeholders import LOCATION_PLACEHOLDER, PROJECT_ID_PLACEHOLDER
 from autorater_pipelines.pipelines._retry import retry_model_step
-
-# Resolved by Vertex AI Pipelines to the job's project and region (same strings as GCPC's placeholders).
-PROJECT_ID_PLACEHOLDER = "{{$.pipeline_google_cloud_project_id}}"
-LOCATION_PLACEHOLDER = "{{$.pipeline_google_cloud_location}}"
 
 
 class PipelineOutput(NamedTuple):

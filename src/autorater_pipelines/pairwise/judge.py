@@ -1,5 +1,6 @@
-"""The AutoSxS judge stage: judge prepared examples with the autorater and vote over samples.
+"""The pairwise judge stage: judge prepared examples with the autorater and vote over samples.
 
+Shared by every pairwise evaluation (AutoSxS's ``judge_examples`` step, arena's DataFrame API and pipeline).
 Every example ends as one judgment (choice ``A``, ``B``, ``TIE`` or ``ERROR``); every failed sample or row is
 also an error row (:mod:`autorater_pipelines.evaluation.error_rows`): stage ``judge`` with ``sample_index``,
 ``flipped`` and ``row_judged`` (False when the row's choice is ``ERROR``), or stage ``inference`` with ``model``
@@ -15,13 +16,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from autorater_pipelines import io, pairwise
-from autorater_pipelines.autosxs.params import Autorater
 from autorater_pipelines.errors import ModelCallError
 from autorater_pipelines.evaluation.error_rows import error_row, split_error
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.models import ErrorKind, Model, ModelOutput, ModelRequest, get_model, shared_pace
 from autorater_pipelines.pairwise import tasks
 from autorater_pipelines.pairwise.settings import check_verdict_settings
+from autorater_pipelines.pairwise.stages import Autorater
 
 __all__ = ["JudgeSummary", "judge_shard"]
 
@@ -212,7 +213,9 @@ def judge_shard(
     response cache).
 
     Args:
-        examples: Prepared examples (:mod:`autorater_pipelines.autosxs.prepare`).
+        examples: Prepared examples: the id columns, the task's prompt parameter keys, ``response_a`` and
+            ``response_b`` (None when generation failed; ``inference_error_a``/``_b`` give why), as
+            :mod:`autorater_pipelines.autosxs.prepare` and :mod:`autorater_pipelines.arena.prepare` build them.
         autorater: The autorater stage: model spec, ``autorater_parameters`` (judge settings and call options),
             project and region.
         task: The task definition (criteria, judge prompt, score rubric).
