@@ -74,20 +74,7 @@ def check_prompt_setup(run: AutosxsParams) -> tasks.TaskDefinition:
     for side in ("a", "b"):
         model_sides.require_source(side, getattr(run, f"response_column_{side}"), getattr(run, f"model_{side}"))
     given = run.autorater_prompt_parameters
-    missing = [k for k in task_def.required_prompt_parameter_keys if k not in given]
-    if missing:
-        raise InputError(
-            f"task {run.task!r} needs prompt parameters {missing}; map each to a column or template, e.g. "
-            f'{{"{missing[0]}": {{"column": "question"}}}}',
-            source="autorater_prompt_parameters",
-        )
-    known = set(task_def.required_prompt_parameter_keys) | set(task_def.optional_prompt_parameter_keys)
-    unknown = sorted(set(given) - known)
-    if unknown:
-        raise InputError(
-            f"unknown prompt parameters {unknown} for task {run.task!r}; valid: {sorted(known)}",
-            source="autorater_prompt_parameters",
-        )
+    tasks.check_prompt_parameters(task_def, run.task, given)
     _check_reserved_names(run.id_columns, run.human_preference_column, given)
     return task_def
 

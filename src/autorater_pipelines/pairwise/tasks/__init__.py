@@ -9,7 +9,7 @@
 from autorater_pipelines.pairwise.tasks._builtin import BUILTIN_TASKS
 from autorater_pipelines.pairwise.tasks._definition import Criterion, TaskDefinition
 from autorater_pipelines.pairwise.tasks._judge_prompt import CHOICES, JUDGE_PROMPT_TEMPLATE, JUDGMENT_SCHEMA
-from autorater_pipelines.pairwise.tasks._registry import available_tasks, get_task
+from autorater_pipelines.pairwise.tasks._registry import available_tasks, check_prompt_parameters, get_task
 
 __all__ = [
     "BUILTIN_TASKS",
@@ -19,5 +19,6 @@ __all__ = [
     "Criterion",
     "TaskDefinition",
     "available_tasks",
+    "check_prompt_parameters",
     "get_task",
 ]

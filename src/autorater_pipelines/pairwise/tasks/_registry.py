@@ -19,7 +19,7 @@ from autorater_pipelines.pairwise.tasks._custom import SOURCE as CUSTOM_SOURCE
 from autorater_pipelines.pairwise.tasks._custom import parse_custom_task
 from autorater_pipelines.pairwise.tasks._definition import TaskDefinition
 
-__all__ = ["available_tasks", "get_task"]
+__all__ = ["available_tasks", "check_prompt_parameters", "get_task"]
 
 _CUSTOM = "custom"
 _VERSION = re.compile(r"^(\d{3}|latest)$")
@@ -99,3 +99,26 @@ def get_task(task: str, experimental_args: Mapping[str, Any] | None = None) -> T
             f"task {name!r} has no version {version!r}; valid versions: {sorted(versions)} or 'latest'", source="task"
         )
     return versions[resolved].model_copy(deep=True)
+
+
+def check_prompt_parameters(task_def: TaskDefinition, task: str, given: Mapping[str, Any]) -> None:
+    """Check that ``given`` autorater prompt parameters are exactly what task ``task`` takes.
+
+    Raises:
+        InputError: a required prompt parameter is missing (the message shows how to map it), or one the task does
+            not know is given (listing the valid ones); source ``autorater_prompt_parameters``.
+    """
+    missing = [k for k in task_def.required_prompt_parameter_keys if k not in given]
+    if missing:
+        raise InputError(
+            f"task {task!r} needs prompt parameters {missing}; map each to a column or template, e.g. "
+            f'{{"{missing[0]}": {{"column": "question"}}}}',
+            source="autorater_prompt_parameters",
+        )
+    known = set(task_def.required_prompt_parameter_keys) | set(task_def.optional_prompt_parameter_keys)
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise InputError(
+            f"unknown prompt parameters {unknown} for task {task!r}; valid: {sorted(known)}",
+            source="autorater_prompt_parameters",
+        )
