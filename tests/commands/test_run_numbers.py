@@ -242,6 +242,12 @@ def test_sigkill_of_autorater_run_stops_its_pipeline_and_the_next_run_cleans_up(
     refused = _autorater(["run", "autosxs", "--params", str(params_path), "--output-dir", str(out)], _clean_env())
     _, stderr = refused.communicate(timeout=600)
     assert refused.returncode == 2 and b"Traceback" not in stderr
+    # A refused run removes nothing (a user's folder named like a staging folder must survive it); a run that is
+    # accepted cleans up first, under the OUT lock: the cleanup it calls removes the killed run's stamped folder.
+    assert list(tmp_path.glob(".out.partial-*")), "a refused run removes nothing"
+    from autorater_pipelines.commands.run import _clean_partial_runs
+
+    _clean_partial_runs(os.path.abspath(out))
     assert not list(tmp_path.glob(".out.partial-*")), "the next run removes the staging folder of the killed one"
 
 
