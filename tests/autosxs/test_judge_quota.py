@@ -19,22 +19,6 @@ from autorater_pipelines.testing.judges import length_judge
 TASK = "question_answering@001"
 
 
-def _examples(tmp_path: Path, rows: int) -> list[dict]:
-    dataset = tmp_path / "dataset.jsonl"
-    with open(dataset, "w", encoding="utf-8") as f:
-        for i in range(rows):
-            a, b = "word " * (5 + i % 7), "word " * (8 + i % 3) + "x"
-            f.write(json.dumps({"id": f"q{i}", "question": f"question {i}?", "a": a, "b": b}) + "\n")
-    return autosxs.prepare_examples(
-        evaluation_dataset=str(dataset),
-        task=TASK,
-        id_columns=["id"],
-        autorater_prompt_parameters={"inference_instruction": {"column": "question"}},
-        response_column_a="a",
-        response_column_b="b",
-    )
-
-
 def _judge(examples: list[dict], url: str, tmp_path: Path, **params) -> tuple:
     return autosxs.judge_examples(
         examples=examples,
@@ -47,8 +31,10 @@ def _judge(examples: list[dict], url: str, tmp_path: Path, **params) -> tuple:
     )
 
 
-def test_when_the_calls_stop_early_the_step_writes_what_it_has_and_error_rows_with_the_reason(tmp_path) -> None:
-    examples = _examples(tmp_path, 6)
+def test_when_the_calls_stop_early_the_step_writes_what_it_has_and_error_rows_with_the_reason(
+    tmp_path, qa_examples
+) -> None:
+    examples = qa_examples(6)
     with ModelEmulator(length_judge) as emulator:
         assert _judge(examples[:2], emulator.url, tmp_path)[2].error_count == 0  # the endpoint works
         emulator.inject_failures(100, status=400, retry_after_s=None)  # then every call is refused
@@ -65,8 +51,8 @@ def test_when_the_calls_stop_early_the_step_writes_what_it_has_and_error_rows_wi
     assert metrics["not_called_count"] == 5 and metrics["error_count"] == 6
 
 
-def test_strict_mode_fails_the_step_after_writing(tmp_path) -> None:
-    examples = _examples(tmp_path, 3)
+def test_strict_mode_fails_the_step_after_writing(tmp_path, qa_examples) -> None:
+    examples = qa_examples(3)
     with ModelEmulator(length_judge) as emulator:
         emulator.inject_failures(100, status=401, retry_after_s=None)  # a wrong endpoint stops at once
         with pytest.raises(ModelCallError, match=rf"{emulator.url} \(model 'gemini-2.5-flash'\) refused the call"):
@@ -96,9 +82,9 @@ SHARD_SCRIPT = textwrap.dedent(
 )
 
 
-def test_parallel_shards_divide_the_declared_quota(tmp_path) -> None:
+def test_parallel_shards_divide_the_declared_quota(tmp_path, qa_examples) -> None:
     """4 shard processes, requests_per_minute 240 (4/s) declared: together they stay within it."""
-    examples = _examples(tmp_path, 12)
+    examples = qa_examples(12)
     examples_path = tmp_path / "examples.jsonl"
     examples_path.write_text("".join(json.dumps(e) + "\n" for e in examples))
     script = tmp_path / "shard.py"

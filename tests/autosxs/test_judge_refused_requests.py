@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import pytest
 
@@ -27,22 +26,6 @@ TOO_LARGE = (
 )
 GEMINI_PER_REQUEST = "Resource has been exhausted: the request's input tokens exceed the per-request token quota."
 PLAIN = "Rate limit reached for gpt-4o on requests per min (RPM): Limit 500, Used 500, Requested 1."
-
-
-def _examples(tmp_path: Path, rows: int) -> list[dict]:
-    dataset = tmp_path / "dataset.jsonl"
-    with open(dataset, "w", encoding="utf-8") as f:
-        for i in range(rows):
-            a, b = "word " * (5 + i % 7), "word " * (8 + i % 3) + "x"
-            f.write(json.dumps({"id": f"q{i}", "question": f"question {i}?", "a": a, "b": b}) + "\n")
-    return autosxs.prepare_examples(
-        evaluation_dataset=str(dataset),
-        task=TASK,
-        id_columns=["id"],
-        autorater_prompt_parameters={"inference_instruction": {"column": "question"}},
-        response_column_a="a",
-        response_column_b="b",
-    )
 
 
 def _refusing(refusal: Refusal):
@@ -117,9 +100,11 @@ STALL_S = {  # the budget (default 60 s)
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_two_rows_refused_every_time_end_as_errors_and_the_others_are_judged_at_full_pace(tmp_path, case) -> None:
+def test_two_rows_refused_every_time_end_as_errors_and_the_others_are_judged_at_full_pace(
+    tmp_path, case, qa_examples
+) -> None:
     spec, refusal, reason = CASES[case]
-    examples = _examples(tmp_path, 12)
+    examples = qa_examples(12)
     with ModelEmulator(_refusing(refusal), latency_s=0.05) as emulator:
         url = emulator.url
         started = time.monotonic()
@@ -164,14 +149,14 @@ def test_two_rows_refused_every_time_end_as_errors_and_the_others_are_judged_at_
     assert times[-1] - times[0] < 5.0, times[-1] - times[0]
 
 
-def test_the_run_summary_shows_the_servers_own_429_message(tmp_path, capsys) -> None:
+def test_the_run_summary_shows_the_servers_own_429_message(tmp_path, capsys, qa_examples) -> None:
     from autorater_pipelines.commands.run import _print_error_reasons
 
     spec, refusal, _ = CASES["openai-request-too-large"]
     with ModelEmulator(_refusing(refusal), latency_s=0.01) as emulator:
         url = emulator.url
         _, errors, _ = autosxs.judge_examples(
-            examples=_examples(tmp_path, 4)[3:],
+            examples=qa_examples(4)[3:],
             task=TASK,
             id_columns=["id"],
             autorater_model=spec,
