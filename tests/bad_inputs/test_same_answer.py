@@ -281,6 +281,15 @@ MALFORMED_URIS = [
     ({"evaluation_dataset": "gs://my-bucket"}, r"^evaluation_dataset: gs://my-bucket: the gs:// URI names a bucket"),
     ({"evaluation_dataset": "gs://my-bucket/data/"}, r"^evaluation_dataset: gs://my-bucket/data/: names a folder"),
     (
+        {"evaluation_dataset": "gs://My-Bucket/data.jsonl"},
+        r"^evaluation_dataset: gs://My-Bucket/data\.jsonl: invalid bucket name 'My-Bucket': Cloud Storage bucket names "
+        r"use lowercase letters",
+    ),
+    (
+        {"evaluation_dataset": "gs://my bucket/data.jsonl"},
+        r"^evaluation_dataset: gs://my bucket/data\.jsonl: invalid bucket name 'my bucket'",
+    ),
+    (
         {"evaluation_dataset": "gs://my-*/data.jsonl"},
         r"^evaluation_dataset: gs://my-\*/data\.jsonl: wildcards are not supported in the bucket name",
     ),

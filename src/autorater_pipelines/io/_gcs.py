@@ -31,12 +31,16 @@ STORAGE_EMULATOR_ENV = "STORAGE_EMULATOR_HOST"
 
 _SPOOL_BYTES = 64 * 1024 * 1024
 
+_BUCKET_NAME = re.compile(r"[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?")
+"""The characters of a Cloud Storage bucket name (its length and reserved words are left to the server)."""
+
 
 def split_gcs_uri(uri: str, *, need_object: bool = True) -> tuple[str, str]:
     """Split ``gs://bucket/a/b.jsonl`` into ``("bucket", "a/b.jsonl")``.
 
     Raises:
-        InputError: Not a ``gs://`` URI, no bucket, or (with ``need_object``) no object name.
+        InputError: Not a ``gs://`` URI, no bucket, a bucket name Cloud Storage cannot have (capitals, spaces,
+            other characters; its length is left to the server), or (with ``need_object``) no object name.
 
     """
     if not uri.lower().startswith("gs://"):
@@ -46,6 +50,13 @@ def split_gcs_uri(uri: str, *, need_object: bool = True) -> tuple[str, str]:
         raise InputError("the gs:// URI has no bucket name; write gs://BUCKET/path/to/file.jsonl", source=uri)
     if has_wildcard(bucket):
         raise InputError("wildcards are not supported in the bucket name, only in the object name", source=uri)
+    if not _BUCKET_NAME.fullmatch(bucket):
+        raise InputError(
+            f"invalid bucket name {bucket!r}: Cloud Storage bucket names use lowercase letters, digits, dashes (-), "
+            "underscores (_) and dots (.), and start and end with a letter or digit "
+            "(https://cloud.google.com/storage/docs/buckets#naming)",
+            source=uri,
+        )
     if need_object and not name:
         raise InputError("the gs:// URI names a bucket but no object; write gs://BUCKET/path/to/file.jsonl", source=uri)
     return bucket, name
