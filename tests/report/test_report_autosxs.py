@@ -157,6 +157,16 @@ def test_data_is_escaped_and_the_page_loads_nothing(tmp_path):
     assert page.count("<script>") == 2  # the error hook in <head> and the page script, both inline
 
 
+def test_control_characters_a_model_wrote_are_shown_as_control_pictures_not_written_raw(tmp_path):
+    # A raw NUL is a parse error in HTML; an escape sequence would be invisible. Both are shown as U+24xx.
+    written = "before\x00after \x1b[31mred\x7f\tend"
+    params = quickstart_params(tmp_path, responses={"q1": {"answer_model_a": written}})
+    out = autosxs_run(tmp_path / "out", params)
+    page = render_report(load_outputs(str(out)))
+    assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", page)
+    assert "before\u2400after \u241b[31mred\u2421\tend" in page
+
+
 def test_past_max_rows_flagged_rows_are_kept(llmbar_out):
     # 51 flagged rows: 25 where the autorater chose the model the human did not, 26 ties
     page = render_report(load_outputs(str(llmbar_out)), max_rows=60)

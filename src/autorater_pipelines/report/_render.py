@@ -38,6 +38,12 @@ _ENV.filters["cell"] = lambda value: (
 )
 """Table cell text: strings as they are, other values as JSON (``["2"]``, ``false``), None empty."""
 
+_CONTROL_PICTURES = {c: 0x2400 + c for c in (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20))}
+_CONTROL_PICTURES[0x7F] = 0x2421
+"""C0 control characters (except tab, line feed, carriage return) and DEL, which HTML does not allow in a page
+(a NUL is a parse error), shown as their Unicode control pictures (U+2400 ␀ …, U+2421 ␡) so the text stays
+readable and says what the model wrote."""
+
 
 def _columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """Union of the rows' keys, in first-seen order."""
@@ -90,7 +96,7 @@ def render_report(
         notes=_notes(outputs),
         error_columns=_columns(outputs.errors),
     )
-    return _ENV.get_template(spec.report_template).render(context)
+    return _ENV.get_template(spec.report_template).render(context).translate(_CONTROL_PICTURES)
 
 
 def _write_atomic(path: str, text: str) -> None:
