@@ -584,3 +584,34 @@ def test_a_params_file_with_a_utf8_byte_order_mark_is_read_as_datasets_are(tmp_p
     code, spec, err = _dry_run(capsys, "autosxs", "--params", str(path))
     assert code == 0, err
     assert spec is not None and json.dumps(spec).count("summarization") >= 1
+
+
+def _translation_with_few_shot_dataset(tmp_path: Path, dataset: str) -> str:
+    params = json.loads((REPO / "examples/autosxs_docs/custom_task_translation.json").read_text())
+    params["evaluation_dataset"] = str(REPO / params["evaluation_dataset"])
+    params["experimental_args"]["custom_task_definition"]["few_shot_examples_config"]["dataset"] = dataset
+    return _write(tmp_path, params)
+
+
+def test_a_dry_run_reads_no_cloud_few_shot_dataset_and_says_the_first_step_checks_it(tmp_path, capsys):
+    # No Cloud Storage answers here (no emulator, no credentials): a read would fail the dry run.
+    code, spec, err = _dry_run(
+        capsys, "autosxs", "--params", _translation_with_few_shot_dataset(tmp_path, "gs://my-bucket/shots.jsonl")
+    )
+    assert code == 0, err
+    assert (
+        "few_shot_examples_config.dataset gs://my-bucket/shots.jsonl not read from here: its rows are checked by the pipeline's first step"
+        in err
+    )
+    config = spec["runtimeConfig"]["parameterValues"]["experimental_args"]["custom_task_definition"]
+    assert config["few_shot_examples_config"]["dataset"] == "gs://my-bucket/shots.jsonl"
+
+
+def test_a_dry_run_still_refuses_a_malformed_few_shot_uri(tmp_path, capsys):
+    code, _, err = _dry_run(
+        capsys, "autosxs", "--params", _translation_with_few_shot_dataset(tmp_path, "gs://My Bucket/shots.jsonl")
+    )
+    assert code == 2
+    assert re.search(
+        r"few_shot_examples_config\.dataset: gs://My Bucket/shots\.jsonl: invalid bucket name 'My Bucket'", err
+    ), err

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from autorater_pipelines import io
@@ -36,14 +37,16 @@ def prompt_key(example: dict[str, Any], id_columns: list[str]) -> str:
     return json.dumps([example[c] for c in id_columns], ensure_ascii=False, default=str)
 
 
-def check_prompt_setup(run: ArenaParams) -> tasks.TaskDefinition:
-    """Check the task and the autorater prompt parameters (no data read).
+def check_prompt_setup(run: ArenaParams, *, readable: Callable[[str], bool] | None = None) -> tasks.TaskDefinition:
+    """Check the task and the autorater prompt parameters (no evaluation data read).
+
+    ``readable`` says which files and URIs a custom task's few-shot dataset may be read from (None = all).
 
     Raises:
         InputError: an unknown task, a missing or unknown prompt parameter, or an id column named like a field of
             the judgments.
     """
-    task_def = tasks.get_task(run.task, dict(run.experimental_args))
+    task_def = tasks.get_task(run.task, dict(run.experimental_args), readable=readable)
     given = run.autorater_prompt_parameters
     tasks.check_prompt_parameters(task_def, run.task, given)
     for i, column in enumerate(run.id_columns):

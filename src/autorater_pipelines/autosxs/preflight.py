@@ -65,7 +65,12 @@ def validate_run(
     """
     run = AutosxsParams.parse(params, source="parameters")
     notes: list[str] = []
-    task = prepare.check_prompt_setup(run)
+    task = prepare.check_prompt_setup(run, readable=readable)
+    if task.few_shot_unread:
+        notes.append(
+            f"few_shot_examples_config.dataset {task.few_shot_unread} not read from here: its rows are checked by "
+            "the pipeline's first step"
+        )
     check_verdict_settings(task, run.autorater_parameters)
     autorater = run.autorater(project)
     autorater.check(readable=readable, notes=notes)

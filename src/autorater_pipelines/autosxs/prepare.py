@@ -12,7 +12,7 @@ every template renders for every row, every human label valid. Nothing is writte
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from autorater_pipelines import io
@@ -60,8 +60,10 @@ RESERVED_COLUMNS = frozenset(
 """Field names of judgments and error messages: id and human-preference columns may not use them."""
 
 
-def check_prompt_setup(run: AutosxsParams) -> tasks.TaskDefinition:
-    """Check the task, the response sources and the autorater prompt parameters (no data read).
+def check_prompt_setup(run: AutosxsParams, *, readable: Callable[[str], bool] | None = None) -> tasks.TaskDefinition:
+    """Check the task, the response sources and the autorater prompt parameters (no evaluation data read).
+
+    ``readable`` says which files and URIs a custom task's few-shot dataset may be read from (None = all).
 
     Returns:
         The task definition.
@@ -70,7 +72,7 @@ def check_prompt_setup(run: AutosxsParams) -> tasks.TaskDefinition:
         InputError: an unknown task, a side with neither response column nor model, a missing or unknown
             prompt parameter, an id or label column named like an output field.
     """
-    task_def = tasks.get_task(run.task, dict(run.experimental_args))
+    task_def = tasks.get_task(run.task, dict(run.experimental_args), readable=readable)
     for side in ("a", "b"):
         model_sides.require_source(side, getattr(run, f"response_column_{side}"), getattr(run, f"model_{side}"))
     given = run.autorater_prompt_parameters

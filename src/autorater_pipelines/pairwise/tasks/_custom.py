@@ -26,10 +26,12 @@ step label → step.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from autorater_pipelines import io
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.pairwise.tasks._definition import Criterion, TaskDefinition
 from autorater_pipelines.pairwise.tasks._few_shot import FewShotConfig, load_few_shot_examples
@@ -134,12 +136,17 @@ def _format_errors(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def parse_custom_task(definition: Any, *, version: str) -> TaskDefinition:
+def parse_custom_task(
+    definition: Any, *, version: str, readable: Callable[[str], bool] | None = None
+) -> TaskDefinition:
     """Validate ``experimental_args["custom_task_definition"]`` and build its task.
 
     Args:
         definition: The decoded JSON object (see the module docstring for its shape).
         version: The version written in the ``task`` parameter (``"latest"`` when none was given).
+        readable: Which files and URIs to read from here (``submit --dry-run`` reads no cloud data); None = all.
+            A few-shot dataset it refuses is only checked for its form (:func:`autorater_pipelines.io.check_sources`)
+            and named in the task's ``few_shot_unread``.
 
     Returns:
         A task named ``custom``.
@@ -165,9 +172,15 @@ def parse_custom_task(definition: Any, *, version: str) -> TaskDefinition:
     ]
     scale = score_scale(parsed.score_rubric)
     examples = []
-    if parsed.few_shot_examples_config is not None:
+    few_shot_unread = ""
+    few_shot = parsed.few_shot_examples_config
+    if few_shot is not None and readable is not None:
+        if not all(readable(part.strip()) for part in few_shot.dataset.split(",") if part.strip()):
+            io.check_sources(few_shot.dataset, source_name=f"{SOURCE}.few_shot_examples_config.dataset")
+            few_shot_unread = few_shot.dataset
+    if few_shot is not None and not few_shot_unread:
         examples = load_few_shot_examples(
-            parsed.few_shot_examples_config,
+            few_shot,
             prompt_keys=parsed.autorater_prompt_parameter_keys,
             scale=scale,
             template_variables={"default_instruction": parsed.default_instruction}
@@ -182,6 +195,7 @@ def parse_custom_task(definition: Any, *, version: str) -> TaskDefinition:
         score_rubric=parsed.score_rubric,
         score_scale=scale,
         few_shot_examples=examples,
+        few_shot_unread=few_shot_unread,
         required_prompt_parameter_keys=parsed.autorater_prompt_parameter_keys,
         default_instruction=parsed.default_instruction,
     )

@@ -49,6 +49,9 @@ class TaskDefinition(BaseModel):
     response; the higher score wins, equal scores tie."""
     few_shot_examples: list[FewShotExample] = Field(default_factory=list)
     """Worked examples shown to the judge before the task (custom tasks' ``few_shot_examples_config``)."""
+    few_shot_unread: str = ""
+    """The few-shot dataset when it was not read from here (``submit --dry-run`` reads no cloud data): its form
+    was checked, its rows are read and checked by the pipeline's first step, and ``few_shot_examples`` is empty."""
     _examples_block: str | None = PrivateAttr(default=None)
     required_prompt_parameter_keys: list[str]
     """``autorater_prompt_parameters`` keys that must be given."""

@@ -10,7 +10,7 @@ recorded in the task definition (``TaskDefinition.spec``). ``custom`` takes any 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from autorater_pipelines.errors import InputError
@@ -54,7 +54,9 @@ def _parse(task: Any) -> tuple[str, str | None]:
     return name, (version if sep else None)
 
 
-def get_task(task: str, experimental_args: Mapping[str, Any] | None = None) -> TaskDefinition:
+def get_task(
+    task: str, experimental_args: Mapping[str, Any] | None = None, *, readable: Callable[[str], bool] | None = None
+) -> TaskDefinition:
     """Return the task definition named by GCPC's ``task`` parameter.
 
     Args:
@@ -63,6 +65,8 @@ def get_task(task: str, experimental_args: Mapping[str, Any] | None = None) -> T
             ``custom`` (optionally ``custom@...``), defined by ``experimental_args["custom_task_definition"]``.
             Surrounding whitespace and letter case are ignored.
         experimental_args: GCPC's ``experimental_args``; only ``custom_task_definition`` is read here.
+        readable: Which files and URIs a custom task's few-shot dataset may be read from here; None = all
+            (:func:`~autorater_pipelines.pairwise.tasks._custom.parse_custom_task`).
 
     Returns:
         A copy of the definition (callers may not change the registered one).
@@ -85,7 +89,7 @@ def get_task(task: str, experimental_args: Mapping[str, Any] | None = None) -> T
                 "evaluation_criteria, score_rubric and autorater_prompt_parameter_keys",
                 source="task",
             )
-        return parse_custom_task(custom, version=version or "latest")
+        return parse_custom_task(custom, version=version or "latest", readable=readable)
     if name not in BUILTIN_TASKS:
         raise InputError(f"unknown task {name!r} in {task!r}; valid values: {available_tasks()}", source="task")
     versions = BUILTIN_TASKS[name]
