@@ -15,7 +15,9 @@ import pytest
 
 from autorater_pipelines import autosxs, gecko, io
 from autorater_pipelines.cli import main
+from autorater_pipelines.errors import InputError
 from autorater_pipelines.gecko import steps as gecko_steps
+from autorater_pipelines.gecko._common import check_rows
 from autorater_pipelines.models import GenerateConfig, ModelOutput, ModelRequest, get_model
 from autorater_pipelines.models._cache import ResponseCache
 from autorater_pipelines.testing import ModelEmulator
@@ -232,3 +234,29 @@ def test_autorater_run_autosxs_twice_on_a_judge_whose_json_holds_a_lone_surrogat
         assert all("the answer \ufffd is longer" in s["explanation"] for j in judgments for s in j["samples"])
     first, again = (io.read_jsonl(str(tmp_path / name / "judgments.jsonl")) for name in ("first", "again"))
     assert [(j["choice"], j["explanation"]) for j in first] == [(j["choice"], j["explanation"]) for j in again]
+
+
+def test_ids_that_differ_only_in_lone_surrogates_are_refused_saying_why(tmp_path):
+    # Hostile trial (issue 19): two ids differing only in a lone surrogate become the same id once repaired; the
+    # duplicate-id message says so instead of showing two identical-looking ids.
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text(
+        '{"id": "q\\ud800", "q": "Why?", "a": "x", "b": "y"}\n{"id": "q\\udc00", "q": "How?", "a": "x", "b": "y"}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        InputError,
+        match=r"duplicate id \{'id': 'q\ufffd'\}: .*d\.jsonl line 1 and .*line 2 .* U\+FFFD stands for a lone UTF-16 "
+        r"surrogate in the data, which UTF-8 cannot hold and is replaced on reading",
+    ):
+        autosxs.prepare_examples(
+            evaluation_dataset=str(dataset),
+            task="question_answering@001",
+            id_columns=["id"],
+            autorater_prompt_parameters={"inference_instruction": {"column": "q"}},
+            response_column_a="a",
+            response_column_b="b",
+        )
+    rows = [{"id": "q\ufffd", "prompt": "p1", "image": "a.png"}, {"id": "q\ufffd", "prompt": "p2", "image": "b.png"}]
+    with pytest.raises(InputError, match=r"duplicate id .* U\+FFFD stands for a lone UTF-16 surrogate"):
+        check_rows(rows, id_columns=["id"], required={"prompt_column": "prompt"})

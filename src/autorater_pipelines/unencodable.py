@@ -18,13 +18,27 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["REPLACEMENT", "has_surrogate_escape", "replace_unencodable"]
+__all__ = ["REPLACEMENT", "has_surrogate_escape", "replaced_note", "replace_unencodable"]
 
 REPLACEMENT = "\ufffd"
 """What a lone surrogate is replaced with: U+FFFD REPLACEMENT CHARACTER."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")  # a surrogate written as a JSON escape (pairs included)
+
+
+def replaced_note(text: str) -> str:
+    """A sentence to add to a message showing ``text`` when it holds U+FFFD (else ``""``).
+
+    Two values that differed only in lone surrogates are the same once replaced (two ids read as one id, for
+    example); the note says where the U+FFFD came from, so the user can fix the data.
+    """
+    if REPLACEMENT not in text:
+        return ""
+    return (
+        f" ({REPLACEMENT!r} U+FFFD stands for a lone UTF-16 surrogate in the data, which UTF-8 cannot hold and is "
+        "replaced on reading: values that differed only in such characters are the same; fix the text in the data)"
+    )
 
 
 def has_surrogate_escape(json_text: str) -> bool:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from autorater_pipelines.errors import InputError, ModelCallError
 from autorater_pipelines.evaluation.error_rows import error_row
 from autorater_pipelines.evaluation.ids import check_id_columns, id_values
+from autorater_pipelines.unencodable import replaced_note
 
 if TYPE_CHECKING:
     from autorater_pipelines.models import Model, ModelOutput, ModelRequest
@@ -147,7 +148,7 @@ def check_rows(
             if repr(first) != repr(this):  # e.g. 1 and "1": one id once compared as text, as io.check_unique_ids
                 where += f' as {first!r}; ids are compared as text: 1, 1.0 and "1" are the same id'
             raise InputError(
-                f"duplicate id {this!r} ({where}); id_columns must identify each row",
+                f"duplicate id {this!r} ({where}); id_columns must identify each row{replaced_note(repr(this))}",
                 source="id_columns",
                 row=i,
             )

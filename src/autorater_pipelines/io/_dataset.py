@@ -11,6 +11,7 @@ from typing import Any
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.io._ids import check_id_columns
 from autorater_pipelines.io._values import is_missing
+from autorater_pipelines.unencodable import replaced_note
 
 __all__ = ["Dataset", "IdKey", "canonical_id_value", "check_unique_ids", "id_key", "is_missing", "require_columns"]
 
@@ -209,7 +210,7 @@ def check_unique_ids(ds: Dataset, id_columns: Sequence[str]) -> list[tuple[str |
             raise InputError(
                 f"duplicate id {values}: {ds.location(seen[key])} and "
                 f"{ds.location(index)} have the same values in id columns {columns}; make the ids unique or "
-                "add a column to id_columns",
+                f"add a column to id_columns{replaced_note(values)}",
                 source=source,
                 row=number,
             )
