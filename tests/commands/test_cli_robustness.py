@@ -1,6 +1,7 @@
 """CLI behaviour on bad files, bad output directories and undefined metrics (no pipeline runs)."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,28 @@ def test_params_file_that_is_not_utf8_or_is_a_directory(tmp_path, capsys):
     assert code == 2 and "not UTF-8 text" in err and "Traceback" not in err
     code, err = _run(str(tmp_path), tmp_path / "o", capsys)
     assert code == 2 and "is a directory; pass the PARAMS.json file" in err
+
+
+@pytest.mark.parametrize(
+    ("overrides", "where"),
+    [
+        ({"autorater_parameters": {"flip": None}}, "autorater_parameters.flip"),
+        ({"id_columns": ["id", None]}, r"id_columns\[1\]"),
+    ],
+)
+def test_a_null_inside_an_object_or_list_parameter_is_refused_before_the_run_naming_the_key(
+    tmp_path, capsys, overrides, where
+):
+    # Hostile trial: kfp's local runner failed mid-run ("Value must be one of the following types ...").
+    out = tmp_path / "o"
+    code, err = _run(_params(tmp_path, **overrides), out, capsys)
+    assert code == 2, err
+    assert re.search(
+        rf"params\.json: {where} is null: the KFP local runner cannot pass a null inside an object or list "
+        "parameter; remove the key to use its default",
+        err,
+    ), err
+    assert not out.exists()
 
 
 def test_template_that_is_not_a_template(tmp_path, capsys):

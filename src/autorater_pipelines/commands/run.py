@@ -205,12 +205,32 @@ def check_run(pipeline: str, params_path: str, template: str) -> tuple[dict[str,
     """
     params = _common.load_params(params_path)
     _common.check_param_names(params, template, params_path)
+    _refuse_nested_null(params, params_path)
     # GCPC-style project/location placeholders only resolve on Vertex AI: pass explicit values.
     params.setdefault("project", "")
     params.setdefault("location", "us-central1")
     rows_read, row_files = run_spec(pipeline).preflight(params)
     _common.absolutize_local_paths(params)  # the pipeline's steps run in other directories
     return params, rows_read, [*_common.local_inputs(params, params_path), *row_files]
+
+
+def _refuse_nested_null(value: Any, params_path: str, path: str = "") -> None:
+    """Refuse a JSON ``null`` inside an object or list parameter, which the KFP local runner cannot pass.
+
+    kfp's local runner converts every argument to a protobuf value and fails mid-run on ``None`` ("Value must be
+    one of the following types ..."); a null is not always the key's default (``flip: null`` is false), so it is
+    refused here, naming the key, rather than dropped.
+    """
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        where = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else str(key)
+        if item is None and path:
+            raise InputError(
+                f"{where} is null: the KFP local runner cannot pass a null inside an object or list parameter; "
+                "remove the key to use its default, or give a value",
+                source=params_path,
+            )
+        _refuse_nested_null(item, params_path, where)
 
 
 def run(args: argparse.Namespace) -> int:
