@@ -27,6 +27,8 @@ JUDGMENTS_BIGQUERY_FIELDS: dict[str, dict[str, Any]] = {
     "incomplete_reason": _STRING,
     "response_a_score": _FLOAT,
     "response_b_score": _FLOAT,
+    "preference": _FLOAT,
+    "preference_fallback_count": _INTEGER,
     "samples": {
         "type": "RECORD",
         "mode": "REPEATED",

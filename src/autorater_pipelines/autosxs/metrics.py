@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from autorater_pipelines.evaluation.intervals import mean_interval, wilson_interval
+from autorater_pipelines.pairwise.preference import weighted_win_rate
 
 __all__ = ["GOOGLE_METRIC_ALIASES", "console_metrics", "pairwise_metrics", "wilson_interval"]
 
@@ -158,7 +159,10 @@ def pairwise_metrics(
         (rows judged in one order only) and ``one_order_only_excluded``,
         ``autorater_model_a_win_rate`` / ``_model_b_`` / ``autorater_tie_rate`` (fractions of judged
         rows) each with ``_ci_lower``/``_ci_upper``; ``autorater_model_a_win_rate_ties_as_half``
-        (mean of 1/0.5/0 per judged row) with its t-interval; ``mean_confidence``;
+        (mean of 1/0.5/0 per judged row) with its t-interval; ``mean_confidence``; with preference
+        ``probability`` (rows carrying ``preference``): ``autorater_model_a_weighted_win_rate``, its
+        ``_standard_error`` and ``preference_fallback_sample_count``
+        (:func:`~autorater_pipelines.pairwise.preference.weighted_win_rate`);
         ``position_consistency`` (share of rows judged in both orders whose samples all agree);
         token totals, ``model_call_attempt_count`` (network attempts, retries included),
         ``cached_sample_count`` and ``cached_error_sample_count`` (cached answers that could not be
@@ -201,6 +205,8 @@ def pairwise_metrics(
         if r.get("confidence") is not None and c in ("A", "B", "TIE")
     ]
     out["mean_confidence"] = statistics.fmean(confidences) if confidences else None
+    if any("preference" in r for r in rows):  # preference "probability"
+        out.update(weighted_win_rate((r, c) for r, c in zip(rows, choices, strict=True) if c in ("A", "B", "TIE")))
     out["input_token_count"] = int(sum(int(r.get("input_token_count") or 0) for r in rows))
     out["output_token_count"] = int(sum(int(r.get("output_token_count") or 0) for r in rows))
     samples = [s for r in rows for s in r.get("samples") or []]

@@ -132,6 +132,14 @@ def print_summary(metrics: dict[str, Any]) -> None:
     print(f"  model A win rate   {_rate(metrics, 'autorater_model_a_win_rate')}")
     print(f"  model B win rate   {_rate(metrics, 'autorater_model_b_win_rate')}")
     print(f"  tie rate           {_rate(metrics, 'autorater_tie_rate')}")
+    if "autorater_model_a_weighted_win_rate" in metrics:  # preference "probability"
+        error = metrics.get("autorater_model_a_weighted_win_rate_standard_error")
+        fallbacks = int(metrics.get("preference_fallback_sample_count") or 0)
+        print(
+            f"  model A weighted win rate {_fmt(metrics['autorater_model_a_weighted_win_rate'], '.4%')}"
+            f" (standard error {_fmt(error, '.4%')})"
+            + (f"; {fallbacks} sample(s) without a verdict probability counted by their vote" if fallbacks else "")
+        )
     if metrics.get("position_consistency") is not None:
         print(
             f"  position consistency {metrics['position_consistency']:.1%} "

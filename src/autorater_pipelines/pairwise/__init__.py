@@ -12,6 +12,7 @@ Modules, in the order a judgment flows through them:
   labels) and :mod:`~autorater_pipelines.pairwise.verdict_reach` (what a pattern can find, checked before a run);
 - :mod:`~autorater_pipelines.pairwise.pointwise` — a score rubric's per-response scores;
 - :mod:`~autorater_pipelines.pairwise.confidence` — a verdict's probability from log-probabilities;
+- :mod:`~autorater_pipelines.pairwise.preference` — probability-weighted preferences and their win rate;
 - :mod:`~autorater_pipelines.pairwise.voting` — samples un-flipped, voted over, checked for completeness.
 
 An evaluation package imports this one, never a sibling evaluation.

@@ -21,6 +21,7 @@ from autorater_pipelines.evaluation.error_rows import error_row, split_error
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.models import ErrorKind, Model, ModelOutput, ModelRequest, get_model, shared_pace
 from autorater_pipelines.pairwise import tasks
+from autorater_pipelines.pairwise.preference import row_preference
 from autorater_pipelines.pairwise.settings import check_verdict_settings
 from autorater_pipelines.pairwise.stages import Autorater
 
@@ -88,6 +89,8 @@ class _Judging:
         samples = [pairwise.to_sample(r, o, self.settings, self.task.score_scale) for r, o in answered]
         choice, confidence, explanation = pairwise.combine_samples(samples)
         scores = pairwise.mean_scores(samples) if self.task.pointwise else {}
+        if self.settings.preference == "probability":
+            scores.update(row_preference(samples))
         if not answered:
             explanation = self._inference_errors(example, ids)
         complete, incomplete_reason = pairwise.row_completeness(samples) if answered else (False, explanation)

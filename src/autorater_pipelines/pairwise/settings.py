@@ -17,6 +17,7 @@ import pydantic
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.parameters import Flag, ModelCallOptions, ParameterModel, SamplingCount, Shards
+from autorater_pipelines.pairwise.preference import check_preference_mode, check_preference_settings
 from autorater_pipelines.pairwise.tasks import TaskDefinition
 from autorater_pipelines.pairwise.verdict_reach import check_verdict_map_reachable, check_verdict_not_empty
 from autorater_pipelines.pairwise.verdicts import VerdictPattern, check_verdict_match, compile_verdict_pattern
@@ -54,6 +55,12 @@ class JudgeSettings(ParameterModel):
     retry_unparseable: Flag | None = None
     """Ask again, on a re-run, for cached answers that could not be parsed; None = on when ``temperature`` > 0
     (the judge samples), off for greedy decoding."""
+    preference: str = "discrete"
+    """How a row's preference for model A is measured: ``discrete`` (its verdict only) or ``probability``: each
+    sample's probability of its verdict at the verdict token, from the judge's log-probabilities (needs
+    ``logprobs`` ≥ 1), normalised over the verdicts of ``verdict_map`` (AlpacaEval's weighted win rate); adds
+    ``autorater_model_a_weighted_win_rate`` and its standard error to the metrics
+    (:mod:`autorater_pipelines.pairwise.preference`)."""
 
     @classmethod
     def parse(cls: type[_Settings], value: Any, *, source: str = SOURCE) -> _Settings:
@@ -80,6 +87,11 @@ class JudgeSettings(ParameterModel):
     @classmethod
     def _match(cls, value: Any) -> Any:
         return check_verdict_match(value, source=SOURCE)
+
+    @pydantic.field_validator("preference", mode="before")
+    @classmethod
+    def _preference(cls, value: Any) -> Any:
+        return check_preference_mode(value)
 
     @pydantic.field_validator("verdict_map", mode="before")
     @classmethod
@@ -144,7 +156,8 @@ def check_verdict_settings(task_def: TaskDefinition, settings: JudgeSettings) ->
 
     Refused: a pattern with a pointwise score rubric (its verdicts are JSON scores); ``verdict_map`` keys the
     pattern can never find, or a map that never gives A or B
-    (:func:`~autorater_pipelines.pairwise.verdict_reach.check_verdict_map_reachable`).
+    (:func:`~autorater_pipelines.pairwise.verdict_reach.check_verdict_map_reachable`); ``preference``
+    ``probability`` without what it reads (:func:`~autorater_pipelines.pairwise.preference.check_preference_settings`).
 
     Args:
         task_def: The :class:`~autorater_pipelines.pairwise.tasks.TaskDefinition`.
@@ -153,6 +166,7 @@ def check_verdict_settings(task_def: TaskDefinition, settings: JudgeSettings) ->
     Raises:
         InputError: the first problem, naming the pattern and the keys or positions.
     """
+    check_preference_settings(task_def, settings)
     if settings.verdict_pattern is None:
         return
     if task_def.pointwise:

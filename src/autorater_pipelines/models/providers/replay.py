@@ -2,9 +2,13 @@ r"""``replay/<path>``: answer requests from recorded raw model outputs (docs/arc
 
 File format: JSONL, one JSON object per line: identifying fields (e.g. the ``id_columns`` values,
 ``flipped``, ``sample_index``, ``question_id``) plus ``response``, the raw text exactly as the model
-returned it. The file is read by the same code as JSONL datasets (``autorater_pipelines.io``): UTF-8 with
-an optional byte-order mark, ``\n`` or ``\r\n`` line ends (U+2028 and the like inside strings are not line
-ends), blank lines skipped, and errors naming the file and line.
+returned it, and optionally ``logprobs``, the answer's token log-probabilities in OpenAI's
+``choices[0].logprobs.content`` shape: a list of ``{"token", "logprob", "top_logprobs": [{"token",
+"logprob"}, …]}`` (natural log; other keys such as ``bytes`` ignored), returned as ``ModelOutput.logprobs`` so
+that a recorded run with logprobs replays to the digit (``null`` = none recorded). The file is read by the same
+code as JSONL datasets (``autorater_pipelines.io``): UTF-8 with an optional byte-order mark, ``\n`` or ``\r\n``
+line ends (U+2028 and the like inside strings are not line ends), blank lines skipped, and errors naming the
+file and line.
 
 Matching: a record answers a request when each of the record's identifying fields equals the request's
 ``key`` value of the same name (``ModelRequest.sample_index`` stands in for a ``sample_index`` missing
@@ -30,11 +34,14 @@ from autorater_pipelines.io._formats import NumberedRows, decode_utf8, parse_jso
 from autorater_pipelines.io._fs import check_file_uri, filesystem_for, split_scheme
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._provider import Provider
-from autorater_pipelines.models._types import ErrorKind, ModelError, ModelOutput, ModelRequest
+from autorater_pipelines.models._types import ErrorKind, ModelError, ModelOutput, ModelRequest, TokenLogprob
 
 __all__ = ["ReplayProvider", "check_recording_uri", "normalize_key_value"]
 
 RESPONSE_FIELD = "response"
+LOGPROBS_FIELD = "logprobs"
+ANSWER_FIELDS = frozenset({RESPONSE_FIELD, LOGPROBS_FIELD})
+"""Fields of a record that are its answer, not its key."""
 OPTIONAL_FIELDS = frozenset({"sample_index"})
 """Request key fields a record may omit (it then answers every value of that field)."""
 
@@ -100,6 +107,7 @@ class ReplayProvider(Provider):
             raise InputError("replay model spec has no file: use replay/<path to JSONL>.", source="model spec")
         # field names (sorted) -> normalized values -> (line number, record)
         self._groups: dict[tuple[str, ...], dict[tuple[str, ...], tuple[int, dict[str, Any]]]] = {}
+        self._logprobs: dict[int, tuple[TokenLogprob, ...] | None] = {}  # line number -> the record's logprobs
         for number, record in _read_records(path):
             self._add(number, record)
         # most specific (most fields) first; ties in a stable order
@@ -114,7 +122,8 @@ class ReplayProvider(Provider):
                 row=number,
                 column=RESPONSE_FIELD,
             )
-        names = tuple(sorted(k for k in record if k != RESPONSE_FIELD))
+        self._logprobs[number] = _read_logprobs(record.get(LOGPROBS_FIELD), self.name, number)
+        names = tuple(sorted(k for k in record if k not in ANSWER_FIELDS))
         values = tuple(normalize_key_value(record[k]) for k in names)
         group = self._groups.setdefault(names, {})
         if values in group:
@@ -141,8 +150,9 @@ class ReplayProvider(Provider):
             if required.issubset(names) and all(name in key for name in names):
                 found = self._groups[names].get(tuple(key[name] for name in names))
                 if found is not None:
-                    _, record = found
-                    return ModelOutput(text=record[RESPONSE_FIELD], attempts=0, raw=record)
+                    number, record = found
+                    logprobs = self._logprobs[number]
+                    return ModelOutput(text=record[RESPONSE_FIELD], attempts=0, raw=record, logprobs=logprobs)
         fields = " or ".join(repr(list(names)) for names in self._order) or "none (empty file)"
         shown = dict(request.key)
         shown.setdefault("sample_index", request.sample_index)
@@ -151,3 +161,56 @@ class ReplayProvider(Provider):
             f"no recording in {self.name!r} for key {shown!r} (recorded key fields: {fields})",
         )
         return ModelOutput(text=None, attempts=0, error=error)
+
+
+_LOGPROBS_SHAPE = (
+    'a list of {"token": str, "logprob": number <= 0, "top_logprobs": [{"token": str, "logprob": number}, ...]} '
+    "(OpenAI's choices[0].logprobs.content), or null"
+)
+
+
+def _read_logprobs(value: Any, source: str, line: int) -> tuple[TokenLogprob, ...] | None:
+    """A record's ``logprobs`` (OpenAI's ``choices[0].logprobs.content`` shape) as ``ModelOutput.logprobs``.
+
+    Raises:
+        InputError: not that shape, naming the file, line, column and the item.
+    """
+    if value is None:
+        return None
+
+    def bad(what: str, got: Any) -> InputError:
+        return InputError(
+            f"{what} = {got!r} does not fit: logprobs must be {_LOGPROBS_SHAPE}",
+            source=source,
+            row=line,
+            column=LOGPROBS_FIELD,
+        )
+
+    if not isinstance(value, list):
+        raise bad("logprobs", value)
+    items = []
+    for i, item in enumerate(value):
+        token, logprob = _token_logprob(item)
+        if token is None:
+            raise bad(f"logprobs[{i}]", item)
+        top = item.get("top_logprobs") or []
+        if not isinstance(top, list):
+            raise bad(f"logprobs[{i}].top_logprobs", top)
+        alternatives = []
+        for j, alternative in enumerate(top):
+            alt_token, alt_logprob = _token_logprob(alternative)
+            if alt_token is None:
+                raise bad(f"logprobs[{i}].top_logprobs[{j}]", alternative)
+            alternatives.append((alt_token, alt_logprob))
+        items.append(TokenLogprob(token, logprob, tuple(alternatives)))
+    return tuple(items)
+
+
+def _token_logprob(item: Any) -> tuple[str | None, float]:
+    """``(token, logprob)`` of ``{"token", "logprob"}``; token None when the item is not that."""
+    if not isinstance(item, dict) or not isinstance(item.get("token"), str):
+        return None, 0.0
+    logprob = item.get("logprob")
+    if isinstance(logprob, bool) or not isinstance(logprob, (int, float)) or logprob != logprob or logprob > 0:
+        return None, 0.0
+    return item["token"], float(logprob)

@@ -1,0 +1,152 @@
+"""Probability-weighted preferences (``autorater_parameters.preference: "probability"``) and their win rate.
+
+With ``preference`` ``probability`` a row's outcome is not only its vote (``A``/``B``/``TIE``) but a number in
+[0, 1]: the judge's preference for model A. Each sample's preference is read from its verdict distribution —
+the probabilities of the verdict alternatives at the token where the parser read the verdict, normalised over
+the alternatives that name a position (:func:`~autorater_pipelines.pairwise.confidence.verdict_probability`; an
+alternative missing from the top log-probabilities has probability 0) and mapped back to model terms. It is
+``P(A) + P(TIE) / 2``: with a ``verdict_map`` of two verdicts, AlpacaEval's weighted preference
+``P(m) / (P(m) + P(M))`` for the response shown as ``m``. The row's preference is the mean over its voting
+samples.
+
+A sample whose log-probabilities do not give its verdict's distribution (none returned, the verdict token not
+found, no alternatives) falls back to its discrete verdict — 1 for ``A``, 0.5 for ``TIE``, 0 for ``B`` — and is
+counted in the row's ``preference_fallback_count`` and the metrics' ``preference_fallback_sample_count``.
+
+Metrics (:func:`weighted_win_rate`): ``autorater_model_a_weighted_win_rate`` is the mean preference over the
+judged rows (a row without a preference of its own — a ``TIE`` given without asking the judge, e.g. identical
+responses — counts 0.5, a discrete ``A`` 1, ``B`` 0), and ``…_standard_error`` the standard error of that mean
+(sample standard deviation, ``n - 1``, over √n: AlpacaEval's ``pandas.Series.sem``). Source: AlpacaEval 2.0
+(Dubois et al., 2024), ``weighted_alpaca_eval_gpt4_turbo`` and ``alpaca_eval.metrics``.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.evaluation.parameters import ModelCallOptions
+
+if TYPE_CHECKING:
+    from autorater_pipelines.pairwise.tasks import TaskDefinition
+    from autorater_pipelines.pairwise.voting import Sample
+
+__all__ = [
+    "PREFERENCE_MODES",
+    "check_preference_mode",
+    "check_preference_settings",
+    "row_preference",
+    "sample_preference",
+    "weighted_win_rate",
+]
+
+PREFERENCE_MODES = ("discrete", "probability")
+"""Values of ``autorater_parameters.preference``."""
+
+_SOURCE = "autorater_parameters"
+_DISCRETE = {"A": 1.0, "TIE": 0.5, "B": 0.0}
+
+
+def check_preference_mode(value: Any) -> str:
+    """``preference`` lower-cased (None or empty = ``discrete``).
+
+    Raises:
+        InputError: not one of :data:`PREFERENCE_MODES` (naming ``autorater_parameters.preference``).
+    """
+    mode = "discrete" if value is None or value == "" else value
+    if isinstance(mode, str) and mode.strip().lower() in PREFERENCE_MODES:
+        return mode.strip().lower()
+    raise InputError(
+        f"preference {value!r} is not a preference mode; use one of {list(PREFERENCE_MODES)} (discrete: the vote "
+        "only; probability: the verdict's probability from the judge's logprobs)",
+        source=f"{_SOURCE}.preference",
+    )
+
+
+def check_preference_settings(task_def: TaskDefinition, settings: Any) -> None:
+    """Refuse ``preference`` ``probability`` where no verdict probability can be read.
+
+    Refused: a pointwise score rubric (its verdicts are two JSON scores, not one verdict token), and, when
+    ``settings`` holds the model-call options (``AutoraterParameters``), ``logprobs`` unset or 0 — the judge
+    would return no alternatives and every sample would fall back to its vote.
+
+    Raises:
+        InputError: the first problem, naming ``autorater_parameters.preference`` and what to change.
+    """
+    if getattr(settings, "preference", "discrete") != "probability":
+        return
+    if task_def.pointwise:
+        raise InputError(
+            "preference 'probability' reads the probability of the verdict token, but the task's score_rubric is a "
+            f"pointwise scale {task_def.score_scale}: the judge answers with two scores; use preference 'discrete'",
+            source=f"{_SOURCE}.preference",
+        )
+    logprobs = settings.settings().get("logprobs") if isinstance(settings, ModelCallOptions) else 1
+    if not logprobs:
+        raise InputError(
+            "preference 'probability' needs the judge's log-probabilities with alternatives: set "
+            f"autorater_parameters.logprobs to at least 1 (received {logprobs!r}), "
+            'e.g. {"preference": "probability", "logprobs": 5}',
+            source=f"{_SOURCE}.preference",
+        )
+
+
+def sample_preference(sample: Sample) -> tuple[float, bool] | None:
+    """One sample's preference for model A and whether it fell back to its discrete verdict.
+
+    Returns:
+        ``(P(A) + P(TIE) / 2, False)`` from the sample's verdict distribution (model terms); ``(1 | 0.5 | 0,
+        True)`` from its verdict when it has none; None for an ``ERROR`` sample (it does not vote).
+    """
+    if sample.choice not in _DISCRETE:
+        return None
+    distribution = sample.distribution
+    if not distribution:
+        return _DISCRETE[sample.choice], True
+    total = sum(distribution.get(k, 0.0) for k in _DISCRETE)
+    if total <= 0:
+        return _DISCRETE[sample.choice], True
+    return (distribution.get("A", 0.0) + 0.5 * distribution.get("TIE", 0.0)) / total, False
+
+
+def row_preference(samples: Sequence[Sample]) -> dict[str, Any]:
+    """A judgment row's ``preference`` (mean over its voting samples) and ``preference_fallback_count``.
+
+    Returns:
+        ``{"preference": float in [0, 1], or None without a voting sample,
+        "preference_fallback_count": voting samples that used their discrete verdict}``.
+    """
+    read = [p for p in (sample_preference(s) for s in samples) if p is not None]
+    if not read:
+        return {"preference": None, "preference_fallback_count": 0}
+    mean = math.fsum(p for p, _ in read) / len(read)
+    return {"preference": mean, "preference_fallback_count": sum(fell for _, fell in read)}
+
+
+def weighted_win_rate(rows: Iterable[tuple[Mapping[str, Any], str]]) -> dict[str, Any]:
+    """The weighted win rate of model A over judged rows, its standard error and the fallback count.
+
+    Args:
+        rows: ``(judgment row, choice)`` for each row counted in the rates (choice ``A``/``B``/``TIE``).
+
+    Returns:
+        ``autorater_model_a_weighted_win_rate`` (mean preference, None without rows),
+        ``autorater_model_a_weighted_win_rate_standard_error`` (None below 2 rows) and
+        ``preference_fallback_sample_count`` (samples of those rows that used their discrete verdict).
+    """
+    values: list[float] = []
+    fallbacks = 0
+    for row, choice in rows:
+        value = row.get("preference")
+        values.append(_DISCRETE[choice] if value is None else float(value))
+        fallbacks += int(row.get("preference_fallback_count") or 0)
+    mean = math.fsum(values) / len(values) if values else None
+    error = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else None
+    return {
+        "autorater_model_a_weighted_win_rate": mean,
+        "autorater_model_a_weighted_win_rate_standard_error": error,
+        "preference_fallback_sample_count": fallbacks,
+    }
