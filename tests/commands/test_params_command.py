@@ -47,7 +47,11 @@ def test_dict_parameters_list_the_keys_their_parameter_model_accepts(capsys):
     autosxs = {e["name"]: e for e in _table(capsys, "autosxs")}
     keys = {k["name"]: k for k in autosxs["autorater_parameters"]["keys"]}
     assert set(AutoraterParameters.model_fields) | set(GenerateConfig.model_fields) == set(keys)
-    assert (keys["sampling_count"]["default"], keys["flip"]["type"], keys["flip"]["default"]) == (2, "boolean", True)
+    assert (keys["sampling_count"]["default"], keys["flip"]["type"], keys["flip"]["default"]) == (
+        2,
+        'boolean | "random"',
+        True,
+    )
     assert keys["temperature"]["type"] == "number | null"
     assert keys["temperature"]["description"] == "Sampling temperature (provider default when None)."
     gecko = {e["name"]: e for e in _table(capsys, "gecko")}

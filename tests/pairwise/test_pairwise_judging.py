@@ -40,7 +40,7 @@ def test_no_flip_keeps_original_order():
         ({"sampling_count": 1.5}, r"sampling_count must be an integer from 1 to 64, got 1.5"),
         ({"sampling_count": 100000000}, r"sampling_count must be an integer from 1 to 64, got 100000000"),
         ({"sampling_count": "²"}, r"sampling_count must be an integer from 1 to 64, got '²'"),
-        ({"flip": "maybe"}, r"flip must be true or false, got 'maybe'"),
+        ({"flip": "maybe"}, r"flip must be true, false or \"random\", got 'maybe'"),
         ({"verdict_pattern": "(unclosed", "verdict_map": {"a": "A"}}, r"is not a valid regex"),
         ({"verdict_pattern": "x"}, r"verdict_pattern needs a verdict_map"),
         ({"verdict_map": {"a": "A"}}, r"verdict_map is set but verdict_pattern is not"),

@@ -99,7 +99,7 @@ def call_count_note(
     """
     samples = run.autorater_parameters.sampling_count
     calls = judge_call_count(pair_count, samples)
-    orders = ", both orders" if run.autorater_parameters.flip and samples > 1 else ""
+    orders = ", both orders" if run.autorater_parameters.flip is True and samples > 1 else ""
     if model_pairs is not None and prompts is not None:
         made_of = f"{model_pairs:,} model pairs of {len(run.response_columns)} models × {prompts:,} prompts"
     else:

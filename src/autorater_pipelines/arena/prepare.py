@@ -2,7 +2,8 @@
 
 A pair example (one JSONL line per judged pair and prompt) is what AutoSxS's judge step judges as a row: the
 prompt's id columns, ``model_a``, ``model_b`` (names sorted, :mod:`~autorater_pipelines.arena.pairs`), every
-rendered autorater prompt parameter, ``response_a`` and ``response_b`` (the two models' responses). The judge
+rendered autorater prompt parameter, ``response_a`` and ``response_b`` (the two models' responses) and, with
+``flip: "random"``, ``flipped`` (:mod:`~autorater_pipelines.pairwise.order`). The judge
 step's id columns are the prompt's id columns + ``model_a``, ``model_b``, so its replay lines are keyed by them,
 ``flipped`` and ``sample_index``.
 
@@ -22,8 +23,8 @@ from autorater_pipelines.arena.pairs import pairs_for_prompt
 from autorater_pipelines.arena.params import ArenaParams
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.values import is_missing
+from autorater_pipelines.pairwise import order, tasks
 from autorater_pipelines.pairwise import prompt_parameters as prompts
-from autorater_pipelines.pairwise import tasks
 
 __all__ = ["build_pair_examples", "check_prompt_setup", "prompt_key"]
 
@@ -47,6 +48,12 @@ def check_prompt_setup(run: ArenaParams, *, readable: Callable[[str], bool] | No
             the judgments.
     """
     task_def = tasks.get_task(run.task, dict(run.experimental_args), readable=readable)
+    if run.autorater_parameters.flip_column is not None:
+        raise InputError(
+            f"flip_column {run.autorater_parameters.flip_column!r} gives the recorded order of an AutoSxS row; "
+            'arena pairs are built by the pipeline: use flip true or "random"',
+            source="autorater_parameters",
+        )
     given = run.autorater_prompt_parameters
     tasks.check_prompt_parameters(task_def, run.task, given)
     for i, column in enumerate(run.id_columns):
@@ -102,6 +109,13 @@ def build_pair_examples(
                     "response_b": responses[model_b],
                 }
             )
+    seed = run.autorater_parameters.settings().get("seed")
+    order.assign_orders(
+        examples,
+        run.autorater_parameters,
+        id_columns=[*run.id_columns, "model_a", "model_b"],
+        seed=run.seed if seed is None else seed,
+    )
     logger.info(
         "prepared %d pairs of %d models on %d prompts from %s",
         len(examples),

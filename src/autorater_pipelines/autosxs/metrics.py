@@ -21,6 +21,7 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from autorater_pipelines.autosxs.bias import bias_metrics
 from autorater_pipelines.evaluation.intervals import mean_interval, wilson_interval
 from autorater_pipelines.pairwise.preference import weighted_win_rate
 
@@ -163,7 +164,10 @@ def pairwise_metrics(
         ``probability`` (rows carrying ``preference``): ``autorater_model_a_weighted_win_rate``, its
         ``_standard_error`` and ``preference_fallback_sample_count``
         (:func:`~autorater_pipelines.pairwise.preference.weighted_win_rate`);
-        ``position_consistency`` (share of rows judged in both orders whose samples all agree);
+        ``position_consistency`` (share of rows judged in both orders whose samples all agree); the position
+        and length bias figures of :func:`autorater_pipelines.autosxs.bias.bias_metrics`
+        (``first_position_rate``, ``longer_response_win_rate``, ``identical_response_count``,
+        ``position_calibration`` …);
         token totals, ``model_call_attempt_count`` (network attempts, retries included),
         ``cached_sample_count`` and ``cached_error_sample_count`` (cached answers that could not be
         parsed); ``not_called_count`` (rows with samples never called because the model calls stopped
@@ -223,6 +227,7 @@ def pairwise_metrics(
         human = [r.get(human_preference_column) for r in rows]
         out.update(_alignment(choices, [str(h) for h in human]))
     out.update(_order_stats(rows, human))
+    out.update(bias_metrics(rows, [r for r, c in zip(rows, choices, strict=True) if c in ("A", "B", "TIE")]))
     if ties_as_half:
         _count_ties_as_half(out, judged, [str(h) for h in human] if human_preference_column else None)
     return out

@@ -2,7 +2,8 @@
 
 Prepared example (one JSONL line per dataset row): id columns, every rendered autorater prompt parameter
 (e.g. ``inference_instruction``, ``inference_context``), ``response_a``, ``response_b`` and, when
-``human_preference_column`` is set, that column normalized to ``A``/``B``/``TIE``. For a side whose responses
+``human_preference_column`` is set, that column normalized to ``A``/``B``/``TIE``; with ``flip: "random"`` or
+``flip_column``, ``flipped``, the row's order (:mod:`~autorater_pipelines.pairwise.order`). For a side whose responses
 are generated, ``model_<side>_prompt`` (the rendered prompt) and ``response_<side>`` = None.
 
 Validation is complete before anything is written: ids present and unique, every referenced column present,
@@ -20,8 +21,8 @@ from autorater_pipelines.autosxs import sides as model_sides
 from autorater_pipelines.autosxs.params import AutosxsParams
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.values import is_missing
+from autorater_pipelines.pairwise import order, tasks
 from autorater_pipelines.pairwise import prompt_parameters as prompts
-from autorater_pipelines.pairwise import tasks
 from autorater_pipelines.pairwise.verdicts import normalize_preference
 
 __all__ = ["RESERVED_COLUMNS", "build_examples", "check_prompt_setup", "prepare_examples"]
@@ -55,6 +56,8 @@ RESERVED_COLUMNS = frozenset(
         "sample_index",
         "flipped",
         "model",
+        "identical_responses",
+        "uncalibrated_choice",
     }
 )
 """Field names of judgments and error messages: id and human-preference columns may not use them."""
@@ -131,6 +134,9 @@ def build_examples(
     columns = {f"response_column_{s.side}": s.column for s in sources if s.column is not None}
     if run.human_preference_column:
         columns["human_preference_column"] = run.human_preference_column
+    judge = run.autorater_parameters
+    if judge.flip_column is not None:
+        columns["autorater_parameters.flip_column"] = judge.flip_column
     io.require_columns(dataset, columns)
     io.check_unique_ids(dataset, run.id_columns)
     compiled = prompts.compile_prompt_parameters(
@@ -157,6 +163,14 @@ def build_examples(
                 row.get(run.human_preference_column), column=run.human_preference_column, location=where
             )
         examples.append(example)
+    order.assign_orders(
+        examples,
+        judge,
+        id_columns=run.id_columns,
+        seed=judge.settings().get("seed") or 0,
+        column_values=[row.get(judge.flip_column) for row in dataset.rows] if judge.flip_column else (),
+        locations=[dataset.location(i) for i in range(len(dataset.rows))] if judge.flip_column else (),
+    )
     logger.info("prepared %d examples from %s", len(examples), dataset.uri or dataset.source_name)
     return examples
 

@@ -61,6 +61,8 @@ def _schema_type(prop: dict[str, Any]) -> str:
     """A JSON schema property as a short type: ``boolean``, ``"a" | "b"``, ``integer | null``, and so on."""
     if "enum" in prop:
         return " | ".join(json.dumps(v) for v in prop["enum"])
+    if "const" in prop:  # a one-value Literal
+        return json.dumps(prop["const"])
     if "anyOf" in prop:
         return " | ".join(_schema_type(p) for p in prop["anyOf"])
     if prop.get("type") == "array":

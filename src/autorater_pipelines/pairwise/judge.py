@@ -20,7 +20,7 @@ from autorater_pipelines.errors import ModelCallError
 from autorater_pipelines.evaluation.error_rows import error_row, split_error
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.models import ErrorKind, Model, ModelOutput, ModelRequest, get_model, shared_pace
-from autorater_pipelines.pairwise import tasks
+from autorater_pipelines.pairwise import order, tasks
 from autorater_pipelines.pairwise.preference import row_preference
 from autorater_pipelines.pairwise.settings import check_verdict_settings
 from autorater_pipelines.pairwise.stages import Autorater
@@ -28,6 +28,8 @@ from autorater_pipelines.pairwise.stages import Autorater
 __all__ = ["JudgeSummary", "judge_shard"]
 
 logger = logging.getLogger(__name__)
+
+_NO_TOKENS = {"input_token_count": 0, "output_token_count": 0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +72,9 @@ class _Judging:
             if example.get("response_a") is None or example.get("response_b") is None:
                 queued.append((example, ids, 0))  # generation failed: nothing to judge
                 continue
+            if order.is_identical(example, self.settings):
+                queued.append((example, ids, 0))  # identical_responses "tie": a TIE without a call
+                continue
             built = pairwise.build_requests(
                 ids=ids,
                 prompt={k: v for k, v in example.items() if k in keys},
@@ -78,6 +83,7 @@ class _Judging:
                 settings=self.settings,
                 render_judge_prompt=self.task.render_judge_prompt,
                 response_schema=schema,
+                flipped=example.get(order.ORDER_KEY),
             )
             queued.append((example, ids, len(built)))
             yield from built
@@ -86,11 +92,17 @@ class _Judging:
         self, example: Mapping[str, Any], ids: dict[str, Any], answered: list[tuple[ModelRequest, ModelOutput]]
     ) -> None:
         """Vote over one example's samples and record its judgment and error rows."""
+        if not answered and order.is_identical(example, self.settings):
+            self.judgments.append({**example, **order.identical_judgment(), "samples": [], **_NO_TOKENS})
+            return
         samples = [pairwise.to_sample(r, o, self.settings, self.task.score_scale) for r, o in answered]
         choice, confidence, explanation = pairwise.combine_samples(samples)
         scores = pairwise.mean_scores(samples) if self.task.pointwise else {}
         if self.settings.preference == "probability":
             scores.update(row_preference(samples))
+        if self.settings.position_calibration == "balanced" and choice != "ERROR":
+            choice, confidence, explanation, calibrated = order.balanced_choice(samples, choice, explanation)
+            scores.update(calibrated)
         if not answered:
             explanation = self._inference_errors(example, ids)
         complete, incomplete_reason = pairwise.row_completeness(samples) if answered else (False, explanation)

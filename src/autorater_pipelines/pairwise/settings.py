@@ -1,7 +1,8 @@
 """How a pairwise judge is asked and read: the one judge-settings model of every pairwise evaluation.
 
-:class:`JudgeSettings` holds the judging keys of ``autorater_parameters`` (``sampling_count``, ``flip``,
-``verdict_pattern``, ``verdict_map``, ``verdict_match``, ``retry_unparseable``), checked once when it is parsed;
+:class:`JudgeSettings` holds the judging keys of ``autorater_parameters`` (``sampling_count``, the order keys of
+:class:`~autorater_pipelines.pairwise.order.OrderSettings` (``flip`` …), ``verdict_pattern``, ``verdict_map``,
+``verdict_match``, ``retry_unparseable``), checked once when it is parsed;
 AutoSxS's :class:`~autorater_pipelines.autosxs.params.AutoraterParameters` is this model plus the model-call
 settings, ``shards`` and ``strict``, so the same object travels from the parameter model to the sample schedule
 (:mod:`~autorater_pipelines.pairwise.sampling`), the verdict parser (:mod:`~autorater_pipelines.pairwise.answers`)
@@ -16,7 +17,8 @@ from typing import Any, TypeVar
 import pydantic
 
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.evaluation.parameters import Flag, ModelCallOptions, ParameterModel, SamplingCount, Shards
+from autorater_pipelines.evaluation.parameters import Flag, ModelCallOptions, SamplingCount, Shards
+from autorater_pipelines.pairwise.order import OrderSettings, check_order_settings
 from autorater_pipelines.pairwise.preference import check_preference_mode, check_preference_settings
 from autorater_pipelines.pairwise.tasks import TaskDefinition
 from autorater_pipelines.pairwise.verdict_reach import check_verdict_map_reachable, check_verdict_not_empty
@@ -30,7 +32,7 @@ SOURCE = "autorater_parameters"
 """The pipeline parameter the judge settings come from, named in messages."""
 
 
-class JudgeSettings(ParameterModel):
+class JudgeSettings(OrderSettings):
     """How examples are judged: the judging keys of ``autorater_parameters``.
 
     Build it with :meth:`parse` (``JudgeSettings.parse(params, source="autorater_parameters")``): every problem
@@ -40,9 +42,8 @@ class JudgeSettings(ParameterModel):
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True, populate_by_name=True, arbitrary_types_allowed=True)
 
     sampling_count: SamplingCount = 2
-    """Samples per example (≥ 1); default 2 = one original and one swapped order."""
-    flip: Flag = True
-    """Show model B first on half of the samples (position swap), seeded by the example ids."""
+    """Samples per example (≥ 1); default 2 = one original and one swapped order (1 with `flip` "random" or
+    `flip_column`)."""
     verdict_pattern: VerdictPattern | None = None
     """Regex (RE2, linear time) applied to the raw judge output instead of JSON parsing (needs ``verdict_map``);
     the first group (or whole match, without groups) of a whole-word match is looked up in ``verdict_map``
@@ -154,7 +155,8 @@ class AutoraterParameters(JudgeSettings, ModelCallOptions):
 def check_verdict_settings(task_def: TaskDefinition, settings: JudgeSettings) -> None:
     """Refuse a ``verdict_pattern`` that cannot work for the task and its ``verdict_map``.
 
-    Refused: a pattern with a pointwise score rubric (its verdicts are JSON scores); ``verdict_map`` keys the
+    Refused: ``position_calibration: "balanced"`` without a pointwise score rubric; a pattern with a pointwise
+    score rubric (its verdicts are JSON scores); ``verdict_map`` keys the
     pattern can never find, or a map that never gives A or B
     (:func:`~autorater_pipelines.pairwise.verdict_reach.check_verdict_map_reachable`); ``preference``
     ``probability`` without what it reads (:func:`~autorater_pipelines.pairwise.preference.check_preference_settings`).
@@ -167,6 +169,7 @@ def check_verdict_settings(task_def: TaskDefinition, settings: JudgeSettings) ->
         InputError: the first problem, naming the pattern and the keys or positions.
     """
     check_preference_settings(task_def, settings)
+    check_order_settings(task_def, settings)
     if settings.verdict_pattern is None:
         return
     if task_def.pointwise:

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from autorater_pipelines.autosxs.bias import first_position_counts
 from autorater_pipelines.report._autosxs_rows import (
     LENGTH_BINS,
     VERDICTS,
@@ -64,13 +65,6 @@ def _order_verdicts(row: Mapping[str, Any]) -> tuple[str, str] | None:
             return None
         verdicts.append("TIE" if len(votes) > 1 and votes[0][1] == votes[1][1] else votes[0][0])
     return verdicts[0], verdicts[1]
-
-
-def _first_shown_rate(rows: Sequence[Mapping[str, Any]]) -> tuple[float | None, int]:
-    """Share of decisive samples (A or B) that chose the response shown first."""
-    decisive = [s for r in rows for s in r.get("samples") or [] if s.get("choice") in ("A", "B")]
-    first = sum((s["choice"] == "A") != bool(s.get("flipped")) for s in decisive)
-    return (first / len(decisive) if decisive else None), len(decisive)
 
 
 def _figures(
@@ -308,7 +302,7 @@ def _confidence_stats(counted: Sequence[Mapping[str, Any]], m: Mapping[str, Any]
 
 
 def _position_stats(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any], human: str | None) -> list[Stat]:
-    first_rate, first_n = _first_shown_rate(rows)
+    first, decisive = first_position_counts(rows)
     position = [
         metric(
             m,
@@ -317,12 +311,28 @@ def _position_stats(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any], hum
             note=f"{m.get('position_consistency_count')} of {m.get('both_orders_judged_count')} rows judged in both "
             "orders",
         ),
-        Stat(
+        metric(
+            {"first_position_rate": first / decisive if decisive else None, **m},
+            "first_position_rate",
             "First-shown response chosen",
-            fmt(first_rate),
-            note=f"of {first_n} A-or-B samples of all rows, as the per-order accuracies (50% = no position bias)",
+            note=f"{first} of {decisive} A-or-B samples of all rows, as the per-order accuracies (50% = no position "
+            "bias)",
         ),
     ]
+    if m.get("identical_response_count"):
+        position.append(
+            metric(m, "identical_response_count", "Identical responses", "count", note="TIE without a judge call")
+        )
+    if m.get("position_calibration") == "balanced":
+        position.append(
+            metric(
+                m,
+                "position_calibration_changed_count",
+                "Choices changed by balanced position calibration",
+                "count",
+                note="scores averaged over both orders before comparing (Wang et al. 2023)",
+            )
+        )
     if human:
         position += [
             metric(
@@ -342,12 +352,13 @@ def _position_stats(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any], hum
     return position
 
 
-def _length_stats(lb: Mapping[str, Any], human: str | None) -> list[Stat]:
+def _length_stats(lb: Mapping[str, Any], human: str | None, m: Mapping[str, Any]) -> list[Stat]:
     rows = f"of the {sum(b['rows'] for b in lb['bins'])} rows counted in the rates"
     length = [
-        Stat(
+        metric(
+            {"longer_response_win_rate": lb["longer_chosen"], **m},
+            "longer_response_win_rate",
             "Longer response chosen (autorater)",
-            fmt(lb["longer_chosen"]),
             note=f"of {lb['longer_chosen_n']} A-or-B choices {rows}",
         ),
     ]
@@ -401,7 +412,7 @@ def autosxs_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, A
         "rates": _rate_stats(m),
         "confidence": _confidence_stats(counted, m),
         "position": _position_stats(rows, m, human),
-        "length": _length_stats(lb, human),
+        "length": _length_stats(lb, human, m),
         "length_bins": lb["bins"],
         "alignment": _alignment_stats(m, human),
         "figures": {f.id: f for f in _figures(rows, m, human, lb)},

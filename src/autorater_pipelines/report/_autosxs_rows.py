@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from autorater_pipelines.autosxs.bias import longer_response_counts
 from autorater_pipelines.autosxs.metrics import wilson_interval
 
 __all__ = ["LENGTH_BINS", "VERDICTS", "confusion_matrix", "counted_rows", "length_bias", "one_order_only"]
@@ -82,7 +82,6 @@ def length_bias(rows: Sequence[Mapping[str, Any]], human_column: str | None) -> 
         {"label": label, "rows": 0, "judged": 0, "a": 0, "b": 0, "tie": 0, "human_a": 0, "human_b": 0}
         for *_, label in LENGTH_BINS
     ]
-    longer = Counter[str]()
     for row in rows:
         len_a, len_b = len(str(row.get("response_a") or "")), len(str(row.get("response_b") or ""))
         ratio = len_a / len_b if len_b else math.inf
@@ -95,19 +94,17 @@ def length_bias(rows: Sequence[Mapping[str, Any]], human_column: str | None) -> 
             b[{"A": "a", "B": "b", "TIE": "tie"}[choice]] += 1
         if human in ("A", "B"):
             b["human_a" if human == "A" else "human_b"] += 1
-        for who, verdict in (("autorater", choice), ("human", human)):
-            if verdict in ("A", "B") and len_a != len_b:
-                longer[f"{who}_n"] += 1
-                longer[who] += (verdict == "A") == (len_a > len_b)
     for b in bins:
         decided, human_decided = b["a"] + b["b"], b["human_a"] + b["human_b"]
         b["a_share"] = b["a"] / decided if decided else None
         b["interval"] = wilson_interval(b["a"], decided)
         b["human_a_share"] = b["human_a"] / human_decided if human_decided else None
+    longer, unequal = longer_response_counts(rows)
+    human_longer, human_unequal = longer_response_counts(rows, human_column) if human_column else (0, 0)
     return {
         "bins": bins,
-        "longer_chosen": longer["autorater"] / longer["autorater_n"] if longer["autorater_n"] else None,
-        "longer_chosen_n": longer["autorater_n"],
-        "human_longer_chosen": longer["human"] / longer["human_n"] if longer["human_n"] else None,
-        "human_longer_chosen_n": longer["human_n"],
+        "longer_chosen": longer / unequal if unequal else None,
+        "longer_chosen_n": unequal,
+        "human_longer_chosen": human_longer / human_unequal if human_unequal else None,
+        "human_longer_chosen_n": human_unequal,
     }

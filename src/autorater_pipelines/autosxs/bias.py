@@ -1,0 +1,81 @@
+"""Position and length bias of a pairwise judge, as numbers in ``metrics.json``.
+
+- ``first_position_rate``: the share of decisive samples (a sample whose verdict is ``A`` or ``B``, of every row)
+  that chose the response shown first, with a 95 % Wilson interval; 0.5 = no position bias (Zheng et al. 2023,
+  arXiv 2306.05685, §3.3). A sample with model A shown first that chose ``A``, or one with model B shown first
+  (``flipped``) that chose ``B``, chose the first-shown response.
+- ``longer_response_win_rate``: over the rows counted in the win rates whose choice is ``A`` or ``B`` and whose two
+  responses differ in length (characters), the share where the longer response won, with its Wilson interval;
+  0.5 = no length bias.
+- ``identical_response_count``: rows made a ``TIE`` without a judge call (``identical_responses: "tie"``).
+- ``position_calibration``: ``"balanced"`` when the rows' choices come from Balanced Position Calibration
+  (:func:`autorater_pipelines.pairwise.order.balanced_choice`), else ``"none"``;
+  ``position_calibration_changed_count``: rows whose calibrated choice differs from the samples' vote.
+
+Position consistency is :func:`autorater_pipelines.autosxs.metrics.pairwise_metrics`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from autorater_pipelines.evaluation.intervals import wilson_interval
+
+__all__ = ["bias_metrics", "first_position_counts", "longer_response_counts"]
+
+
+def first_position_counts(rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+    """``(samples that chose the response shown first, decisive samples)`` over every row's ``samples``."""
+    decisive = [s for r in rows for s in r.get("samples") or [] if s.get("choice") in ("A", "B")]
+    return sum((s["choice"] == "A") != bool(s.get("flipped")) for s in decisive), len(decisive)
+
+
+def longer_response_counts(rows: Sequence[Mapping[str, Any]], verdict_key: str = "choice") -> tuple[int, int]:
+    """``(rows where the longer response won, rows with verdict A or B and responses of unequal length)``.
+
+    Args:
+        rows: Judgment rows (``response_a``, ``response_b``).
+        verdict_key: The verdict's key: ``choice`` (the autorater) or the human preference column.
+    """
+    longer = total = 0
+    for row in rows:
+        verdict = row.get(verdict_key)
+        len_a, len_b = len(str(row.get("response_a") or "")), len(str(row.get("response_b") or ""))
+        if verdict in ("A", "B") and len_a != len_b:
+            total += 1
+            longer += (verdict == "A") == (len_a > len_b)
+    return longer, total
+
+
+def _rate(out: dict[str, Any], key: str, count: int, total: int) -> None:
+    out[key] = count / total if total else None
+    interval = wilson_interval(count, total)
+    out[f"{key}_ci_lower"], out[f"{key}_ci_upper"] = interval if interval else (None, None)
+
+
+def bias_metrics(rows: Sequence[Mapping[str, Any]], counted: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The bias metrics of the module docstring.
+
+    Args:
+        rows: Every judgment row.
+        counted: The rows counted in the win rates (choice ``A``/``B``/``TIE``, complete unless included).
+
+    Returns:
+        ``first_position_rate`` (+ ``_ci_lower``/``_ci_upper``), ``first_position_count``,
+        ``decisive_sample_count``, ``longer_response_win_rate`` (+ interval), ``longer_response_win_count``,
+        ``unequal_length_decisive_count``, ``identical_response_count``, ``position_calibration`` and
+        ``position_calibration_changed_count``; rates are None without a denominator.
+    """
+    out: dict[str, Any] = {}
+    first, decisive = first_position_counts(rows)
+    _rate(out, "first_position_rate", first, decisive)
+    out["first_position_count"], out["decisive_sample_count"] = first, decisive
+    longer, unequal = longer_response_counts(counted)
+    _rate(out, "longer_response_win_rate", longer, unequal)
+    out["longer_response_win_count"], out["unequal_length_decisive_count"] = longer, unequal
+    out["identical_response_count"] = sum(r.get("identical_responses") is True for r in rows)
+    calibrated = [r for r in rows if r.get("uncalibrated_choice") is not None]
+    out["position_calibration"] = "balanced" if calibrated else "none"
+    out["position_calibration_changed_count"] = sum(r["uncalibrated_choice"] != r.get("choice") for r in calibrated)
+    return out
