@@ -1,4 +1,4 @@
-"""The component image as Vertex AI runs it: both templates in ``kfp.local.DockerRunner``, every step in the image.
+"""The component image as Vertex AI runs it: the templates in ``kfp.local.DockerRunner``, every step in the image.
 
 Run by ``.ci/docker_image.sh`` (marker ``docker_image``), which builds the image and passes its name in
 ``AUTORATER_DOCKER_IMAGE`` (and the templates compiled with it in ``AUTORATER_DOCKER_TEMPLATES``). In CI
@@ -33,6 +33,7 @@ pytestmark = [
 REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = REPO / "examples" / "quickstart"
 GECKO_QUICKSTART = REPO / "examples" / "gecko_quickstart"
+ARENA_QUICKSTART = REPO / "examples" / "arena_quickstart"
 NON_ROOT = "10001:10001"  # the uid a hardened runner (runAsUser) would pick; not in the image's /etc/passwd
 QUICKSTART_CHOICES = {"q1": "A", "q2": "B", "q3": "TIE", "q4": "TIE", "q5": "A", "q6": "A"}
 
@@ -70,12 +71,12 @@ def image() -> str:
 
 @pytest.fixture(scope="module")
 def templates(image: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Both templates compiled with the image (``autorater compile --image``), every executor naming it."""
+    """The templates compiled with the image (``autorater compile --image``), every executor naming it."""
     given = os.environ.get("AUTORATER_DOCKER_TEMPLATES")
     directory = Path(given) if given else tmp_path_factory.mktemp("compiled")
     if not given:
         assert main(["compile", "--image", image, "--output-dir", str(directory)]) == 0
-    for name in ("autosxs", "gecko"):
+    for name in ("autosxs", "gecko", "arena"):
         spec = yaml.safe_load((directory / f"{name}.yaml").read_text())
         executors = spec["deploymentSpec"]["executors"]
         assert {e["container"]["image"] for e in executors.values()} == {image}, name
@@ -257,6 +258,89 @@ def test_compare_models_in_the_image_generates_judges_and_imports_into_the_model
     assert imported.parent.startswith(tuned) and imported.metrics["modelWinRate"] == pytest.approx(
         sum(j["choice"] == "B" for j in judgments) / rows
     )
+
+
+def test_arena_quickstart_runs_in_the_image_as_a_non_root_uid_with_gs_data(image, templates, bucket, tmp_path):
+    """The arena template, every step in the image as uid 10001: dataset and judge replay on gs://."""
+    blobs, prefix = bucket
+    folder = prefix.split("/", 3)[3]
+    blobs.blob(f"{folder}/dataset.jsonl").upload_from_filename(str(ARENA_QUICKSTART / "dataset.jsonl"))
+    blobs.blob(f"{folder}/replay.jsonl").upload_from_filename(str(ARENA_QUICKSTART / "replay.jsonl"))
+    params = {
+        **json.loads((ARENA_QUICKSTART / "params.json").read_text()),
+        "evaluation_dataset": f"{prefix}/dataset.jsonl",
+        "autorater_model": f"replay/{prefix}/replay.jsonl",
+    }
+    root = tmp_path / "root"
+    root.mkdir()
+    root.chmod(0o777)
+    env = {"STORAGE_EMULATOR_HOST": os.environ["STORAGE_EMULATOR_HOST"]}
+    outputs = _run_template(templates / "arena.yaml", params, root, env, user=NON_ROOT)
+
+    board = _read_jsonl(outputs["leaderboard"].path)
+    # Wins/losses/ties per model counted from replay.jsonl (48 pairs × 2 samples, verdicts un-flipped by hand).
+    assert [(r["model"], r["wins"], r["losses"], r["ties"]) for r in board] == [
+        ("tuned-v2", 38, 8, 2),
+        ("tuned-v1", 32, 12, 4),
+        ("draft", 8, 32, 8),
+        ("base", 8, 34, 6),
+    ]
+    assert board[-1]["score"] == 0.0  # the baseline
+    assert len(_read_jsonl(outputs["judgments"].path)) == 48
+    assert _read_jsonl(outputs["error_messages"].path) == []
+    report = _task_file(root, "build-arena-report", "report").read_text()
+    assert report.lstrip().lower().startswith("<!doctype html")
+    owners = {p.stat().st_uid for p in root.rglob("*") if p.is_file()}
+    assert owners == {10001}, "every artifact was written by the non-root step"
+
+
+def test_arena_models_generated_in_the_image_by_gemini_and_openai_then_judged(image, templates, bucket, tmp_path):
+    """Arena ``models``: responses generated in the image's generation step (Gemini and OpenAI emulators), judged."""
+    blobs, prefix = bucket
+    folder = prefix.split("/", 3)[3]
+    rows = [
+        {"id": f"p{i}", "question": f"Question {i}?", "ref": "A reference answer, long enough to win."}
+        for i in range(4)
+    ]
+    blobs.blob(f"{folder}/dataset.jsonl").upload_from_string("".join(json.dumps(r) + "\n" for r in rows))
+    root = tmp_path / "root"
+    root.mkdir()
+    with ModelEmulator(responder=_generate_or_judge) as emulator:
+        params = {
+            "evaluation_dataset": f"{prefix}/dataset.jsonl",
+            "task": "question_answering@001",
+            "id_columns": ["id"],
+            "autorater_prompt_parameters": {"inference_instruction": {"column": "question"}},
+            "response_columns": {"reference": "ref"},
+            "models": {
+                "gem": {
+                    "model": "gemini-2.5-flash",
+                    "prompt_parameters": {"contents": {"column": "question"}},
+                    "parameters": {"base_url": emulator.url},
+                },
+                "oai": {
+                    "model": "openai/small",
+                    "prompt_parameters": {"prompt": {"column": "question"}},
+                    "parameters": {"base_url": emulator.url},
+                },
+            },
+            "project": "test-project",
+            "autorater_model": "gemini-2.5-flash",
+            "autorater_parameters": {"base_url": emulator.url, "progress": False},
+            "bootstrap_rounds": 10,
+        }
+        env = {"STORAGE_EMULATOR_HOST": os.environ["STORAGE_EMULATOR_HOST"]}
+        outputs = _run_template(templates / "arena.yaml", params, root, env)
+        generated = [r for r in emulator.requests if not r.response_schema]
+    assert sorted((r.protocol, r.prompt_text) for r in generated) == sorted(
+        [("openai", f"Question {i}?") for i in range(4)] + [("vertex", f"Question {i}?") for i in range(4)]
+    )
+    judgments = _read_jsonl(outputs["judgments"].path)
+    assert len(judgments) == 3 * 4 and all(j["choice"] in ("A", "B", "TIE") for j in judgments)
+    gem = {j["response_a"] for j in judgments if j["model_a"] == "gem"}
+    assert gem == {f"gemini-2.5-flash says: Question {i}?" for i in range(4)}
+    board = _read_jsonl(outputs["leaderboard"].path)
+    assert {r["model"] for r in board} == {"reference", "gem", "oai"}
 
 
 @pytest.mark.parametrize("user", [None, NON_ROOT, "4242:4242"])

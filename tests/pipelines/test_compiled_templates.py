@@ -161,7 +161,7 @@ def test_docs_migration_table_names_what_the_template_has():
 MODEL_CALLING_TASKS = {
     "autosxs": {"generate-pairwise-responses", "judge-pairwise-examples"},
     "gecko": {"prepare-gecko-rubrics", "validate-gecko-media"},
-    "arena": {"judge-pairwise-examples"},
+    "arena": {"generate-arena-responses", "judge-pairwise-examples"},
 }
 MODEL_STEP_RETRY_POLICY = {
     "maxRetryCount": 2,

@@ -12,9 +12,10 @@
 
 It checks the whole run first with the pipeline's :func:`~autorater_pipelines.arena.preflight.validate_run` (the
 same parameter model, the judge model, every row), so a bad parameter is refused before the first model call; then
-it judges the pair examples with the judge stage the pipeline's judging step runs
-(:func:`~autorater_pipelines.pairwise.judge.judge_shard`), through the same model-call layer (cache,
-retries, rate limits), and fits the leaderboard with the pipeline's ranking step.
+it generates the responses of ``models`` with the pipeline's generation stage
+(:func:`~autorater_pipelines.arena.candidates.generate_candidates`), judges the pair examples with the judge stage
+the pipeline's judging step runs (:func:`~autorater_pipelines.pairwise.judge.judge_shard`), through the same
+model-call layer (cache, retries, rate limits), and fits the leaderboard with the pipeline's ranking step.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from autorater_pipelines import io
+from autorater_pipelines.arena.candidates import generate_candidates
 from autorater_pipelines.arena.leaderboard import leaderboard_from_judgments
 from autorater_pipelines.arena.preflight import validate_run
 from autorater_pipelines.evaluation.notebook import frame_rows, outside_event_loop
@@ -44,7 +46,7 @@ def evaluate(
     *,
     task: str,
     autorater_prompt_parameters: Mapping[str, Any],
-    response_columns: Mapping[str, str],
+    response_columns: Mapping[str, str] | None = None,
     id_columns: Sequence[str] | None = None,
     progress: bool = True,
     **parameters: Any,
@@ -55,13 +57,13 @@ def evaluate(
         df: One row per prompt, with every model's response in its column.
         task: The judge's task (as the pipeline's ``task``).
         autorater_prompt_parameters: ``{param: {"column": c} | {"template": "…{{ c }}…"}}``.
-        response_columns: Model name → column of its responses (2 or more models).
+        response_columns: Model name → column of its responses (2 or more models with ``models``).
         id_columns: Columns identifying each prompt (replay keys); None = the DataFrame index.
         progress: Show the judging progress bar (unless ``autorater_parameters`` says otherwise).
-        **parameters: Any other parameter of the pipeline, by its name: ``pairing``, ``baseline``,
-            ``opponents_per_prompt``, ``seed``, ``bootstrap_rounds``, ``style_control``, ``ties``,
-            ``strong_verdict_weight``, ``autorater_model``, ``autorater_parameters``, ``experimental_args``,
-            ``project``, ``location``.
+        **parameters: Any other parameter of the pipeline, by its name: ``models`` (model name → the model
+            generating its responses), ``pairing``, ``baseline``, ``opponents_per_prompt``, ``seed``,
+            ``bootstrap_rounds``, ``style_control``, ``ties``, ``strong_verdict_weight``, ``autorater_model``,
+            ``autorater_parameters``, ``experimental_args``, ``project``, ``location``.
 
     Returns:
         ``(leaderboard, judgments, metrics)``: the leaderboard (one row per model, best first), the judgments (one
@@ -86,7 +88,7 @@ def evaluate(
         "task": task,
         "id_columns": frame.id_columns,
         "autorater_prompt_parameters": autorater_prompt_parameters,
-        "response_columns": dict(response_columns),
+        "response_columns": dict(response_columns or {}),
         "autorater_parameters": judge,
         **parameters,
     }
@@ -94,6 +96,13 @@ def evaluate(
     autorater = Autorater.of(
         run.params.autorater_model,
         run.params.autorater_parameters,
+        project=run.params.project,
+        location=run.params.location,
+    )
+    generate_candidates(
+        run.rows or [],
+        run.params.models,
+        run.params.id_columns,
         project=run.params.project,
         location=run.params.location,
     )

@@ -2,8 +2,10 @@
 
 :class:`ArenaParams` holds AutoSxS's dataset, task, prompt and judge parameters (same names, same meaning, same
 bounds: :data:`autorater_pipelines.evaluation.parameters.BOUNDS`), the candidates (``response_columns``: model name
-→ dataset column), the pair schedule (``pairing``, ``baseline``, ``opponents_per_prompt``, ``seed``) and the
-ranking options (``bootstrap_rounds``, ``style_control``, ``ties``, ``strong_verdict_weight``).
+→ dataset column, and ``models``: model name → the model generating its responses,
+:mod:`~autorater_pipelines.arena.candidates`), the pair schedule (``pairing``, ``baseline``,
+``opponents_per_prompt``, ``seed``) and the ranking options (``bootstrap_rounds``, ``style_control``, ``ties``,
+``strong_verdict_weight``).
 
 The schema only: the one check of a run is :func:`autorater_pipelines.arena.preflight.validate_run`.
 """
@@ -15,6 +17,7 @@ from typing import Annotated, Any
 
 import pydantic
 
+from autorater_pipelines.arena.candidates import CandidateModel, parse_models
 from autorater_pipelines.arena.ranking import TIES
 from autorater_pipelines.bounds import Bound
 from autorater_pipelines.errors import InputError
@@ -43,6 +46,8 @@ StrongVerdictWeight = Annotated[int, Bound("integer", 1, 100)]
 """``strong_verdict_weight``: battles a strong verdict counts as."""
 Seed = Annotated[int, BOUNDS["seed"]]
 """``seed``: the same range as the model-call ``seed``."""
+
+_COLUMNS_EXAMPLE = '{"model-x": "response_x", "model-y": "response_y"}'
 
 RESERVED_NAMES = frozenset({"model_a", "model_b"})
 """Columns a pair's judgment row adds to the id columns (a dataset id column may not use them)."""
@@ -73,8 +78,14 @@ class ArenaParams(RunParameters):
     """Columns whose values identify a prompt (unique per row)."""
     autorater_prompt_parameters: dict[str, Any]
     """The judge's prompt parameters, as AutoSxS's (column or ``{"template": ...}`` per key)."""
-    response_columns: dict[str, str]
-    """Model name → the dataset column with its responses; the names are the leaderboard's rows (2 or more)."""
+    response_columns: dict[str, str] = pydantic.Field(default_factory=dict)
+    """Model name → the dataset column with its responses; with ``models``, the names are the leaderboard's rows
+    (2 or more in all)."""
+    models: Annotated[dict[str, CandidateModel], pydantic.BeforeValidator(parse_models)] = pydantic.Field(
+        default_factory=dict
+    )
+    """Model name → ``{"model": spec, "prompt_parameters": {"prompt": ...}, "parameters": {...}}``: models whose
+    responses are generated (as AutoSxS's ``model_a``), then judged like ``response_columns``' models."""
     pairing: str = "all"
     """Which pairs are judged on each prompt: ``all``, ``baseline`` or ``sampled``."""
     baseline: str = ""
@@ -133,10 +144,12 @@ class ArenaParams(RunParameters):
     @pydantic.field_validator("response_columns", mode="before")
     @classmethod
     def _columns(cls, value: Any) -> Any:
-        example = '{"model-x": "response_x", "model-y": "response_y"}'
+        if value is None:
+            return {}
         if not isinstance(value, Mapping):
             raise InputError(
-                f"must be an object of model name → column like {example}, got {value!r}", source="response_columns"
+                f"must be an object of model name → column like {_COLUMNS_EXAMPLE}, got {value!r}",
+                source="response_columns",
             )
         for name, column in value.items():
             if not isinstance(name, str) or not name.strip():
@@ -145,11 +158,6 @@ class ArenaParams(RunParameters):
                 raise InputError(
                     f"model {name!r}: column must be a non-empty column name, got {column!r}", source="response_columns"
                 )
-        if len(value) < 2:
-            raise InputError(
-                f"an arena ranks 2 or more models, got {len(value)}: {sorted(value)}; e.g. {example}",
-                source="response_columns",
-            )
         return dict(value)
 
     @pydantic.field_validator("pairing", "ties", "judgments_format", mode="before")
@@ -163,8 +171,20 @@ class ArenaParams(RunParameters):
 
     @pydantic.model_validator(mode="after")
     def _schedule(self) -> ArenaParams:
-        names = sorted(self.response_columns)
-        if self.baseline and self.baseline not in self.response_columns:
+        both = sorted(set(self.response_columns) & set(self.models))
+        if both:
+            raise InputError(
+                f"model {both[0]!r} is in both response_columns and models; give each model one source of responses",
+                source="models",
+            )
+        names = self.model_names
+        if len(names) < 2:
+            raise InputError(
+                f"an arena ranks 2 or more models, got {len(names)}: {names}; name them in response_columns "
+                f"(e.g. {_COLUMNS_EXAMPLE}) and/or models",
+                source="response_columns",
+            )
+        if self.baseline and self.baseline not in names:
             raise InputError(f"{self.baseline!r} is not one of the models {names}", source="baseline")
         if self.pairing == "baseline" and not self.baseline:
             raise InputError(f"pairing 'baseline' needs a baseline: one of the models {names}", source="baseline")
@@ -187,6 +207,11 @@ class ArenaParams(RunParameters):
                 source="id_columns",
             )
         return self
+
+    @property
+    def model_names(self) -> list[str]:
+        """Every model of the arena, sorted: ``response_columns``' and ``models``' names."""
+        return sorted({*self.response_columns, *self.models})
 
     @property
     def judge_model(self) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 from autorater_pipelines import io
 from autorater_pipelines.arena import prepare
+from autorater_pipelines.arena.candidates import CandidateStage
 from autorater_pipelines.arena.pairs import judge_call_count
 from autorater_pipelines.arena.params import ArenaParams
 from autorater_pipelines.evaluation.model_checks import probe_model_endpoint
@@ -71,6 +72,11 @@ def validate_run(
         probe_model_endpoint(
             run.judge_model, run.autorater_parameters, SOURCE, project=run.project or project, location=run.location
         )
+    for name, candidate in sorted(run.models.items()):
+        stage = CandidateStage.for_model(name, candidate, project=run.project or project, location=run.location)
+        stage.check(readable=readable, notes=notes)
+        if probe_endpoint:
+            stage.probe()
     if run.judgments_format == "bigquery":
         io.parse_destination_prefix(run.bigquery_destination_prefix)
     sources = [] if dataset is not None else [p.strip() for p in run.evaluation_dataset.split(",") if p.strip()]
@@ -86,6 +92,12 @@ def validate_run(
     model_pairs = len({(e["model_a"], e["model_b"]) for e in examples})
     prompt_count = len({prepare.prompt_key(e, run.id_columns) for e in examples})
     notes.insert(0, call_count_note(run, len(examples), model_pairs=model_pairs, prompts=prompt_count))
+    if run.models:
+        notes.insert(
+            1,
+            f"{len(run.models) * prompt_count:,} generation calls: {len(run.models)} models "
+            f"({', '.join(sorted(run.models))}) × {prompt_count:,} prompts",
+        )
     return ValidatedRun(run, examples, notes)
 
 
@@ -101,9 +113,9 @@ def call_count_note(
     calls = judge_call_count(pair_count, samples)
     orders = ", both orders" if run.autorater_parameters.flip is True and samples > 1 else ""
     if model_pairs is not None and prompts is not None:
-        made_of = f"{model_pairs:,} model pairs of {len(run.response_columns)} models × {prompts:,} prompts"
+        made_of = f"{model_pairs:,} model pairs of {len(run.model_names)} models × {prompts:,} prompts"
     else:
-        made_of = f"of {len(run.response_columns)} models"
+        made_of = f"of {len(run.model_names)} models"
     note = (
         f"{calls:,} judge calls: {pair_count:,} pairs ({made_of}, pairing {run.pairing!r}) × {samples} samples{orders}"
     )

@@ -2,13 +2,15 @@
 
 A pair example (one JSONL line per judged pair and prompt) is what AutoSxS's judge step judges as a row: the
 prompt's id columns, ``model_a``, ``model_b`` (names sorted, :mod:`~autorater_pipelines.arena.pairs`), every
-rendered autorater prompt parameter, ``response_a`` and ``response_b`` (the two models' responses) and, with
-``flip: "random"``, ``flipped`` (:mod:`~autorater_pipelines.pairwise.order`). The judge
+rendered autorater prompt parameter, ``response_a`` and ``response_b`` (the two models' responses; for a model of
+``models``, None and its rendered prompt in ``model_<side>_prompt`` (+ ``model_<side>_system_instruction``), filled
+by the generation step, :mod:`~autorater_pipelines.arena.candidates`) and, with ``flip: "random"``, ``flipped``
+(:mod:`~autorater_pipelines.pairwise.order`). The judge
 step's id columns are the prompt's id columns + ``model_a``, ``model_b``, so its replay lines are keyed by them,
 ``flipped`` and ``sample_index``.
 
 Validation is complete before anything is written: ids present and unique, every response column present and
-every response non-empty, every template renders for every row.
+every response non-empty, every template (the judge's and every generated model's prompt) renders for every row.
 """
 
 from __future__ import annotations
@@ -25,12 +27,28 @@ from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.values import is_missing
 from autorater_pipelines.pairwise import order, tasks
 from autorater_pipelines.pairwise import prompt_parameters as prompts
+from autorater_pipelines.pairwise.responses import compile_model_prompt
 
 __all__ = ["build_pair_examples", "check_prompt_setup", "prompt_key"]
 
 logger = logging.getLogger(__name__)
 
-_RESERVED = frozenset({"response_a", "response_b", "choice", "samples", "explanation", "confidence"})
+_RESERVED = frozenset(
+    {
+        "response_a",
+        "response_b",
+        "choice",
+        "samples",
+        "explanation",
+        "confidence",
+        "model_a_prompt",
+        "model_b_prompt",
+        "model_a_system_instruction",
+        "model_b_system_instruction",
+        "inference_error_a",
+        "inference_error_b",
+    }
+)
 
 
 def prompt_key(example: dict[str, Any], id_columns: list[str]) -> str:
@@ -83,13 +101,30 @@ def build_pair_examples(
         source_name="autorater_prompt_parameters",
         extra_variables=task_def.template_variables,
     )
-    models = sorted(run.response_columns)
+    model_prompts = {
+        name: compile_model_prompt(
+            candidate.prompt_parameters,
+            dataset.columns,
+            task_def.template_variables,
+            source=f"models[{name!r}].prompt_parameters",
+            subject=f"model {name!r}",
+        )
+        for name, candidate in sorted(run.models.items())
+    }
+    models = run.model_names
     examples = []
     for index, row in enumerate(dataset.rows):
         where = dataset.location(index)
         ids = {c: row[c] for c in run.id_columns}
         rendered = compiled.render(row, location=where)
-        responses = {m: _response(row.get(run.response_columns[m]), m, run.response_columns[m], where) for m in models}
+        responses: dict[str, dict[str, Any]] = {
+            m: {"": _response(row.get(c), m, c, where)} for m, c in run.response_columns.items()
+        }
+        for name, prompt in model_prompts.items():
+            text = prompt.render(row, location=where)
+            responses[name] = {"": None, "prompt": text.get("prompt", text.get("contents"))}
+            if "system_instruction" in text:
+                responses[name]["system_instruction"] = text["system_instruction"]
         pairs = pairs_for_prompt(
             models,
             run.pairing,
@@ -99,16 +134,12 @@ def build_pair_examples(
             prompt_key=prompt_key(ids, run.id_columns),
         )
         for model_a, model_b in pairs:
-            examples.append(
-                {
-                    **ids,
-                    "model_a": model_a,
-                    "model_b": model_b,
-                    **rendered,
-                    "response_a": responses[model_a],
-                    "response_b": responses[model_b],
-                }
-            )
+            example = {**ids, "model_a": model_a, "model_b": model_b, **rendered}
+            for side, model in (("a", model_a), ("b", model_b)):
+                example.update(
+                    {f"response_{side}" if k == "" else f"model_{side}_{k}": v for k, v in responses[model].items()}
+                )
+            examples.append(example)
     seed = run.autorater_parameters.settings().get("seed")
     order.assign_orders(
         examples,

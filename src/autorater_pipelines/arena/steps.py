@@ -2,7 +2,8 @@
 
 Judging is AutoSxS's judge step on the pair examples (the components ``judge_pairwise_examples`` and
 ``online_evaluation_pairwise`` with the pair id columns); the steps here are the arena's own:
-:func:`prepare_run` (check the run, write the pair examples) and :func:`rank_run` (battles → leaderboard).
+:func:`prepare_run` (check the run, write the pair examples), :func:`generate_run` (the responses of ``models``)
+and :func:`rank_run` (battles → leaderboard).
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from autorater_pipelines import io
+from autorater_pipelines.arena.candidates import generate_candidates, parse_models
 from autorater_pipelines.arena.leaderboard import leaderboard_from_judgments
 from autorater_pipelines.arena.params import RankingOptions
 from autorater_pipelines.arena.preflight import validate_run
 from autorater_pipelines.evaluation.parameters import ValidatedRun
 
-__all__ = ["prepare_run", "rank_run"]
+__all__ = ["generate_run", "prepare_run", "rank_run"]
 
 
 def prepare_run(params: Mapping[str, Any], output_path: str) -> ValidatedRun:
@@ -30,6 +32,32 @@ def prepare_run(params: Mapping[str, Any], output_path: str) -> ValidatedRun:
     for note in run.notes:
         print(note, flush=True)
     return run
+
+
+def generate_run(
+    examples_path: str,
+    models: Mapping[str, Any],
+    id_columns: list[str],
+    output_path: str,
+    *,
+    project: str = "",
+    location: str = "",
+) -> dict[str, int]:
+    """The generation step: fill the pair examples' responses of ``models`` (:func:`generate_candidates`), write them.
+
+    Passes the examples through unchanged when ``models`` is empty.
+
+    Returns:
+        ``{"generated_count": n, "failed_count": m}`` (model × prompt responses requested, and failed).
+
+    Raises:
+        InputError: bad ``models`` settings.
+        ModelCallError: the process got SIGTERM (nothing is written; a re-run resumes from the response cache).
+    """
+    examples = io.read_jsonl(examples_path)
+    counts = generate_candidates(examples, parse_models(models), id_columns, project=project, location=location)
+    io.write_jsonl(output_path, examples)
+    return counts
 
 
 def rank_run(

@@ -6,7 +6,8 @@ see :mod:`autorater_pipelines.autosxs.sides`) and
 ``model_*_parameters`` (generation settings as strings, e.g. ``{"temperature": "0.2"}``). Here every
 call goes through the one model-call layer (:mod:`autorater_pipelines.models`): Vertex AI Gemini
 (publisher models, tuned endpoints), OpenAI-compatible servers (``openai/<model>``) and ``replay/``
-recordings (key: id columns + ``model`` = ``"a"`` or ``"b"``), with its cache, retries and rate limits.
+recordings (key: id columns + ``model`` = ``"a"`` or ``"b"``), with its cache, retries and rate limits; the
+generation call itself is :func:`autorater_pipelines.pairwise.responses.generate_responses` (shared with arena).
 ``model_*_parameters={"mode": "batch", "batch_staging_uri": "gs://..."}`` runs one Vertex AI batch
 prediction job per side instead of online calls (:mod:`autorater_pipelines.models._batch`).
 
@@ -21,9 +22,9 @@ import logging
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
-from autorater_pipelines.autosxs.params import ModelParameters, ResponseModel
-from autorater_pipelines.errors import InputError, ModelCallError
-from autorater_pipelines.models import GenerateConfig, ModelOutput, ModelRequest
+from autorater_pipelines.errors import InputError
+from autorater_pipelines.models import GenerateConfig
+from autorater_pipelines.pairwise.responses import ModelParameters, ResponseModel, generate_responses
 
 __all__ = [
     "RESPONSE_COLUMN_CANDIDATES",
@@ -75,62 +76,6 @@ def model_config(
         InputError: an unknown key (listing the valid ones) or a bad value.
     """
     return ResponseModel.of(side, "", parameters, project=project, location=location).generate_config()
-
-
-def generate_responses(
-    examples: Sequence[MutableMapping[str, Any]], stage: ResponseModel, id_columns: Sequence[str]
-) -> int:
-    """Fill ``response_<side>`` of every example from its rendered ``model_<side>_prompt``.
-
-    Args:
-        examples: Prepared examples; each holds ``model_<side>_prompt`` (the rendered ``prompt`` or
-            ``contents`` prompt parameter) and, optionally, ``model_<side>_system_instruction`` (sent as the
-            request's system instruction). Modified in place.
-        stage: The side's model stage (model spec, ``model_<side>_parameters``, project, region).
-        id_columns: Id columns (the replay key, with ``model`` = side).
-
-    Returns:
-        The number of examples whose generation failed (``inference_error_<side>`` set).
-
-    Raises:
-        InputError: bad parameters or model spec.
-        ModelCallError: the process got SIGTERM. When the calls stop early for another reason (a wrong
-            endpoint, no progress, the failure budget), the responses not generated carry the reason.
-    """
-    side, model = stage.side, stage.model
-    backend = stage.get_model()
-    prompt_key, system_key = f"model_{side}_prompt", f"model_{side}_system_instruction"
-    requests = [
-        ModelRequest(
-            parts=(str(example[prompt_key]),),
-            key={**{c: example[c] for c in id_columns}, "model": side},
-            system_instruction=example.get(system_key) or None,
-        )
-        for example in examples
-    ]
-    outputs: list[ModelOutput] = []
-    try:
-        backend.generate_each(
-            requests, lambda _request, output: outputs.append(output), desc=f"model {side.upper()} responses"
-        )
-    except ModelCallError as exc:
-        if exc.interrupted:
-            raise
-        # Every request has an output (those not called fail with the reason): they become ERROR rows.
-        logger.error("model %s (%s): calls stopped early: %s", side.upper(), model, exc)
-    failures = 0
-    for example, output in zip(examples, outputs, strict=True):
-        if output.ok:
-            example[f"response_{side}"] = output.text
-            example.pop(f"inference_error_{side}", None)
-        else:
-            failures += 1
-            kind = output.error.kind.value if output.error else "blocked"
-            message = output.error.message if output.error else f"no text (finish reason {output.finish_reason})"
-            example[f"response_{side}"] = None
-            example[f"inference_error_{side}"] = f"{kind}: {message}"
-    logger.info("model %s (%s): %d responses, %d failed", side.upper(), model, len(examples), failures)
-    return failures
 
 
 def fill_missing_responses(

@@ -12,20 +12,15 @@ The schema only: the one check of a run is :func:`autorater_pipelines.autosxs.pr
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any
 
 import pydantic
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.ids import check_id_columns
-from autorater_pipelines.evaluation.parameters import (
-    ModelCallOptions,
-    ParameterModel,
-    RunParameters,
-    nested,
-)
-from autorater_pipelines.evaluation.stages import ModelStage
+from autorater_pipelines.evaluation.parameters import ParameterModel, RunParameters, nested
+from autorater_pipelines.pairwise.responses import ModelParameters, ResponseModel
 from autorater_pipelines.pairwise.settings import SOURCE, AutoraterParameters
 from autorater_pipelines.pairwise.stages import Autorater
 
@@ -63,48 +58,6 @@ def check_judgments_format(value: Any) -> str:
             f"unsupported judgments_format {value!r}; valid: {list(JUDGMENTS_FORMATS)}", source="judgments_format"
         )
     return str(fmt)
-
-
-class ModelParameters(ModelCallOptions):
-    """``model_a_parameters`` / ``model_b_parameters``: model-call settings, GCPC's Vertex names accepted."""
-
-    ALIASES: ClassVar[dict[str, str]] = {
-        "maxOutputTokens": "max_output_tokens",
-        "max_tokens": "max_output_tokens",
-        "topP": "top_p",
-    }
-
-
-class ResponseModel(ModelStage):
-    """Model A's or model B's stage: ``model_<side>``, ``model_<side>_parameters`` and its prompt parameters."""
-
-    side: str
-    """``a`` or ``b``."""
-    options: ModelParameters = pydantic.Field(default_factory=ModelParameters)
-    prompt_parameters: Any = pydantic.Field(default_factory=dict)
-    """``model_<side>_prompt_parameters`` (see :mod:`autorater_pipelines.autosxs.sides`)."""
-
-    @classmethod
-    def of(
-        cls, side: str, model: str, parameters: Any = None, *, project: str = "", location: str = ""
-    ) -> ResponseModel:
-        """The stage from its pipeline parameters as a step receives them (``parameters`` a dict, None or parsed).
-
-        Raises:
-            InputError: an unknown key or a bad value of ``model_<side>_parameters``.
-        """
-        options = ModelParameters.parse(parameters, source=f"model_{side}_parameters")
-        return cls(side=side, model=model, options=options, project=project or "", location=location or "")
-
-    @property
-    def options_source(self) -> str:
-        """``model_<side>_parameters``."""
-        return f"model_{self.side}_parameters"
-
-    @property
-    def model_source(self) -> str:
-        """``model_<side>``."""
-        return f"model_{self.side}"
 
 
 def _options(model: type[ParameterModel], source: str) -> Any:

@@ -29,6 +29,7 @@ from typing import Any
 from autorater_pipelines.autosxs.inference import RESPONSE_COLUMN_CANDIDATES
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.pairwise import prompt_parameters as prompts
+from autorater_pipelines.pairwise.responses import MODEL_PROMPT_FORMS, compile_model_prompt
 
 __all__ = ["MODEL_OUTPUT_FIELDS", "MODEL_PROMPT_FORMS", "SideSource", "require_source", "resolve_side"]
 
@@ -36,13 +37,6 @@ logger = logging.getLogger(__name__)
 
 MODEL_OUTPUT_FIELDS = RESPONSE_COLUMN_CANDIDATES
 """Names ``response_column_<side>`` may give to the generated text when the dataset has no such column."""
-
-MODEL_PROMPT_FORMS: tuple[tuple[frozenset[str], str], ...] = (
-    (frozenset({"prompt"}), '{"prompt": ...} (text models)'),
-    (frozenset({"contents"}), '{"contents": ...} (Gemini request body)'),
-    (frozenset({"contents", "system_instruction"}), '{"contents": ..., "system_instruction": ...} (Gemini)'),
-)
-"""The accepted key sets of ``model_<side>_prompt_parameters``, with how to write them (for messages)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,24 +128,11 @@ def resolve_side(
             f"them with model_{side}.{hint}",
             source=f"response_column_{side}",
         )
-    compiled = _compile_model_prompt(prompt_parameters, side, columns, template_variables or {})
-    return SideSource(side=side, column=None, prompt=compiled, output_field=column)
-
-
-def _compile_model_prompt(
-    parameters: Mapping[str, Any] | None, side: str, columns: Sequence[str], variables: Mapping[str, Any]
-) -> prompts.PromptParameters:
-    source = f"model_{side}_prompt_parameters"
-    keys = frozenset(parameters) if isinstance(parameters, Mapping) else None
-    if keys not in {form for form, _ in MODEL_PROMPT_FORMS}:
-        forms = "; or ".join(text for _, text in MODEL_PROMPT_FORMS)
-        raise InputError(
-            f"to generate model {side.upper()}'s responses, write the model's prompt parameters in one of the "
-            f'documented forms: {forms}; each value a column name, {{"column": ...}} or '
-            f'{{"template": "... {{{{ column }}}} ..."}}; got {parameters!r}',
-            source=source,
-        )
-    assert isinstance(parameters, Mapping)
-    return prompts.compile_prompt_parameters(
-        dict(parameters), available_columns=columns, source_name=source, extra_variables=variables
+    compiled = compile_model_prompt(
+        prompt_parameters,
+        columns,
+        template_variables or {},
+        source=f"model_{side}_prompt_parameters",
+        subject=f"model {side.upper()}",
     )
+    return SideSource(side=side, column=None, prompt=compiled, output_field=column)

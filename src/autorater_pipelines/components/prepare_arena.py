@@ -15,6 +15,7 @@ def prepare_arena_pairs(
     id_columns: list,
     autorater_prompt_parameters: dict,
     response_columns: dict,
+    models: dict,
     pairing: str,
     baseline: str,
     opponents_per_prompt: int,
@@ -44,7 +45,8 @@ def prepare_arena_pairs(
         task: The judge's task `{task}[@{version}]`, as AutoSxS's.
         id_columns: Columns whose values identify each prompt uniquely.
         autorater_prompt_parameters: Map of autorater prompt parameters to a column or `{"template": ...}`.
-        response_columns: Model name → dataset column with its responses (2 or more models).
+        response_columns: Model name → dataset column with its responses.
+        models: Model name → `{"model": spec, "prompt_parameters": {...}, "parameters": {...}}`: models whose responses are generated (2 or more models with `response_columns`); their specs and prompts are checked here.
         pairing: `all`, `baseline` or `sampled`.
         baseline: Baseline model name (score 0; required with `pairing: baseline`).
         opponents_per_prompt: Opponents drawn per model and prompt with `pairing: sampled`.
@@ -62,7 +64,7 @@ def prepare_arena_pairs(
         location: Google Cloud region for Vertex AI models.
 
     Returns:
-        prepared_examples: JSONL, one example per judged pair and prompt: id columns, `model_a`, `model_b` (names sorted), rendered prompt parameters, `response_a`, `response_b`.
+        prepared_examples: JSONL, one example per judged pair and prompt: id columns, `model_a`, `model_b` (names sorted), rendered prompt parameters, `response_a`, `response_b` (None for a model of `models`, whose rendered prompt is in `model_a_prompt` / `model_b_prompt`).
         pair_count: Number of pair examples.
         judge_call_count: Number of judge calls (pairs × `sampling_count`).
         pair_id_columns: The id columns of a pair: `id_columns` + `model_a`, `model_b`.

@@ -6,11 +6,13 @@ from kfp import dsl
 from kfp.dsl import Dataset, Metrics
 
 from autorater_pipelines.components.arena_report import build_arena_report
+from autorater_pipelines.components.generate_arena_responses import generate_arena_responses
 from autorater_pipelines.components.online_evaluation_pairwise import online_evaluation_pairwise
 from autorater_pipelines.components.prepare_arena import prepare_arena_pairs
 from autorater_pipelines.components.rank_arena import rank_arena_models
 from autorater_pipelines.pipelines._pairwise import judge_in_shards
 from autorater_pipelines.pipelines._placeholders import LOCATION_PLACEHOLDER, PROJECT_ID_PLACEHOLDER
+from autorater_pipelines.pipelines._retry import retry_model_step
 
 
 class PipelineOutput(NamedTuple):
@@ -28,7 +30,8 @@ def arena_pipeline(  # noqa: B006
     task: str,
     id_columns: List[str],
     autorater_prompt_parameters: Dict[str, Any],
-    response_columns: Dict[str, str],
+    response_columns: Dict[str, str] = {},
+    models: Dict[str, Any] = {},
     pairing: str = "all",
     baseline: str = "",
     opponents_per_prompt: int = 1,
@@ -48,11 +51,12 @@ def arena_pipeline(  # noqa: B006
     """Ranks many models on the same prompts: every pair is judged as AutoSxS judges a row, every judged sample is a battle, Bradley–Terry gives the leaderboard with prompt-bootstrap 95 % intervals.
 
     Args:
-        evaluation_dataset: Comma-separated list of JSONL/JSON/CSV/Parquet files (local paths or `gs://` URIs, wildcards allowed), or a BigQuery table `bq://project.dataset.table`, one row per prompt with every model's response.
+        evaluation_dataset: Comma-separated list of JSONL/JSON/CSV/Parquet files (local paths or `gs://` URIs, wildcards allowed), or a BigQuery table `bq://project.dataset.table`, one row per prompt with the responses of `response_columns`' models.
         task: The judge's task `{task}[@{version}]`: `summarization` or `question_answering` with version `001` or `latest`, or `custom[@...]` with `experimental_args.custom_task_definition` (as AutoSxS's).
         id_columns: The columns which distinguish unique prompts.
         autorater_prompt_parameters: Map of autorater prompt parameters to columns or templates (as AutoSxS's), e.g. `{"inference_instruction": {"column": "question"}}`.
-        response_columns: Model name → dataset column with that model's responses, e.g. `{"tuned-v1": "response_v1", "base": "response_base"}`; the names are the leaderboard's rows (2 or more).
+        response_columns: Model name → dataset column with that model's responses, e.g. `{"tuned-v1": "response_v1", "base": "response_base"}`; the names are the leaderboard's rows (2 or more with `models`).
+        models: Model name → `{"model": spec, "prompt_parameters": {"prompt": ...}, "parameters": {...}}`: models whose responses are generated, once per prompt, as AutoSxS's `model_a` (same model specs, prompt forms and settings; `parameters.mode: batch` runs Vertex AI batch prediction), then judged like `response_columns`' models; a failed generation leaves that model's pairs on that prompt unjudged, with the reason in `error_messages`. E.g. `{"tuned-v2": {"model": "openai/tuned-v2", "prompt_parameters": {"prompt": {"column": "question"}}}}`.
         pairing: Which pairs are judged on each prompt: `all` (every pair), `baseline` (every model against `baseline`), `sampled` (`opponents_per_prompt` seeded random opponents per model and prompt).
         baseline: Baseline model name: its score is 0 and the leaderboard gains `win_rate_vs_baseline`; required with `pairing: baseline`; empty = scores centred at mean 0.
         opponents_per_prompt: With `pairing: sampled`, opponents drawn for each model on each prompt (default 1).
@@ -81,6 +85,7 @@ def arena_pipeline(  # noqa: B006
         id_columns=id_columns,
         autorater_prompt_parameters=autorater_prompt_parameters,
         response_columns=response_columns,
+        models=models,
         pairing=pairing,
         baseline=baseline,
         opponents_per_prompt=opponents_per_prompt,
@@ -97,8 +102,17 @@ def arena_pipeline(  # noqa: B006
         project=project,
         location=location,
     ).set_display_name("Prepare pairs")
+    responses = generate_arena_responses(
+        prepared_examples=prepare.outputs["prepared_examples"],
+        id_columns=id_columns,
+        models=models,
+        project=project,
+        location=location,
+        pipeline_root=dsl.PIPELINE_ROOT_PLACEHOLDER,
+    ).set_display_name("Generate responses")
+    retry_model_step(responses)  # resumes from the cache
     shards = judge_in_shards(
-        examples=prepare.outputs["prepared_examples"],
+        examples=responses.outputs["examples_with_responses"],
         shard_indices=prepare.outputs["shard_indices"],
         shard_count=prepare.outputs["shard_count"],
         task=task,
@@ -110,7 +124,7 @@ def arena_pipeline(  # noqa: B006
         experimental_args=experimental_args,
     ).set_display_name("Judge shards")
     judge = online_evaluation_pairwise(
-        examples=prepare.outputs["prepared_examples"],
+        examples=responses.outputs["examples_with_responses"],
         id_columns=prepare.outputs["pair_id_columns"],
         judgment_shards=shards.outputs["judgments"],
         error_shards=shards.outputs["error_messages"],
