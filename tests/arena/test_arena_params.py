@@ -85,3 +85,14 @@ def test_params_command_lists_the_arena_parameters(capsys):
     text = json.dumps(listed)
     for key in ("response_columns", "pairing", "opponents_per_prompt", "bootstrap_rounds", "strong_verdict_weight"):
         assert key in text
+
+
+def test_probability_preference_is_refused_by_the_arena(arena):
+    """The arena ranks from votes: a weighted preference would be computed and ignored."""
+    autorater = {"sampling_count": 2, "flip": True, "preference": "probability", "logprobs": 5}
+    with pytest.raises(
+        InputError,
+        match=r"^autorater_parameters\.preference: preference 'probability' gives AutoSxS's weighted win rate; "
+        r"arena computes its metrics from the votes only",
+    ):
+        validate_run(arena_params(*arena, autorater_parameters=autorater))

@@ -16,6 +16,7 @@ from autorater_pipelines.arena.pairs import judge_call_count
 from autorater_pipelines.arena.params import ArenaParams
 from autorater_pipelines.evaluation.model_checks import probe_model_endpoint
 from autorater_pipelines.evaluation.parameters import ValidatedRun, check_model_spec
+from autorater_pipelines.pairwise.preference import refuse_probability_preference
 from autorater_pipelines.pairwise.settings import SOURCE, check_verdict_settings
 
 __all__ = ["call_count_note", "validate_run"]
@@ -58,6 +59,7 @@ def validate_run(
             "the pipeline's first step"
         )
     check_verdict_settings(task, run.autorater_parameters)
+    refuse_probability_preference(run.autorater_parameters, "arena")
     check_model_spec(
         run.judge_model,
         run.autorater_parameters,

@@ -31,7 +31,7 @@ def judge_pairwise_examples(
         task: Evaluation task `{task}@{version}`.
         id_columns: Columns whose values identify each example.
         autorater_model: Autorater model spec: a Gemini model (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/.../endpoints/...`), `openai/<model>`, or `replay/<jsonl path>`; empty = the default Gemini Flash model.
-        autorater_parameters: `sampling_count` (default 2), `flip` (default true), `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`, `verdict_pattern` + `verdict_map` + `verdict_match`, `retry_unparseable`, `strict` (fail the step when the model calls stop early; default false: the judgments so far are written and the rest are ERROR rows with the reason).
+        autorater_parameters: `sampling_count` (default 2), `flip` (default true), `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`, `verdict_pattern` + `verdict_map` + `verdict_match`, `retry_unparseable`, `preference` (AutoSxS: `discrete` (default) or `probability`: each row's preference for model A from the verdict token's logprobs, needs `logprobs`), `strict` (fail the step when the model calls stop early; default false: the judgments so far are written and the rest are ERROR rows with the reason).
         project: Google Cloud project for Vertex AI models.
         location: Google Cloud region for Vertex AI models.
         experimental_args: Experimental arguments, e.g. `custom_task_definition`.

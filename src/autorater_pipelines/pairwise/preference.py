@@ -38,6 +38,7 @@ __all__ = [
     "PREFERENCE_MODES",
     "check_preference_mode",
     "check_preference_settings",
+    "refuse_probability_preference",
     "row_preference",
     "sample_preference",
     "weighted_win_rate",
@@ -90,6 +91,20 @@ def check_preference_settings(task_def: TaskDefinition, settings: Any) -> None:
             "preference 'probability' needs the judge's log-probabilities with alternatives: set "
             f"autorater_parameters.logprobs to at least 1 (received {logprobs!r}), "
             'e.g. {"preference": "probability", "logprobs": 5}',
+            source=f"{_SOURCE}.preference",
+        )
+
+
+def refuse_probability_preference(settings: Any, evaluation: str) -> None:
+    """Refuse ``preference`` ``probability`` in an evaluation whose metrics count votes only (arena).
+
+    Raises:
+        InputError: naming ``autorater_parameters.preference`` and ``evaluation``.
+    """
+    if getattr(settings, "preference", "discrete") == "probability":
+        raise InputError(
+            f"preference 'probability' gives AutoSxS's weighted win rate; {evaluation} computes its metrics from "
+            "the votes only and would ignore it: remove preference (or use preference 'discrete')",
             source=f"{_SOURCE}.preference",
         )
 
