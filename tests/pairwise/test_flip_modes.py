@@ -163,6 +163,10 @@ def test_a_missing_flip_column_is_named(tmp_path):
         ({"identical_responses": "skip"}, r"identical_responses"),
         ({"position_calibration": "balanced", "flip": False}, r"needs flip true and sampling_count >= 2"),
         ({"position_calibration": "balanced", "sampling_count": 1}, r"got flip True, sampling_count 1"),
+        (
+            {"position_calibration": "balanced", "flip_column": "o", "sampling_count": 2},
+            r"got flip_column 'o', sampling_count 2",
+        ),
     ],
 )
 def test_bad_order_settings_are_input_errors(params, message):

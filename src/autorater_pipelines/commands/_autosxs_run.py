@@ -145,6 +145,13 @@ def print_summary(metrics: dict[str, Any]) -> None:
             f"  position consistency {metrics['position_consistency']:.1%} "
             f"({metrics['position_consistency_count']}/{metrics['both_orders_judged_count']} examples)"
         )
+    if metrics.get("first_position_rate") is not None:
+        print(
+            f"  first-shown response chosen {metrics['first_position_rate']:.1%} "
+            f"({metrics['first_position_count']}/{metrics['decisive_sample_count']} A-or-B samples)"
+        )
+    if metrics.get("identical_response_count"):
+        print(f"  identical responses {metrics['identical_response_count']} (TIE without a judge call)")
     if metrics.get("original_order_accuracy") is not None:
         print(
             f"  per-order accuracy original {metrics['original_order_accuracy']:.1%} "

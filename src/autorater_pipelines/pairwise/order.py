@@ -110,10 +110,11 @@ class OrderSettings(ParameterModel):
     @pydantic.model_validator(mode="after")
     def _calibration_needs_both_orders(self) -> OrderSettings:
         samples = getattr(self, "sampling_count", 2)
-        if self.position_calibration == "balanced" and (self.flip is not True or samples < 2):
+        if self.position_calibration == "balanced" and (self.flip is not True or self.flip_column or samples < 2):
+            given = f"flip_column {self.flip_column!r}" if self.flip_column else f"flip {self.flip!r}"
             raise ValueError(
                 "position_calibration 'balanced' averages each model's score over both presentation orders: it "
-                f"needs flip true and sampling_count >= 2, got flip {self.flip!r}, sampling_count {samples}"
+                f"needs flip true and sampling_count >= 2, got {given}, sampling_count {samples}"
             )
         return self
 
