@@ -66,7 +66,7 @@ def arena_pipeline(  # noqa: B006
         ties: How ties enter the fit: `half` (half a win to each side, default) or `rao_kupper`.
         strong_verdict_weight: How many battles a strong verdict (`A>>B`) counts as (default 3, Arena-Hard's).
         autorater_model: Judge model spec: a Gemini model on Vertex AI, `openai/<model>`, or `replay/<jsonl>` (lines keyed by the id columns, `model_a`, `model_b`, `flipped`, `sample_index`).
-        autorater_parameters: Judge settings, as AutoSxS's: `sampling_count` (default 2), `flip` (default true: both orders), `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `verdict_pattern` + `verdict_map`, `shards`, `cache_dir`, ...
+        autorater_parameters: Judge settings, as AutoSxS's: `sampling_count` (default 2), `flip` (default true: both orders; "random": one order per pair, half of the pairs swapped), `identical_responses`, `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `verdict_pattern` + `verdict_map`, `shards`, `cache_dir`, ...
         experimental_args: Experimentally released arguments, e.g. `custom_task_definition`.
         judgments_format: Format of the exported judgments: `jsonl` (`json` and `bigquery` are refused before any call: not exported by the arena pipeline yet).
         bigquery_destination_prefix: Unused until the arena exports to BigQuery.
