@@ -58,6 +58,19 @@ def test_call_count_of_the_issue_example_suggests_sampled():
         "190,000 judge calls: 95,000 pairs (190 model pairs of 20 models × 500 prompts, pairing 'all') × 2 samples, both orders"
     )
     assert '"pairing": "sampled"' in note
+    random = ArenaParams.parse(
+        {
+            **run.model_dump(include={"evaluation_dataset", "task", "id_columns", "response_columns"}),
+            "autorater_prompt_parameters": {"inference_instruction": "q"},
+            "autorater_parameters": {"flip": "random"},
+        },
+        source="parameters",
+    )
+    # flip "random": one order per pair, 1 sample unless given: half the calls.
+    assert call_count_note(random, 190 * 500, model_pairs=190, prompts=500).startswith(
+        "95,000 judge calls: 95,000 pairs (190 model pairs of 20 models × 500 prompts, pairing 'all') × 1 samples, "
+        "one order per pair"
+    )
 
 
 def test_pair_schedules():

@@ -113,7 +113,8 @@ def call_count_note(
     """
     samples = run.autorater_parameters.sampling_count
     calls = judge_call_count(pair_count, samples)
-    orders = ", both orders" if run.autorater_parameters.flip is True and samples > 1 else ""
+    flip = run.autorater_parameters.flip
+    orders = ", both orders" if flip is True and samples > 1 else ", one order per pair" if flip == "random" else ""
     if model_pairs is not None and prompts is not None:
         made_of = f"{model_pairs:,} model pairs of {len(run.model_names)} models × {prompts:,} prompts"
     else:

@@ -6,6 +6,8 @@ Modules, in the order a judgment flows through them:
 - :mod:`~autorater_pipelines.pairwise.prompt_parameters` — GCPC's ``*_prompt_parameters`` (column or Jinja2
   template), rendered per row;
 - :mod:`~autorater_pipelines.pairwise.settings` — :class:`JudgeSettings`, the one judge-settings model;
+- :mod:`~autorater_pipelines.pairwise.order` — the presentation order you choose (``flip`` true/false/"random",
+  ``flip_column``), identical responses, balanced position calibration;
 - :mod:`~autorater_pipelines.pairwise.sampling` — the sample schedule (``sampling_count``, position swap);
 - :mod:`~autorater_pipelines.pairwise.answers` — one judge answer read into a verdict (JSON ``choice`` or
   ``verdict_pattern``), :mod:`~autorater_pipelines.pairwise.verdicts` (free-text verdicts, human preference
