@@ -76,6 +76,8 @@ def test_get_task_returns_a_copy():
 
 def test_available_tasks():
     assert available_tasks() == [
+        "arena_hard@001",
+        "arena_hard@latest",
         "question_answering@001",
         "question_answering@latest",
         "summarization@001",
@@ -100,7 +102,7 @@ def test_available_tasks():
         (
             "translation@001",
             r"^task: unknown task 'translation' in 'translation@001'; valid values: "
-            r"\['question_answering@001', .*'custom'\]",
+            r"\['arena_hard@001', 'arena_hard@latest', 'question_answering@001', .*'custom'\]",
         ),
         ("", r"^task: expected '\{task\}@\{version\}' such as 'summarization@001', got ''"),
         (None, r"got None; valid values: \["),

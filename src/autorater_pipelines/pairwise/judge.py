@@ -252,7 +252,7 @@ def judge_shard(
         InputError: bad parameters.
         ModelCallError: the model calls stopped early and ``strict`` is set, or the process got SIGTERM.
     """
-    options = autorater.options
+    options = autorater.options.for_task(task)
     judging = _Judging(check_id_columns(id_columns), options, task)
     config = autorater.generate_config()
     if shard_count > 1 and config.requests_per_minute:

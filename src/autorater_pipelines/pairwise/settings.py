@@ -20,6 +20,7 @@ from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.parameters import Flag, ModelCallOptions, SamplingCount, Shards
 from autorater_pipelines.pairwise.order import OrderSettings, check_order_settings
 from autorater_pipelines.pairwise.preference import check_preference_mode, check_preference_settings
+from autorater_pipelines.pairwise.strength import split_strength
 from autorater_pipelines.pairwise.tasks import TaskDefinition
 from autorater_pipelines.pairwise.verdict_reach import check_verdict_map_reachable, check_verdict_not_empty
 from autorater_pipelines.pairwise.verdicts import VerdictPattern, check_verdict_match, compile_verdict_pattern
@@ -49,7 +50,13 @@ class JudgeSettings(OrderSettings):
     the first group (or whole match, without groups) of a whole-word match is looked up in ``verdict_map``
     (:mod:`autorater_pipelines.pairwise.verdicts`). Given as text, held compiled."""
     verdict_map: dict[str, str] = pydantic.Field(default_factory=dict)
-    """Match text → POSITION verdict: ``A`` (shown first), ``B`` (shown second), ``TIE``."""
+    """Match text → POSITION verdict: ``A`` (shown first), ``B`` (shown second), ``TIE``; or a strength label of
+    Arena-Hard's scale, ``A>>B``, ``A>B``, ``A=B``, ``B>A``, ``B>>A`` (``A>>B``: the response shown first is much
+    better), kept here as its position with the key listed in ``strong_verdicts``."""
+    strong_verdicts: list[str] = pydantic.Field(default_factory=list)
+    """``verdict_map`` keys that are strong verdicts (``A>>B``, ``B>>A``): the arena counts each as
+    ``strong_verdict_weight`` battles, AutoSxS as a plain win. Filled from ``verdict_map``'s strength labels; rarely
+    written by hand (:mod:`autorater_pipelines.pairwise.strength`)."""
     verdict_match: str = "last"
     """Which match decides when there are several: ``last`` (the concluding verdict), ``first``, or ``unique``
     (all must agree, else a parse error)."""
@@ -62,6 +69,19 @@ class JudgeSettings(OrderSettings):
     ``logprobs`` ≥ 1), normalised over the verdicts of ``verdict_map`` (AlpacaEval's weighted win rate); adds
     ``autorater_model_a_weighted_win_rate`` and its standard error to the metrics
     (:mod:`autorater_pipelines.pairwise.preference`)."""
+
+    def for_task(self: _Settings, task: TaskDefinition) -> _Settings:
+        """These settings with the task's own free-text verdict format when they set no ``verdict_pattern``.
+
+        A task such as ``arena_hard`` (``task.verdict_pattern``) is read with its pattern and map (strength labels
+        split as :func:`~autorater_pipelines.pairwise.strength.split_strength` does); a ``verdict_pattern`` given
+        in ``autorater_parameters`` takes precedence. Unchanged for a task whose judge answers in JSON.
+        """
+        if self.verdict_pattern is not None or not task.verdict_pattern:
+            return self
+        positions, strong = split_strength(task.verdict_map)
+        update = {"verdict_pattern": VerdictPattern(task.verdict_pattern), "verdict_map": positions}
+        return self.model_copy(update={**update, "strong_verdicts": strong})
 
     @classmethod
     def parse(cls: type[_Settings], value: Any, *, source: str = SOURCE) -> _Settings:
@@ -100,7 +120,7 @@ class JudgeSettings(OrderSettings):
         if value is None:
             return {}
         if not isinstance(value, Mapping):
-            raise ValueError(f"verdict_map must be an object of match → A|B|TIE, got {value!r}")
+            raise ValueError(f"verdict_map must be an object of match → A|B|TIE (or A>>B … B>>A), got {value!r}")
         clean = {}
         for key, position in value.items():
             if not str(key).strip():
@@ -111,10 +131,22 @@ class JudgeSettings(OrderSettings):
             label = str(position).strip().upper()
             if label not in ("A", "B", "TIE"):
                 raise ValueError(
-                    f"verdict_map[{key!r}] = {position!r}; values must be A (shown first), B (shown second) or TIE"
+                    f"verdict_map[{key!r}] = {position!r}; values must be A (shown first), B (shown second) or TIE, "
+                    "or a strength label A>>B, A>B, A=B, B>A, B>>A"
                 )
             clean[str(key)] = label
         return clean
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _strength_labels(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and isinstance(data.get("verdict_map"), Mapping):
+            positions, strong = split_strength(data["verdict_map"])
+            if strong or positions != data["verdict_map"]:
+                given = data.get("strong_verdicts") or []
+                extra = [k for k in strong if k not in given]
+                data = {**data, "verdict_map": positions, "strong_verdicts": [*given, *extra]}
+        return data
 
     @pydantic.model_validator(mode="before")
     @classmethod
@@ -133,6 +165,12 @@ class JudgeSettings(OrderSettings):
             raise ValueError("verdict_map is set but verdict_pattern is not; set both")
         if self.verdict_pattern is not None and not self.verdict_map:
             raise ValueError('verdict_pattern needs a verdict_map, e.g. {"a": "A", "b": "B", "tie": "TIE"}')
+        weak = [k for k in self.strong_verdicts if self.verdict_map.get(k) not in ("A", "B")]
+        if weak:
+            raise ValueError(
+                f"strong_verdicts {weak} must be verdict_map keys that give A or B (a tie is never strong); "
+                'write the strength in verdict_map instead, e.g. {"A>>B": "A>>B", "A>B": "A>B", "A=B": "A=B"}'
+            )
         return self
 
 

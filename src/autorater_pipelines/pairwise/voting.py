@@ -9,9 +9,11 @@ Judgment row (one per example, JSON-compatible dict):
     ``inference_context`` …), ``response_a``, ``response_b``, ``choice`` (``A``|``B``|``TIE``|``ERROR``),
     ``confidence`` (float in [0, 1]; None for ``ERROR``, and when log-probabilities came back but a
     verdict token could not be read), ``explanation``, ``samples`` (list of
-    ``{sample_index, flipped, choice, explanation, raw_response, error, attempts, cached, note}``;
-    ``attempts`` = network attempts of that call, 0 for cache hits and replays; ``note`` says when the
-    verdicts found in one answer disagreed, or why log-probabilities gave no verdict probability),
+    ``{sample_index, flipped, choice, explanation, raw_response, error, attempts, cached, note}``, plus
+    ``strong`` (true for a strong verdict ``A>>B``/``B>>A``) when the judge settings have strong verdicts
+    (:mod:`~autorater_pipelines.pairwise.strength`); ``attempts`` = network attempts of that call, 0 for cache
+    hits and replays; ``note`` says when the verdicts found in one answer disagreed, or why log-probabilities
+    gave no verdict probability),
     ``complete`` (False when the judged samples do not cover every presentation order scheduled, see
     :func:`row_completeness`) and ``incomplete_reason``, the human preference column when given,
     ``input_token_count`` and ``output_token_count`` (sums over samples).
@@ -29,6 +31,7 @@ from autorater_pipelines.pairwise.answers import json_label, parse_verdict, pars
 from autorater_pipelines.pairwise.confidence import row_confidence, verdict_probability
 from autorater_pipelines.pairwise.pointwise import parse_scores
 from autorater_pipelines.pairwise.settings import JudgeSettings
+from autorater_pipelines.pairwise.strength import sample_strength
 from autorater_pipelines.pairwise.verdicts import lookup_verdict
 
 __all__ = [
@@ -67,6 +70,7 @@ class Sample:
     note: str | None = None
     scores: tuple[int, int] | None = None  # pointwise rubric: (model A's score, model B's score)
     confidence_reason: str | None = None  # logprobs were returned but the verdict token's could not be read
+    strong: bool | None = None  # a strong verdict (A>>B); None when the settings have none (pairwise.strength)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form stored in the judgment's ``samples`` list (with the scores under a pointwise rubric)."""
@@ -83,6 +87,8 @@ class Sample:
         }
         if self.scores is not None:
             out["response_a_score"], out["response_b_score"] = self.scores
+        if self.strong is not None:
+            out["strong"] = self.strong
         return out
 
 
@@ -137,6 +143,7 @@ def to_sample(
     distribution = None
     if probability.distribution is not None:
         distribution = {_unflip(k, flipped): v for k, v in probability.distribution.items()}
+    strong = sample_strength(output.text, parsed.span, settings.strong_verdicts)
     return Sample(
         request.sample_index,
         flipped,
@@ -146,6 +153,7 @@ def to_sample(
         distribution=distribution,
         note=parsed.note,
         confidence_reason=probability.reason,
+        strong=strong if strong is None or parsed.position != "TIE" else False,
         **calls,
     )
 

@@ -52,7 +52,7 @@ def arena_pipeline(  # noqa: B006
 
     Args:
         evaluation_dataset: Comma-separated list of JSONL/JSON/CSV/Parquet files (local paths or `gs://` URIs, wildcards allowed), or a BigQuery table `bq://project.dataset.table`, one row per prompt with the responses of `response_columns`' models.
-        task: The judge's task `{task}[@{version}]`: `summarization` or `question_answering` with version `001` or `latest`, or `custom[@...]` with `experimental_args.custom_task_definition` (as AutoSxS's).
+        task: The judge's task `{task}[@{version}]`: `summarization`, `question_answering` or `arena_hard` (Arena-Hard's verdict `[[A>>B]]` … `[[B>>A]]`, strong verdicts weighed by `strong_verdict_weight`) with version `001` or `latest`, or `custom[@...]` with `experimental_args.custom_task_definition` (as AutoSxS's).
         id_columns: The columns which distinguish unique prompts.
         autorater_prompt_parameters: Map of autorater prompt parameters to columns or templates (as AutoSxS's), e.g. `{"inference_instruction": {"column": "question"}}`.
         response_columns: Model name → dataset column with that model's responses, e.g. `{"tuned-v1": "response_v1", "base": "response_base"}`; the names are the leaderboard's rows (2 or more with `models`).
@@ -64,7 +64,7 @@ def arena_pipeline(  # noqa: B006
         bootstrap_rounds: Bootstrap refits over prompts for the 95 % intervals (default 100, at most 2000; 0 = no intervals).
         style_control: Add the length and Markdown-density differences of each pair's responses as Bradley–Terry covariates (Chatbot Arena / Arena-Hard v2): `score_style_controlled` with its interval, and the coefficients in the metrics.
         ties: How ties enter the fit: `half` (half a win to each side, default) or `rao_kupper`.
-        strong_verdict_weight: How many battles a strong verdict (`A>>B`) counts as (default 3, Arena-Hard's).
+        strong_verdict_weight: How many battles a strong verdict (`A>>B`, `B>>A`: task `arena_hard`, or `verdict_map` values of that scale) counts as (default 3, Arena-Hard's).
         autorater_model: Judge model spec: a Gemini model on Vertex AI, `openai/<model>`, or `replay/<jsonl>` (lines keyed by the id columns, `model_a`, `model_b`, `flipped`, `sample_index`).
         autorater_parameters: Judge settings, as AutoSxS's: `sampling_count` (default 2), `flip` (default true: both orders; "random": one order per pair, half of the pairs swapped), `identical_responses`, `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `verdict_pattern` + `verdict_map`, `shards`, `cache_dir`, ...
         experimental_args: Experimentally released arguments, e.g. `custom_task_definition`.

@@ -61,7 +61,7 @@ def autosxs_pipeline(  # noqa: B006
 
     Args:
         evaluation_dataset: Comma-separated list of JSONL/JSON/CSV/Parquet files (local paths or `gs://` URIs, wildcards allowed, e.g. `gs://bucket/data/*.jsonl`), or a BigQuery table `bq://project.dataset.table`, containing the evaluation examples.
-        task: Evaluation task `{task}[@{version}]`: `summarization` or `question_answering` with version `001` or `latest` (no version = latest), or `custom[@...]` with `experimental_args.custom_task_definition`.
+        task: Evaluation task `{task}[@{version}]`: `summarization`, `question_answering` or `arena_hard` (Arena-Hard's verdict `[[A>B]]`; a strong verdict is a plain win here) with version `001` or `latest` (no version = latest), or `custom[@...]` with `experimental_args.custom_task_definition`.
         id_columns: The columns which distinguish unique evaluation examples.
         autorater_prompt_parameters: Map of autorater prompt parameters to columns or templates: `inference_instruction` (how to perform the task) and `inference_context` (content to reference), or a custom task's keys. Example: `{"inference_context": {"column": "my_prompt"}}` (a bare string `"my_prompt"` names a column too); templates are Jinja2, e.g. `{"template": "{{ default_instruction }} {{ document }}"}`.
         model_a: Model A spec whose responses are generated when `response_column_a` is empty or not a dataset column: a Gemini model (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/P/locations/L/models/M[@version]` (Model Registry: also receives a ModelEvaluation), `projects/P/locations/L/endpoints/E`), `openai/<model>`, or `replay/<jsonl>`.

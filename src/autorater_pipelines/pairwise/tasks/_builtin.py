@@ -1,16 +1,19 @@
-"""The built-in AutoSxS tasks, ``summarization`` and ``question_answering``.
+"""The built-in pairwise tasks: AutoSxS's ``summarization`` and ``question_answering``, and ``arena_hard``.
 
 The criteria follow the ones the Vertex AI AutoSxS documentation lists for each task (summarization:
 instruction following, groundedness, comprehensiveness, brevity; question answering: answers the question
 fully, groundedness, relevance, comprehensiveness), written in our own words, with evaluation steps and a
 fluency criterion added. Google's own judge prompt is not public, so judgments are comparable in intent,
-not identical. A new wording is a new version: never edit a published version in place.
+not identical. ``arena_hard`` judges open-ended prompts on Arena-Hard-Auto's five-label verdict scale (its judge
+ends with ``My final verdict is: [[A>B]]``; :mod:`autorater_pipelines.pairwise.strength`), with criteria in our own
+words. A new wording is a new version: never edit a published version in place.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from autorater_pipelines.pairwise.strength import ARENA_HARD_VERDICT_MAP, ARENA_HARD_VERDICT_PATTERN
 from autorater_pipelines.pairwise.tasks._definition import Criterion, TaskDefinition
 
 __all__ = ["BUILTIN_TASKS"]
@@ -115,8 +118,55 @@ QUESTION_ANSWERING_001 = TaskDefinition(
     **_PROMPT_KEYS,
 )
 
+ARENA_HARD_001 = TaskDefinition(
+    name="arena_hard",
+    version="001",
+    criteria=[
+        Criterion(
+            name="Correctness",
+            definition="The response is accurate: no mistakes, false statements or code that does not work.",
+            steps=[
+                "Work out your own answer to the user's prompt before reading the responses.",
+                "Compare each response with it; find and note every mistake or inaccurate statement.",
+            ],
+        ),
+        Criterion(
+            name="Helpfulness",
+            definition="The response does what the prompt asks, and asks for clarification rather than guessing "
+            "when the prompt is genuinely ambiguous.",
+            steps=["Check whether the response answers the prompt as it was meant and follows its instructions."],
+        ),
+        Criterion(
+            name="Relevance and conciseness",
+            definition="Every part of the response serves the prompt; it is clear and not verbose.",
+            steps=["Note content that does not serve the prompt, and needless length or repetition."],
+        ),
+        Criterion(
+            name="Completeness",
+            definition="The response includes the information a good answer needs.",
+            steps=["Note important information missing from the response that would help the user."],
+        ),
+    ],
+    score_rubric={
+        "A>>B": "Response A is significantly better than Response B.",
+        "A>B": "Response A is slightly better than Response B.",
+        "A=B": "A tie: the responses are about equally good.",
+        "B>A": "Response B is slightly better than Response A.",
+        "B>>A": "Response B is significantly better than Response A.",
+    },
+    default_instruction="Answer the user's prompt.",
+    required_prompt_parameter_keys=["inference_instruction"],
+    optional_prompt_parameter_keys=["inference_context"],
+    verdict_pattern=ARENA_HARD_VERDICT_PATTERN,
+    verdict_map=ARENA_HARD_VERDICT_MAP,
+    answer_format="Explain your comparison first. Then end your answer with your final verdict: exactly one of "
+    "the labels of the score rubric in double square brackets, on its own line, for example:\n"
+    "My final verdict is: [[A>B]]",
+)
+
 BUILTIN_TASKS: dict[str, dict[str, TaskDefinition]] = {
     "summarization": {"001": SUMMARIZATION_001},
     "question_answering": {"001": QUESTION_ANSWERING_001},
+    "arena_hard": {"001": ARENA_HARD_001},
 }
 """Task name → version → definition."""

@@ -59,6 +59,14 @@ class TaskDefinition(BaseModel):
     """``autorater_prompt_parameters`` keys that may be given."""
     default_instruction: str = ""
     """The value of ``{{ default_instruction }}`` in prompt templates (empty: not offered)."""
+    verdict_pattern: str = ""
+    """A free-text verdict format of the task's own (empty: the judge answers in JSON): the ``verdict_pattern``
+    its answers are read with when ``autorater_parameters`` set none (:func:`~autorater_pipelines.pairwise.
+    strength.task_settings`)."""
+    verdict_map: dict[str, str] = Field(default_factory=dict)
+    """With :attr:`verdict_pattern`: match → position or strength label (``A>>B`` … ``B>>A``)."""
+    answer_format: str = ""
+    """With :attr:`verdict_pattern`: the prompt's "Your answer" section, saying how to write the verdict."""
 
     @property
     def spec(self) -> str:
@@ -119,6 +127,7 @@ class TaskDefinition(BaseModel):
             response_second=response_second,
             score_scale=self.score_scale,
             examples_block=self.examples_block,
+            answer_format=self.answer_format,
         )
 
     @property
