@@ -39,12 +39,18 @@ import sys
 from typing import Any
 
 FLIP_COLUMN = "baseline_shown_first"
-"""Dataset column: True when AlpacaEval showed the baseline (model B here) first."""
+"""Dataset column for ``flip_column``: True when AlpacaEval showed the baseline (model B here) first, i.e. model A
+shown second."""
 
 
 def shown_model_first(instruction: str) -> bool:
     """AlpacaEval's seeded order: True when ``output_2`` (the model) was shown first, as ``m``."""
     return bool(random.Random("is_switched_outputs" + instruction + "0").choices([False, True], k=1)[0])
+
+
+def _logprobs_of(row: dict[str, Any]) -> list[dict[str, Any]] | None:
+    completion = row.get("raw_completion") or {}
+    return (completion.get("logprobs") or {}).get("content")
 
 
 def _p_first(content: list[dict[str, Any]]) -> float:
@@ -69,6 +75,14 @@ def convert(annotations_path: str, out_dir: str, *, flip_column: bool) -> dict[s
         rows = json.load(fh)
     os.makedirs(out_dir, exist_ok=True)
     counts = {"rows": len(rows), "identical": 0, "order_checked": 0, "order_disagrees": 0, "baseline_first": 0}
+    counts["no_verdict_token"] = 0  # answers that are not m/M: AlpacaEval reads m/M among their alternatives
+    missing = [i for i, r in enumerate(rows) if r["output_1"] != r["output_2"] and not _logprobs_of(r)]
+    if missing:
+        raise SystemExit(
+            f"{annotations_path}: {len(missing)} of {len(rows)} annotations carry no raw_completion logprobs (row "
+            f"{missing[0]} has keys {sorted(rows[missing[0]])}): only the preference floats were released, so "
+            "there is nothing to replay"
+        )
     data_path, replay_path = os.path.join(out_dir, "dataset.jsonl"), os.path.join(out_dir, "replay.jsonl")
     with open(data_path, "w", encoding="utf-8") as data, open(replay_path, "w", encoding="utf-8") as replay:
         for index, row in enumerate(rows):
@@ -96,13 +110,13 @@ def convert(annotations_path: str, out_dir: str, *, flip_column: bool) -> dict[s
             counts["order_checked"] += 1
             counts["order_disagrees"] += abs(expected - float(row["preference"])) > 1e-6
             text = completion.get("text") or completion["message"]["content"]
+            counts["no_verdict_token"] += text not in ("m", "M")
             flipped = baseline_first
             if not flip_column and baseline_first:  # the same answer, told about the unswapped order
                 text, content, flipped = {"m": "M", "M": "m"}.get(text, text), _exchanged(content), False
             replay.write(json.dumps({"id": index, "flipped": flipped, "response": text, "logprobs": content}) + "\n")
     autorater: dict[str, Any] = {
         "sampling_count": 1,
-        "flip": False,
         "logprobs": 5,
         "preference": "probability",
         "verdict_pattern": "(m|M)",
@@ -110,7 +124,9 @@ def convert(annotations_path: str, out_dir: str, *, flip_column: bool) -> dict[s
         "cache_dir": "off",
     }
     if flip_column:
-        autorater.update(flip=True, flip_column=FLIP_COLUMN, identical_responses="tie")
+        autorater.update(flip_column=FLIP_COLUMN, identical_responses="tie")
+    else:
+        autorater.update(flip=False)
     params = {
         "evaluation_dataset": data_path,
         "task": "question_answering@001",
@@ -165,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
             model = args.model or json.load(fh)[0]["generator_2"]
         with open(args.leaderboard, encoding="utf-8", newline="") as fh:
             board = {r[""] or r.get("name", ""): r for r in csv.DictReader(fh)}
+        if model not in board:
+            print(f"{model!r} (generator_2) is not a row of {args.leaderboard}: pass --model <results/ folder name>")
+            return 1
         row = board[model]
         theirs = float(row["win_rate"]), float(row["standard_error"])
         same = all(f"{a:.4f}" == f"{b:.4f}" for a, b in zip(ours, theirs, strict=True))
