@@ -179,3 +179,37 @@ def test_a_replay_line_with_malformed_logprobs_names_the_line(tmp_path):
         r"logprobs must be a list of \{\"token\": str, \"logprob\": number <= 0",
     ):
         _evaluate(f"replay/{path}", WEIGHTED)
+
+
+def test_a_one_token_answer_that_is_no_verdict_votes_by_its_alternatives(tmp_path):
+    """AlpacaEval's logprob parser reads the verdict token's alternatives whatever token was sampled."""
+    path = tmp_path / "judge.jsonl"
+    please = _top("Please", {"Please": 0.005, "m": 0.98, "M": 0.01, "The": 0.005})
+    lines = [
+        {"question_id": "q1", "flipped": False, "response": "Please", "logprobs": please},
+        # two tokens and no verdict: a parse error, as without preference "probability"
+        {
+            "question_id": "q2",
+            "flipped": False,
+            "response": "Please wait",
+            "logprobs": please + _top(" wait", {" wait": 1}),
+        },
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    judgments, metrics = _evaluate(f"replay/{path}", {**WEIGHTED, "sampling_count": 1, "flip": False}, _frame(2))
+    assert judgments["choice"].tolist() == ["A", "ERROR"]
+    assert judgments["preference"].tolist()[0] == pytest.approx(0.98 / (0.98 + 0.01), abs=1e-12)
+    assert judgments["verdict_from_alternatives_count"].tolist() == [1, 0]
+    note = judgments["samples"][0][0]["note"]
+    assert note.startswith(
+        "the one-token answer 'Please' is no verdict (verdict_pattern '(m|M)' found no match); voted"
+    )
+    assert "no match" in judgments["samples"][1][0]["error"]
+    assert metrics["verdict_from_alternatives_sample_count"] == 1
+    assert metrics["error_count"] == 1 and metrics["judged_count"] == 1
+    assert metrics["autorater_model_a_weighted_win_rate"] == pytest.approx(0.98 / 0.99, abs=1e-12)
+    # the discrete run keeps the one-token answer a parse error
+    discrete, _ = _evaluate(
+        f"replay/{path}", {**ONE_TOKEN, "logprobs": 5, "sampling_count": 1, "flip": False}, _frame(2)
+    )
+    assert discrete["choice"].tolist() == ["ERROR", "ERROR"]

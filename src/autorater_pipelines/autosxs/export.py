@@ -29,6 +29,7 @@ JUDGMENTS_BIGQUERY_FIELDS: dict[str, dict[str, Any]] = {
     "response_b_score": _FLOAT,
     "preference": _FLOAT,
     "preference_fallback_count": _INTEGER,
+    "verdict_from_alternatives_count": _INTEGER,
     "flipped": _BOOLEAN,
     "identical_responses": _BOOLEAN,
     "uncalibrated_choice": _STRING,

@@ -140,6 +140,9 @@ def print_summary(metrics: dict[str, Any]) -> None:
             f" (standard error {_fmt(error, '.4%')})"
             + (f"; {fallbacks} sample(s) without a verdict probability counted by their vote" if fallbacks else "")
         )
+        alternatives = int(metrics.get("verdict_from_alternatives_sample_count") or 0)
+        if alternatives:
+            print(f"    {alternatives} one-token answer(s) that were no verdict voted by their alternatives")
     if metrics.get("position_consistency") is not None:
         print(
             f"  position consistency {metrics['position_consistency']:.1%} "

@@ -13,6 +13,12 @@ A sample whose log-probabilities do not give its verdict's distribution (none re
 found, no alternatives) falls back to its discrete verdict — 1 for ``A``, 0.5 for ``TIE``, 0 for ``B`` — and is
 counted in the row's ``preference_fallback_count`` and the metrics' ``preference_fallback_sample_count``.
 
+A one-token answer that is no verdict (a judge sampled at temperature 1 answering ``Please`` where ``m`` had
+probability 0.98) is read as AlpacaEval reads it: at that token, from its alternatives that are verdicts
+(:func:`one_token_verdict`); the sample votes for the most probable one, its ``note`` says so, and it is counted
+in ``verdict_from_alternatives_count`` (row) and ``verdict_from_alternatives_sample_count`` (metrics). A longer
+answer without a verdict stays a parse error.
+
 Metrics (:func:`weighted_win_rate`): ``autorater_model_a_weighted_win_rate`` is the mean preference over the
 judged rows (a row without a preference of its own — a ``TIE`` given without asking the judge, e.g. identical
 responses — counts 0.5, a discrete ``A`` 1, ``B`` 0), and ``…_standard_error`` the standard error of that mean
@@ -29,8 +35,10 @@ from typing import TYPE_CHECKING, Any
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.parameters import ModelCallOptions
+from autorater_pipelines.pairwise.confidence import Label, verdict_probability
 
 if TYPE_CHECKING:
+    from autorater_pipelines.models import ModelOutput
     from autorater_pipelines.pairwise.tasks import TaskDefinition
     from autorater_pipelines.pairwise.voting import Sample
 
@@ -38,6 +46,7 @@ __all__ = [
     "PREFERENCE_MODES",
     "check_preference_mode",
     "check_preference_settings",
+    "one_token_verdict",
     "refuse_probability_preference",
     "row_preference",
     "sample_preference",
@@ -109,6 +118,24 @@ def refuse_probability_preference(settings: Any, evaluation: str) -> None:
         )
 
 
+def one_token_verdict(output: ModelOutput, settings: Any, label: Label) -> dict[str, float] | None:
+    """The verdict distribution among the alternatives of a one-token answer that is no verdict itself.
+
+    Only with ``preference`` ``probability`` and a ``verdict_pattern``, when the answer is exactly one token
+    (``output.logprobs`` has one item spelling ``output.text``) and some of its alternatives are ``verdict_map``
+    verdicts: AlpacaEval's ``logprob_parser`` reads the verdict token's alternatives whatever token was sampled.
+
+    Returns:
+        ``{position: probability}`` (shown-first terms, summing to 1), or None.
+    """
+    if getattr(settings, "preference", "discrete") != "probability" or settings.verdict_pattern is None:
+        return None
+    text, logprobs = output.text or "", output.logprobs
+    if not logprobs or len(logprobs) != 1 or logprobs[0].token != text or not text.strip():
+        return None
+    return verdict_probability(logprobs, text, (0, len(text)), label).distribution
+
+
 def sample_preference(sample: Sample) -> tuple[float, bool] | None:
     """One sample's preference for model A and whether it fell back to its discrete verdict.
 
@@ -132,13 +159,19 @@ def row_preference(samples: Sequence[Sample]) -> dict[str, Any]:
 
     Returns:
         ``{"preference": float in [0, 1], or None without a voting sample,
-        "preference_fallback_count": voting samples that used their discrete verdict}``.
+        "preference_fallback_count": voting samples that used their discrete verdict,
+        "verdict_from_alternatives_count": samples whose verdict was read among a one-token answer's
+        alternatives}``.
     """
     read = [p for p in (sample_preference(s) for s in samples) if p is not None]
+    alternatives = sum(s.verdict_from_alternatives for s in samples)
     if not read:
-        return {"preference": None, "preference_fallback_count": 0}
-    mean = math.fsum(p for p, _ in read) / len(read)
-    return {"preference": mean, "preference_fallback_count": sum(fell for _, fell in read)}
+        return {"preference": None, "preference_fallback_count": 0, "verdict_from_alternatives_count": alternatives}
+    return {
+        "preference": math.fsum(p for p, _ in read) / len(read),
+        "preference_fallback_count": sum(fell for _, fell in read),
+        "verdict_from_alternatives_count": alternatives,
+    }
 
 
 def weighted_win_rate(rows: Iterable[tuple[Mapping[str, Any], str]]) -> dict[str, Any]:
@@ -150,18 +183,21 @@ def weighted_win_rate(rows: Iterable[tuple[Mapping[str, Any], str]]) -> dict[str
     Returns:
         ``autorater_model_a_weighted_win_rate`` (mean preference, None without rows),
         ``autorater_model_a_weighted_win_rate_standard_error`` (None below 2 rows) and
-        ``preference_fallback_sample_count`` (samples of those rows that used their discrete verdict).
+        ``preference_fallback_sample_count`` (samples of those rows that used their discrete verdict) and
+        ``verdict_from_alternatives_sample_count`` (samples voting by a one-token answer's alternatives).
     """
     values: list[float] = []
-    fallbacks = 0
+    fallbacks = alternatives = 0
     for row, choice in rows:
         value = row.get("preference")
         values.append(_DISCRETE[choice] if value is None else float(value))
         fallbacks += int(row.get("preference_fallback_count") or 0)
+        alternatives += int(row.get("verdict_from_alternatives_count") or 0)
     mean = math.fsum(values) / len(values) if values else None
     error = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else None
     return {
         "autorater_model_a_weighted_win_rate": mean,
         "autorater_model_a_weighted_win_rate_standard_error": error,
         "preference_fallback_sample_count": fallbacks,
+        "verdict_from_alternatives_sample_count": alternatives,
     }

@@ -30,6 +30,7 @@ from autorater_pipelines.models import ModelOutput, ModelRequest, Usage
 from autorater_pipelines.pairwise.answers import json_label, parse_verdict, parse_verdict_at
 from autorater_pipelines.pairwise.confidence import row_confidence, verdict_probability
 from autorater_pipelines.pairwise.pointwise import parse_scores
+from autorater_pipelines.pairwise.preference import one_token_verdict
 from autorater_pipelines.pairwise.settings import JudgeSettings
 from autorater_pipelines.pairwise.strength import sample_strength
 from autorater_pipelines.pairwise.verdicts import lookup_verdict
@@ -71,6 +72,7 @@ class Sample:
     scores: tuple[int, int] | None = None  # pointwise rubric: (model A's score, model B's score)
     confidence_reason: str | None = None  # logprobs were returned but the verdict token's could not be read
     strong: bool | None = None  # a strong verdict (A>>B); None when the settings have none (pairwise.strength)
+    verdict_from_alternatives: bool = False  # a one-token answer read at its alternatives (pairwise.preference)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form stored in the judgment's ``samples`` list (with the scores under a pointwise rubric)."""
@@ -126,6 +128,9 @@ def to_sample(
     try:
         parsed = parse_verdict_at(output.text, settings)
     except ValueError as exc:
+        read = one_token_verdict(output, settings, _label(settings))
+        if read is not None:
+            return _from_alternatives(request, output, read, str(exc), calls)
         if output.finish_reason == "max_tokens":  # the answer was cut off: say so rather than "no verdict"
             return Sample(request.sample_index, flipped, "ERROR", "", output.text, f"{cut}: {exc}", **calls)
         return Sample(request.sample_index, flipped, "ERROR", "", output.text, f"parse_error: {exc}", **calls)
@@ -138,8 +143,7 @@ def to_sample(
         why = f"{cut}: the concluding verdict is missing (verdict_match={settings.verdict_match}); a verdict_pattern"
         error = f"{why} match in the unfinished reasoning is not taken"
         return Sample(request.sample_index, flipped, "ERROR", "", output.text, error, **calls)
-    label = json_label if settings.verdict_pattern is None else _map_label(settings.verdict_map)
-    probability = verdict_probability(output.logprobs, output.text or "", parsed.span, label)
+    probability = verdict_probability(output.logprobs, output.text or "", parsed.span, _label(settings))
     distribution = None
     if probability.distribution is not None:
         distribution = {_unflip(k, flipped): v for k, v in probability.distribution.items()}
@@ -156,6 +160,32 @@ def to_sample(
         strong=strong if strong is None or parsed.position != "TIE" else False,
         **calls,
     )
+
+
+def _from_alternatives(
+    request: ModelRequest, output: ModelOutput, read: dict[str, float], why: str, calls: dict[str, Any]
+) -> Sample:
+    """The sample of a one-token answer that is no verdict, voting by its alternatives (``one_token_verdict``)."""
+    flipped = bool(request.key.get("flipped"))
+    ranked = sorted(read.items(), key=lambda kv: -kv[1])
+    position = "TIE" if len(ranked) > 1 and ranked[0][1] == ranked[1][1] else ranked[0][0]
+    shown = ", ".join(f"P({k})={v:.3g}" for k, v in ranked)
+    note = f"the one-token answer {output.text!r} is no verdict ({why}); voted by its alternatives: {shown}"
+    return Sample(
+        request.sample_index,
+        flipped,
+        _unflip(position, flipped),
+        "",
+        output.text,
+        distribution={_unflip(k, flipped): v for k, v in read.items()},
+        note=note,
+        verdict_from_alternatives=True,
+        **calls,
+    )
+
+
+def _label(settings: JudgeSettings) -> Callable[[str], str | None]:
+    return json_label if settings.verdict_pattern is None else _map_label(settings.verdict_map)
 
 
 def _map_label(verdict_map: Mapping[str, str]) -> Callable[[str], str | None]:
