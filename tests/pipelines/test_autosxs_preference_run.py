@@ -65,5 +65,8 @@ def test_replayed_logprobs_give_the_printed_weighted_win_rate(tmp_path, capsys):
         f"model A weighted win rate {mean:.4%} (standard error {error:.4%}); 1 sample(s) without a verdict "
         "probability counted by their vote" in printed
     )
+    report = (out / "report.html").read_text()
+    assert "Model A weighted win rate" in report
+    assert f"standard error {100 * error:.1f}%" in report
     judgments = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
     assert [j["preference"] for j in judgments] == pytest.approx(values, abs=1e-12)

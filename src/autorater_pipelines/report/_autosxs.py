@@ -287,7 +287,18 @@ def _rate_stats(m: Mapping[str, Any]) -> list[Stat]:
         metric(m, "autorater_model_b_win_rate", _rate_labels(m)[1]),
         metric(m, "autorater_tie_rate", "Tie rate"),
         metric(m, "autorater_model_a_win_rate_ties_as_half", "Model A win rate, ties as ½"),
+        *_weighted_stats(m),
     ]
+
+
+def _weighted_stats(m: Mapping[str, Any]) -> list[Stat]:
+    """The weighted win rate of ``preference: "probability"`` (:mod:`autorater_pipelines.pairwise.preference`)."""
+    if "autorater_model_a_weighted_win_rate" not in m:
+        return []
+    error = fmt(m.get("autorater_model_a_weighted_win_rate_standard_error"), "pct")
+    fallbacks = int(m.get("preference_fallback_sample_count") or 0)
+    note = f"mean verdict probability; standard error {error}; {fallbacks} sample(s) counted by their vote"
+    return [metric(m, "autorater_model_a_weighted_win_rate", "Model A weighted win rate", note=note)]
 
 
 def _confidence_stats(counted: Sequence[Mapping[str, Any]], m: Mapping[str, Any]) -> list[Stat]:
