@@ -188,7 +188,13 @@ def _run(
         row.append((request, output))
         finish_rows()
 
-    total = len(examples) * judging.settings.sampling_count
+    calls = [
+        e.get("response_a") is not None
+        and e.get("response_b") is not None
+        and not order.is_identical(e, judging.settings)
+        for e in examples
+    ]
+    total = sum(calls) * judging.settings.sampling_count  # rows without a response or identical ones make no call
     stopped: ModelCallError | None = None
     try:
         model.generate_each(judging.requests(examples, queued), consume, desc="judging", total=total, reask=reask)
