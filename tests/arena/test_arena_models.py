@@ -96,6 +96,7 @@ def test_generated_models_are_judged_like_columns_and_a_failed_generation_leaves
     printed = capsys.readouterr().out
     assert "24 generation calls: 2 models (gem-long, oai-short) × 12 prompts" in printed
     assert "72 judge calls: 36 pairs (3 model pairs of 3 models × 12 prompts, pairing 'all')" in printed
+    assert "Arena: 3 models, 34 judged pairs (+2 not judged: a response was not generated)" in printed
 
     # Each model answered each prompt once, though it is in 2 pairs per prompt, with its own prompt and settings.
     generation = [r for r in requests if not is_judge_request(r)]
@@ -164,3 +165,84 @@ def test_models_are_checked_before_any_call(tmp_path):
         validate_run({**params, "models": {**params["models"], **unknown_column}})
     run = validate_run({**params, "baseline": "oai-short"})
     assert run.params.model_names == ["base", "gem-long", "oai-short"]
+
+
+def _refuse_openai(request: EmulatedRequest) -> str:
+    if not is_judge_request(request) and request.protocol == "openai":
+        raise Refusal(400, "model is offline for maintenance")
+    return _responder(request)
+
+
+@pytest.mark.pipeline
+def test_a_model_whose_every_generation_fails_is_named_not_ranked_and_fails_the_run(tmp_path, capsys):
+    dataset = _dataset(tmp_path)
+    with ModelEmulator(_refuse_openai) as emu:
+        code, out = _run(_params(dataset, emu.url), tmp_path, "out")
+    captured = capsys.readouterr()
+    # 24 of the 36 pairs have no response of oai-short; 12 pairs × 2 samples were judged: 24 of 48 units failed.
+    assert code == 1
+    assert "error: 24 of 48 rows (50%) ended with an error, more than --max-failed-share 0.1" in captured.err
+    assert "Arena: 2 models, 12 judged pairs (+24 not judged: a response was not generated)" in captured.out
+    board = _read_jsonl(out / "leaderboard.jsonl")  # written either way
+    assert [r["model"] for r in board] == ["gem-long", "base"]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["unjudged_pair_count"] == 24
+    assert any(n.startswith("not ranked: 'oai-short' had no judged battle") for n in metrics["notes"])
+    errors = _read_jsonl(out / "error_messages.jsonl")
+    assert len(errors) == 24 and all("model is offline for maintenance" in e["error_message"] for e in errors)
+
+
+@pytest.mark.pipeline
+def test_a_model_generated_by_a_vertex_ai_batch_job(bucket, tmp_path):
+    _, prefix = bucket
+    dataset = _dataset(tmp_path)
+    with ModelEmulator(_responder) as emu:
+        params = _params(dataset, emu.url)
+        params["models"]["gem-long"]["parameters"] = {
+            "mode": "batch",
+            "batch_staging_uri": f"{prefix}/staging",
+            "batch_poll_interval_s": 0.05,
+            "base_url": emu.url,
+        }
+        code, out = _run(params, tmp_path, "out")
+        jobs = emu.batch.jobs
+        online = [r for r in emu.requests if r.path.endswith(":generateContent") and not is_judge_request(r)]
+    assert code == 0
+    (job,) = jobs  # gem-long's 12 prompts in one batch job; nothing of it online
+    assert job.state == "JOB_STATE_SUCCEEDED"
+    assert sorted(r.prompt_text for r in job.requests) == sorted(f"[p{i:02d}] Question {i}?" for i in range(PROMPTS))
+    assert online == []  # a batch job's lines are in emu.requests too, not as generateContent calls
+    judgments = _read_jsonl(out / "judgments.jsonl")
+    assert {j["response_a"] for j in judgments if j["model_a"] == "gem-long"} == {LONG}
+    assert [r["model"] for r in _read_jsonl(out / "leaderboard.jsonl")] == ["gem-long", "base", "oai-short"]
+
+
+def test_evaluate_a_dataframe_generates_the_models_responses(tmp_path):
+    import pandas as pd
+
+    from autorater_pipelines import arena
+
+    frame = pd.DataFrame(
+        {"question": [f"[p{i:02d}] Question {i}?" for i in range(4)], "base_answer": [BASE] * 4},
+        index=[f"p{i:02d}" for i in range(4)],
+    )
+    with ModelEmulator(_responder) as emu:
+        params = _params(tmp_path / "unused.jsonl", emu.url)
+        board, judgments, metrics = arena.evaluate(
+            frame,
+            task="question_answering@001",
+            autorater_prompt_parameters={"inference_instruction": {"column": "question"}},
+            response_columns={"base": "base_answer"},
+            models=params["models"],
+            autorater_model="gemini-2.5-flash",
+            autorater_parameters={"base_url": emu.url, "cache_dir": "off"},
+            project="test-project",
+            location="us-central1",
+            bootstrap_rounds=0,
+            progress=False,
+        )
+        generated = [r for r in emu.requests if not is_judge_request(r)]
+    assert len(generated) == 2 * 4
+    assert list(board["model"]) == ["gem-long", "base", "oai-short"]
+    assert set(judgments.loc[judgments["model_a"] == "gem-long", "response_a"]) == {LONG}
+    assert metrics["pair_count"] == 12 and metrics["unjudged_pair_count"] == 2  # p03: oai-short refused, 2 pairs

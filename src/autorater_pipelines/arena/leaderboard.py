@@ -149,7 +149,7 @@ def leaderboard_from_judgments(
             "battle_unit": "one judged sample (both presentation orders count); ERROR samples are not battles",
             "strong_verdict_weight": options.strong_verdict_weight,
         },
-        "notes": ranking.notes,
+        "notes": ranking.notes + _unranked_note(judgments, battles.models),
         "ranking_options": options.model_dump(),
         "id_columns": ids,
     }
@@ -158,6 +158,18 @@ def leaderboard_from_judgments(
             battles, baseline, bootstrap_rounds=options.bootstrap_rounds, seed=options.seed
         )
     return _finite(ranking.leaderboard), _finite(metrics)
+
+
+def _unranked_note(judgments: Sequence[Mapping[str, Any]], ranked: Sequence[str]) -> list[str]:
+    """A note naming the models of the judgments without any battle (every pair of theirs unjudged or ERROR)."""
+    named = {str(row[k]) for row in judgments for k in ("model_a", "model_b")}
+    unranked = sorted(named - {str(m) for m in ranked})
+    if not unranked:
+        return []
+    return [
+        f"not ranked: {', '.join(repr(m) for m in unranked)} had no judged battle (every pair of theirs failed, e.g. "
+        "responses that could not be generated; see error_messages)"
+    ]
 
 
 def _finite(value: Any) -> Any:

@@ -40,8 +40,13 @@ def preflight(params: dict[str, Any]) -> tuple[int, list[str]]:
 
 
 def failed_rows(metrics: dict[str, Any]) -> tuple[int, int]:
-    """``(failed, total)`` samples: an ERROR sample is not a battle."""
-    return int(metrics.get("error_sample_count") or 0), int(metrics.get("sample_count") or 0)
+    """``(failed, total)``: samples, and pairs left unjudged (a response not generated) as failed ones.
+
+    An ERROR sample is not a battle; a pair without any sample (its response could not be generated) counts once.
+    """
+    unjudged = int(metrics.get("unjudged_pair_count") or 0)
+    failed = int(metrics.get("error_sample_count") or 0) + unjudged
+    return failed, int(metrics.get("sample_count") or 0) + unjudged
 
 
 def _num(value: Any, spec: str) -> str:
@@ -67,8 +72,10 @@ def print_leaderboard(rows: list[dict[str, Any]], *, baseline: bool) -> None:
 def print_summary(metrics: dict[str, Any]) -> None:
     """Print the battle counts, the leaderboard and the separability."""
     over = metrics.get("computed_over") or {}
+    unjudged = int(metrics.get("unjudged_pair_count") or 0)
+    not_judged = f" (+{unjudged} not judged: a response was not generated)" if unjudged else ""
     print(
-        f"\nArena: {len(metrics['models'])} models, {metrics['pair_count']} judged pairs, "
+        f"\nArena: {len(metrics['models'])} models, {metrics['pair_count'] - unjudged} judged pairs{not_judged}, "
         f"{metrics['battle_sample_count']} battles from {metrics['sample_count']} samples "
         f"({metrics['error_sample_count']} ERROR samples are not battles), {over.get('prompts')} prompts"
     )
