@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.parameters import ModelCallOptions
@@ -40,7 +40,6 @@ from autorater_pipelines.pairwise.confidence import Label, verdict_probability
 if TYPE_CHECKING:
     from autorater_pipelines.models import ModelOutput
     from autorater_pipelines.pairwise.tasks import TaskDefinition
-    from autorater_pipelines.pairwise.voting import Sample
 
 __all__ = [
     "PREFERENCE_MODES",
@@ -52,6 +51,23 @@ __all__ = [
     "sample_preference",
     "weighted_win_rate",
 ]
+
+
+class Sample(Protocol):
+    """What a preference reads of a :class:`~autorater_pipelines.pairwise.voting.Sample`.
+
+    Not imported from voting: voting imports the verdict parser, which imports the settings, which import this module.
+    """
+
+    @property
+    def choice(self) -> str: ...
+
+    @property
+    def distribution(self) -> dict[str, float] | None: ...
+
+    @property
+    def verdict_from_alternatives(self) -> bool: ...
+
 
 PREFERENCE_MODES = ("discrete", "probability")
 """Values of ``autorater_parameters.preference``."""
