@@ -29,7 +29,11 @@ def arena(tmp_path):
         ({"pairing": "sampled", "opponents_per_prompt": 6}, r"6 opponents per prompt, but each model has only 5"),
         ({"response_columns": {"m0": "resp_m0", "mx": "no_such_column"}}, r"no_such_column"),
         ({"id_columns": ["model_a"]}, r"id column 'model_a' is a field of every pair's judgment row"),
-        ({"judgments_format": "bigquery"}, r"judgments_format: 'bigquery' is not exported by the arena pipeline yet"),
+        ({"judgments_format": "csv"}, r"judgments_format: must be one of \['jsonl', 'json', 'bigquery'\], got 'csv'"),
+        (
+            {"judgments_format": "bigquery"},
+            r"bigquery_destination_prefix: is required when judgments_format is 'bigquery'",
+        ),
         ({"ties": "davidson"}, r"ties: must be one of \['half', 'rao_kupper'\], got 'davidson'"),
     ],
 )

@@ -24,6 +24,7 @@ from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.evaluation.parameters import BOUNDS, Flag, RunParameters, nested
+from autorater_pipelines.pairwise.export import JUDGMENTS_FORMATS
 from autorater_pipelines.pairwise.settings import SOURCE, AutoraterParameters
 
 __all__ = ["EXPERIMENTAL_ARGS", "JUDGMENTS_FORMATS", "PAIRINGS", "PARAMETERS", "ArenaParams", "RankingOptions"]
@@ -31,9 +32,6 @@ __all__ = ["EXPERIMENTAL_ARGS", "JUDGMENTS_FORMATS", "PAIRINGS", "PARAMETERS", "
 PAIRINGS = ("all", "baseline", "sampled")
 """Values of ``pairing``: every pair of models on every prompt; every model against ``baseline``; or
 ``opponents_per_prompt`` seeded random opponents per model and prompt."""
-
-JUDGMENTS_FORMATS = ("jsonl", "json", "bigquery")
-"""Values of ``judgments_format`` (as AutoSxS's)."""
 
 EXPERIMENTAL_ARGS = ("custom_task_definition",)
 """Keys of ``experimental_args`` (GCPC's custom task, as AutoSxS's)."""
@@ -112,10 +110,12 @@ class ArenaParams(RunParameters):
     experimental_args: dict[str, Any] = pydantic.Field(default_factory=dict)
     """``custom_task_definition`` for ``task: custom``."""
     judgments_format: str = "jsonl"
-    """Export format of the leaderboard and judgments: ``jsonl`` (``json`` and ``bigquery`` are refused: not
-    exported by the arena pipeline yet)."""
+    """Export format of the judgments and the leaderboard, as AutoSxS's: ``jsonl``, ``json`` (one JSON array per
+    file) or ``bigquery`` (a new table for each, named from ``bigquery_destination_prefix``, and the JSONL files)."""
     bigquery_destination_prefix: str = ""
-    """``project.dataset[.table_prefix]`` for the ``bigquery`` format."""
+    """``project.dataset[.table_prefix]`` for the ``bigquery`` format: tables ``[<table_prefix>_]judgments_<stamp>``
+    and ``[<table_prefix>_]leaderboard_<stamp>`` (the same ``<YYYYMMDD_HHMMSS>_<6 hex>`` stamp, UTC) in that
+    dataset, which must exist."""
     project: str = ""
     """Google Cloud project of Vertex AI calls."""
     location: str = ""
@@ -193,12 +193,6 @@ class ArenaParams(RunParameters):
                 f"{self.opponents_per_prompt} opponents per prompt, but each model has only {len(names) - 1} "
                 f"(models {names}); use at most {len(names) - 1} or pairing 'all'",
                 source="opponents_per_prompt",
-            )
-        if self.judgments_format != "jsonl":
-            raise InputError(
-                f"{self.judgments_format!r} is not exported by the arena pipeline yet: its leaderboard and judgments "
-                "are JSONL artifacts; use 'jsonl' and load leaderboard.jsonl where you need it",
-                source="judgments_format",
             )
         clash = sorted(set(self.id_columns) & RESERVED_NAMES)
         if clash:

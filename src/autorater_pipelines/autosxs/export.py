@@ -7,52 +7,10 @@ from typing import Any
 
 from autorater_pipelines import io
 from autorater_pipelines.autosxs.metrics import pairwise_metrics
-from autorater_pipelines.autosxs.params import check_judgments_format
 from autorater_pipelines.evaluation.export import ExportResult, export_rows
+from autorater_pipelines.pairwise.export import JUDGMENTS_BIGQUERY_FIELDS, check_judgments_format
 
 __all__ = ["JUDGMENTS_BIGQUERY_FIELDS", "ExportResult", "aggregate_judgments", "export_judgments"]
-
-_STRING, _INTEGER, _FLOAT, _BOOLEAN = (
-    {"type": t, "mode": "NULLABLE"} for t in ("STRING", "INTEGER", "FLOAT", "BOOLEAN")
-)
-JUDGMENTS_BIGQUERY_FIELDS: dict[str, dict[str, Any]] = {
-    "inference_instruction": _STRING,
-    "inference_context": _STRING,
-    "response_a": _STRING,
-    "response_b": _STRING,
-    "choice": _STRING,
-    "confidence": _FLOAT,
-    "explanation": _STRING,
-    "complete": _BOOLEAN,
-    "incomplete_reason": _STRING,
-    "response_a_score": _FLOAT,
-    "response_b_score": _FLOAT,
-    "preference": _FLOAT,
-    "preference_fallback_count": _INTEGER,
-    "verdict_from_alternatives_count": _INTEGER,
-    "flipped": _BOOLEAN,
-    "identical_responses": _BOOLEAN,
-    "uncalibrated_choice": _STRING,
-    "samples": {
-        "type": "RECORD",
-        "mode": "REPEATED",
-        "fields": [
-            {"name": "sample_index", **_INTEGER},
-            {"name": "flipped", **_BOOLEAN},
-            {"name": "choice", **_STRING},
-            {"name": "explanation", **_STRING},
-            {"name": "raw_response", **_STRING},
-            {"name": "error", **_STRING},
-            {"name": "attempts", **_INTEGER},
-            {"name": "cached", **_BOOLEAN},
-            {"name": "note", **_STRING},
-        ],
-    },
-    "input_token_count": _INTEGER,
-    "output_token_count": _INTEGER,
-}
-"""BigQuery types of the judgment columns this package computes (REST form). Every other column (id columns,
-the human preference column, other prompt parameters) takes its type from its values (see ``io.infer_schema``)."""
 
 
 def aggregate_judgments(

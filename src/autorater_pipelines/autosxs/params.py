@@ -20,6 +20,7 @@ from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.evaluation.parameters import ParameterModel, RunParameters, nested
+from autorater_pipelines.pairwise.export import JUDGMENTS_FORMATS, check_judgments_format
 from autorater_pipelines.pairwise.responses import ModelParameters, ResponseModel
 from autorater_pipelines.pairwise.settings import SOURCE, AutoraterParameters
 from autorater_pipelines.pairwise.stages import Autorater
@@ -37,27 +38,10 @@ __all__ = [
     "check_judgments_format",
 ]
 
-JUDGMENTS_FORMATS = ("jsonl", "json", "bigquery")
-"""Values of ``judgments_format``."""
-
 _SRC = SOURCE
 
 EXPERIMENTAL_ARGS = ("custom_task_definition",)
 """Keys of ``experimental_args`` (GCPC's custom task); any other is a typo, refused like every nested object's."""
-
-
-def check_judgments_format(value: Any) -> str:
-    """``judgments_format`` lower-cased (empty = ``jsonl``).
-
-    Raises:
-        InputError: not one of :data:`JUDGMENTS_FORMATS`.
-    """
-    fmt = (value or "jsonl").lower() if isinstance(value, str) else value
-    if fmt not in JUDGMENTS_FORMATS:
-        raise InputError(
-            f"unsupported judgments_format {value!r}; valid: {list(JUDGMENTS_FORMATS)}", source="judgments_format"
-        )
-    return str(fmt)
 
 
 def _options(model: type[ParameterModel], source: str) -> Any:

@@ -6,7 +6,17 @@ from typing import Any
 
 from autorater_pipelines.commands._run_spec import RunSpec
 
-__all__ = ["OUTPUTS", "RANK_TASK", "RUN", "failed_rows", "preflight", "print_leaderboard", "print_summary"]
+__all__ = [
+    "EXPORT_TASK",
+    "OUTPUTS",
+    "RANK_TASK",
+    "RUN",
+    "extra_outputs",
+    "failed_rows",
+    "preflight",
+    "print_leaderboard",
+    "print_summary",
+]
 
 RANK_TASK = "rank-arena-models"
 """Task that outputs the leaderboard and the metrics."""
@@ -19,6 +29,19 @@ OUTPUTS = {
     "report.html": "build-arena-report/report",
 }
 """Output files of ``autorater run arena`` → pipeline or task output artifacts."""
+
+EXPORT_TASK = "export-arena-results"
+"""Task that exports the judgments and the leaderboard in ``judgments_format``."""
+
+
+def extra_outputs(params: dict[str, Any]) -> dict[str, str]:
+    """``judgments.json`` and ``leaderboard.json`` (one JSON array each) when ``judgments_format`` is ``json``."""
+    if str(params.get("judgments_format") or "jsonl").lower() != "json":
+        return {}
+    return {
+        "judgments.json": f"{EXPORT_TASK}/judgments_export",
+        "leaderboard.json": f"{EXPORT_TASK}/leaderboard_export",
+    }
 
 
 def preflight(params: dict[str, Any]) -> tuple[int, list[str]]:
@@ -91,5 +114,11 @@ def print_summary(metrics: dict[str, Any]) -> None:
         print(f"  note: {note}")
 
 
-RUN = RunSpec(preflight=preflight, outputs=OUTPUTS, print_summary=print_summary, failed_rows=failed_rows)
+RUN = RunSpec(
+    preflight=preflight,
+    outputs=OUTPUTS,
+    print_summary=print_summary,
+    extra_outputs=extra_outputs,
+    failed_rows=failed_rows,
+)
 """How ``autorater run arena`` treats the arena (the ``run`` of :data:`autorater_pipelines.arena.spec.SPEC`)."""

@@ -58,8 +58,8 @@ def prepare_arena_pairs(
         autorater_model: Judge model spec, validated here.
         autorater_parameters: Judge settings, validated here.
         experimental_args: Experimental arguments, e.g. `custom_task_definition`.
-        judgments_format: Export format: `jsonl` (the others are refused here: not exported by the arena yet).
-        bigquery_destination_prefix: Unused until the arena exports to BigQuery.
+        judgments_format: Export format of the judgments and the leaderboard (`jsonl`, `json` or `bigquery`), validated here.
+        bigquery_destination_prefix: BigQuery destination for the `bigquery` format (`project.dataset[.table_prefix]`), validated here.
         project: Google Cloud project for Vertex AI models (checked here, not called).
         location: Google Cloud region for Vertex AI models.
 

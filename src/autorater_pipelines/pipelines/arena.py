@@ -6,6 +6,7 @@ from kfp import dsl
 from kfp.dsl import Dataset, Metrics
 
 from autorater_pipelines.components.arena_report import build_arena_report
+from autorater_pipelines.components.export_arena import export_arena_results
 from autorater_pipelines.components.generate_arena_responses import generate_arena_responses
 from autorater_pipelines.components.online_evaluation_pairwise import online_evaluation_pairwise
 from autorater_pipelines.components.prepare_arena import prepare_arena_pairs
@@ -22,6 +23,8 @@ class PipelineOutput(NamedTuple):
     judgments: Dataset
     error_messages: Dataset
     arena_metrics: Metrics
+    judgments_path: str
+    leaderboard_path: str
 
 
 @dsl.pipeline(name="arena-template", description="Ranks many models from pairwise judgments by an open autorater.")
@@ -68,8 +71,8 @@ def arena_pipeline(  # noqa: B006
         autorater_model: Judge model spec: a Gemini model on Vertex AI, `openai/<model>`, or `replay/<jsonl>` (lines keyed by the id columns, `model_a`, `model_b`, `flipped`, `sample_index`).
         autorater_parameters: Judge settings, as AutoSxS's: `sampling_count` (default 2), `flip` (default true: both orders; "random": one order per pair, half of the pairs swapped), `identical_responses`, `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `verdict_pattern` + `verdict_map`, `shards`, `cache_dir`, ...
         experimental_args: Experimentally released arguments, e.g. `custom_task_definition`.
-        judgments_format: Format of the exported judgments: `jsonl` (`json` and `bigquery` are refused before any call: not exported by the arena pipeline yet).
-        bigquery_destination_prefix: Unused until the arena exports to BigQuery.
+        judgments_format: Format of the exported judgments and leaderboard, as AutoSxS's: `jsonl`, `json` (one array per file), or `bigquery` (a new table for each in `bigquery_destination_prefix`; `judgments_path` and `leaderboard_path` are then `bq://project.dataset.table`).
+        bigquery_destination_prefix: `project.dataset` or `project.dataset.table_prefix` for the `bigquery` format: tables `[<table_prefix>_]judgments_<stamp>` and `[<table_prefix>_]leaderboard_<stamp>` (one stamp `<YYYYMMDD_HHMMSS>_<6 hex>`, UTC); the dataset must exist.
         project: Google Cloud project of Vertex AI model calls (default: the pipeline job's project).
         location: Google Cloud region of Vertex AI model calls (default: the pipeline job's region).
 
@@ -78,6 +81,8 @@ def arena_pipeline(  # noqa: B006
         judgments: JSONL, one judgment per judged pair and prompt: id columns, `model_a`, `model_b`, `response_a`, `response_b`, `choice`, `confidence`, `explanation`, `samples`.
         error_messages: JSONL of failed samples and pairs with the reason.
         arena_metrics: Scores and separability (the full metrics, win matrix included, are the ranking step's `metrics_json`).
+        judgments_path: URI of the exported judgments (`judgments_format`): `bq://project.dataset.table` for `bigquery`.
+        leaderboard_path: URI of the exported leaderboard (`judgments_format`): `bq://project.dataset.table` for `bigquery`.
     """
     prepare = prepare_arena_pairs(
         evaluation_dataset=evaluation_dataset,
@@ -145,9 +150,18 @@ def arena_pipeline(  # noqa: B006
         metrics_json=rank.outputs["metrics_json"],
         error_messages=judge.outputs["error_messages"],
     ).set_display_name("Arena report")
+    export = export_arena_results(
+        judgments=judge.outputs["judgments"],
+        leaderboard=rank.outputs["leaderboard"],
+        judgments_format=judgments_format,
+        bigquery_destination_prefix=bigquery_destination_prefix,
+        project=project,
+    ).set_display_name("Export judgments and leaderboard")
     return PipelineOutput(
         leaderboard=rank.outputs["leaderboard"],
         judgments=judge.outputs["judgments"],
         error_messages=judge.outputs["error_messages"],
         arena_metrics=rank.outputs["arena_metrics"],
+        judgments_path=export.outputs["judgments_path"],
+        leaderboard_path=export.outputs["leaderboard_path"],
     )
