@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI stage "the shipped image": build the component image from the Dockerfile, compile both templates with it
+# CI stage "the shipped image": build the component image from the Dockerfile, compile the templates with it
 # and run them with kfp.local.DockerRunner (tests/image, marker docker_image) on the quickstarts, data in the
 # Cloud Storage emulator as gs:// URIs.
 #

@@ -79,12 +79,27 @@ def _autorater(args: list[str]) -> subprocess.Popen[bytes]:
     )
 
 
+def _group_members(pgid: int) -> list[int]:
+    """Live processes of process group ``pgid`` (read from /proc)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
+
+
 def _cached(cache: Path) -> int:
     return len(list(cache.glob("*/*.json"))) if cache.is_dir() else 0
 
 
 @pytest.mark.pipeline
-@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX SIGKILL")
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs POSIX SIGKILL and /proc")
 def test_sigkill_mid_judging_then_resume_repeats_no_finished_call(tmp_path):
     dataset = tmp_path / "dataset.jsonl"
     rows = [
@@ -129,10 +144,15 @@ def test_sigkill_mid_judging_then_resume_repeats_no_finished_call(tmp_path):
             assert proc.poll() is None, f"the run ended early: {proc.stderr.read().decode()[-3000:]}"
             assert time.monotonic() < deadline, "no progress within 600 s"
             time.sleep(0.01)
+        (pid_file,) = tmp_path.glob(".out.partial-*/pipeline.pid")
+        pgid = int(pid_file.read_text())
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
         proc.stderr.close()
-        time.sleep(2)  # the pipeline's process group is ended by the killed run's watchdog
+        deadline = time.monotonic() + 60
+        while _group_members(pgid) and time.monotonic() < deadline:  # the pipeline's steps end with the run
+            time.sleep(0.2)
+        assert _group_members(pgid) == [], "the pipeline's process group outlived autorater run"
         answered = {r.prompt_text for r in emu.requests if r.status == 200 and is_judge_request(r)}
         generated = [r for r in emu.requests if not is_judge_request(r)]
         assert len(generated) == PROMPTS, "each prompt generated once before judging"
