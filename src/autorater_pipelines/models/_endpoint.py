@@ -110,6 +110,11 @@ class Endpoint:
     def record_failure(self, error: ModelError, started_at: float, *, own: bool = False, signal: bool = True) -> bool:
         """Record a failed attempt started at ``started_at`` (monotonic clock); adapt the rate to quota signals.
 
+        A quota signal lowers the pace and drops the limiter's refund credits (the quota is spent: a start
+        given back now would be refused too); a 5xx or a 429 without a wait hint that is no quota signal (a
+        fault) gives its start back (:meth:`RateLimiter.refund`). A hinted 429 refusing one request for
+        itself gives nothing back: its retries wait out their own backoff.
+
         Args:
             error: The classified failure.
             started_at: When the attempt started.
@@ -129,9 +134,11 @@ class Endpoint:
             self.failed_in_a_row += 1
             share = self._outcomes.count(outcome) / OUTCOME_WINDOW
         hinted = error.retry_after_s is not None and error.retry_after_s > 0  # "Retry-After: 0" asks for no wait
-        hinted = hinted and not self.answered_since(started_at)  # others answered alongside: the 429 share decides
         if outcome == "rate_limit" and (hinted or share >= QUOTA_SHARE):
             self.rate.on_rate_limited(started_at)
+            self.rate.drop_credits()  # the quota is spent: an extra start now would be refused too
+        elif error.status_code is not None and (error.status_code >= 500 or (error.status_code == 429 and not hinted)):
+            self.rate.refund()  # a fault, not the quota: the rejected call used none of it
         return outcome == "transient" and share >= OVERLOAD_SHARE
 
     def stall_message(self, spec: str, error: ModelError, limit_s: float, *, since: float) -> str | None:

@@ -226,6 +226,11 @@ class RateLimiter:
             if self._rate and self._next_start > self._clock():
                 self._credits = min(self._credits + 1, max(1, int(self._rate)))
 
+    def drop_credits(self) -> None:
+        """Forget the refund credits (a quota 429: the quota is spent, extra starts would be refused too)."""
+        with self._lock:
+            self._credits = 0
+
     def pause(self, seconds: float) -> None:
         """Hold every start for ``seconds`` from now (never shortens an existing pause)."""
         with self._lock:

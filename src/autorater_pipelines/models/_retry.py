@@ -160,8 +160,6 @@ class RetryLoop:
         """
         if self._endpoint.record_failure(error, started, own=own, signal=signal):
             self._slots.on_overloaded()
-        if error.status_code is not None and (error.status_code == 429 or error.status_code >= 500):
-            self._endpoint.rate.refund()  # the server rejected it: it used none of the quota
         if error.kind is ErrorKind.RATE_LIMIT:
             self.stats.rate_limited += 1
 
