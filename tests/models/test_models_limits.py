@@ -8,7 +8,7 @@ import time
 import pytest
 
 from autorater_pipelines.models import ModelRequest, get_model
-from autorater_pipelines.models._ratelimit import ConcurrencyLimiter, RateLimiter
+from autorater_pipelines.models._ratelimit import SLOW_START, ConcurrencyLimiter, RateLimiter
 from autorater_pipelines.testing import ModelEmulator
 
 
@@ -166,9 +166,20 @@ def test_a_hinted_429_slows_the_pace_not_the_concurrency(emulator: ModelEmulator
     emulator.inject_failures(1, status=429, retry_after_s=0.01)
     model = get_model("gemini-2.5-flash", make_config(max_concurrency=8))
     assert model._endpoint.rate.requests_per_minute is None  # no quota declared: unpaced at first
+    assert model._slots.limit == SLOW_START  # ... and probing it: a slow start
     assert model.generate([ModelRequest(parts=("x",))])[0].ok
-    assert model._slots.limit == 8
+    assert model._slots.limit == SLOW_START + 1  # not halved by the 429; +1 for the success (slow start)
     assert model._endpoint.rate.requests_per_minute is not None  # the 429 said "quota": now paced
+
+
+def test_an_unknown_quota_starts_slowly_a_declared_one_at_max_concurrency(emulator: ModelEmulator, make_config) -> None:
+    emulator.latency_s = 0.05
+    model = get_model("gemini-2.5-flash", make_config(max_concurrency=16))
+    assert model._slots.limit == SLOW_START
+    assert all(o.ok for o in model.generate([ModelRequest(parts=(f"x{i}",)) for i in range(40)]))
+    assert model._slots.limit == 16  # +1 per success up to max_concurrency (no 429, no overload)
+    declared = get_model("gemini-2.5-pro", make_config(max_concurrency=16, requests_per_minute=6000))
+    assert declared._slots.limit == 16  # a declared quota is paced from the first call: no probing
 
 
 def test_adaptive_rate_decreases_once_per_burst_and_not_below_the_goodput() -> None:

@@ -54,7 +54,7 @@ from autorater_pipelines.models._config import GenerateConfig, base_url_problem
 from autorater_pipelines.models._endpoint import endpoint_for
 from autorater_pipelines.models._progress import RunProgress
 from autorater_pipelines.models._provider import Provider
-from autorater_pipelines.models._ratelimit import ConcurrencyLimiter
+from autorater_pipelines.models._ratelimit import SLOW_START, ConcurrencyLimiter
 from autorater_pipelines.models._retry import CALL_FAILURES, RetryLoop
 from autorater_pipelines.models._stats import CallStats
 from autorater_pipelines.models._types import ErrorKind, ModelError, ModelOutput, ModelRequest
@@ -98,6 +98,8 @@ class Model(RetryLoop):
             config.adaptive_rate,
         )
         self._slots = ConcurrencyLimiter(config.max_concurrency, adaptive=config.adaptive_concurrency)
+        if backend.uses_network and self._endpoint.rate.unknown:
+            self._slots.start_at(SLOW_START)  # an unknown quota: probe it, not with max_concurrency calls at once
         self._random = random.Random()
         self._consecutive_failures = 0
         self._run_started = time.monotonic()

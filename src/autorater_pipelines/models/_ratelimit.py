@@ -15,7 +15,10 @@ import threading
 import time
 from collections.abc import Callable
 
-__all__ = ["ConcurrencyLimiter", "RateLimiter"]
+__all__ = ["SLOW_START", "ConcurrencyLimiter", "RateLimiter"]
+
+SLOW_START = 4
+"""Calls in flight at the start of a model whose quota is unknown; +1 per success (doubling per round trip)."""
 
 
 class RateLimiter:
@@ -105,6 +108,11 @@ class RateLimiter:
     def requests_per_minute(self) -> float | None:
         """The current pace in requests per minute (None = unpaced)."""
         return self._rate * 60.0 if self._rate else None
+
+    @property
+    def unknown(self) -> bool:
+        """True for an adaptive limiter that has no pace yet (no declared rate, no quota signal so far)."""
+        return self.adaptive and self._rate is None
 
     @property
     def paused_until(self) -> float:

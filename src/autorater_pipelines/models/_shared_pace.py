@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from autorater_pipelines.models._ratelimit import RateLimiter
+from autorater_pipelines.models._ratelimit import SLOW_START, RateLimiter
 
 if TYPE_CHECKING:
     from autorater_pipelines.models._model import Model
@@ -253,7 +253,7 @@ def shared_pace(model: Model, directory: str | None, shard_index: int, shard_cou
         yield None
         return
     if not declared:
-        slots.start_at(max(1, model.config.max_concurrency // shard_count))
+        slots.start_at(max(1, SLOW_START // shard_count))
     if not directory:
         if declared:
             endpoint.rate.set_ceiling(declared / shard_count)
