@@ -296,10 +296,8 @@ def test_balanced_position_calibration_averages_the_scores_over_both_orders():
     assert metrics["position_calibration_changed_count"] == 1
 
 
-def test_arena_pairs_with_flip_random_are_judged_once_half_of_them_swapped():
-    from autorater_pipelines import arena
-
-    df = pd.DataFrame(
+def _arena_frame() -> pd.DataFrame:
+    return pd.DataFrame(
         {
             "pid": [f"p{i}" for i in range(4)],
             "question": [f"Question {i}?" for i in range(4)],
@@ -308,6 +306,22 @@ def test_arena_pairs_with_flip_random_are_judged_once_half_of_them_swapped():
             "m3": ["c" * (30 + i) for i in range(4)],
         }
     )
+
+
+ARENA = {
+    "task": "question_answering@001",
+    "autorater_prompt_parameters": {"inference_instruction": {"column": "question"}},
+    "response_columns": {"m1": "m1", "m2": "m2", "m3": "m3"},
+    "id_columns": ["pid"],
+    "bootstrap_rounds": 0,
+    "autorater_model": "gemini-2.0-flash",
+}
+
+
+def test_arena_pairs_with_flip_random_are_judged_once_half_of_them_swapped():
+    from autorater_pipelines import arena
+
+    df = _arena_frame()
     spec = {
         "task": "question_answering@001",
         "autorater_prompt_parameters": {"inference_instruction": {"column": "question"}},
@@ -353,4 +367,27 @@ def test_the_bias_figures_are_in_the_report_the_console_metrics_and_the_bigquery
     assert {k: JUDGMENTS_BIGQUERY_FIELDS[k]["type"] for k in ("flipped", "identical_responses")} == {
         "flipped": "BOOLEAN",
         "identical_responses": "BOOLEAN",
+    }
+
+
+def test_arena_identical_responses_are_one_tie_battle_without_a_call():
+    from autorater_pipelines import arena
+
+    df = _arena_frame()
+    df.loc[0, "m2"] = df.loc[0, "m1"]  # p0: m1 and m2 answered the same
+    with ModelEmulator(length_judge) as emulator:
+        leaderboard, judgments, metrics = arena.evaluate(
+            df, **ARENA, autorater_parameters={"base_url": emulator.url, **QUIET, "identical_responses": "tie"}
+        )
+        assert emulator.call_count == 22  # 11 of the 12 pairs, both orders
+    tie = judgments[(judgments["pid"] == "p0") & (judgments["model_a"] == "m1") & (judgments["model_b"] == "m2")]
+    assert tie["choice"].tolist() == ["TIE"] and list(tie["samples"].iloc[0]) == []
+    assert (metrics["identical_pair_count"], metrics["unjudged_pair_count"], metrics["sample_count"]) == (1, 0, 22)
+    # By hand, the longer always wins: m1 vs m2 = 1 tie battle (p0) + 3 prompts × 2 samples lost; m1 vs m3 and
+    # m2 vs m3 = 4 prompts × 2 samples lost. m1: 15 battles, 0 won, 14 lost, 1 tie; m2: 15, 6, 8, 1; m3: 16, 16, 0, 0.
+    counts = leaderboard.set_index("model")[["battles", "wins", "losses", "ties"]].to_dict("index")
+    assert counts == {
+        "m1": {"battles": 15.0, "wins": 0.0, "losses": 14.0, "ties": 1.0},
+        "m2": {"battles": 15.0, "wins": 6.0, "losses": 8.0, "ties": 1.0},
+        "m3": {"battles": 16.0, "wins": 16.0, "losses": 0.0, "ties": 0.0},
     }

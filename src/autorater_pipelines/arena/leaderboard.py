@@ -4,7 +4,8 @@ Every judged sample is a battle (Arena-Hard's convention: both games of a pair c
 model terms: ``A`` = ``model_a``) is the winner, a tie half a win to each; a sample marked ``strong`` (a verdict
 ``A>>B``) counts as ``strong_verdict_weight`` battles. An ``ERROR`` sample is not a battle: it is counted
 (``error_sample_count``) and its reason is in ``error_messages``. The prompt of a battle is its id columns' values,
-so the bootstrap resamples prompts with all their battles.
+so the bootstrap resamples prompts with all their battles. A pair whose two responses were identical, made a ``TIE``
+without a judge call (``identical_responses: "tie"``), is one tie battle (``identical_pair_count``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def battle_records(
         ``(records, counts)``: records for :func:`~autorater_pipelines.arena.battles.battles_from_records`;
         counts ``pair_count`` (judgment rows), ``sample_count``, ``battle_sample_count``, ``error_sample_count``,
         ``unjudged_pair_count`` (rows without any sample, e.g. a response that could not be generated),
-        ``strong_verdict_count``.
+        ``strong_verdict_count``, ``identical_pair_count`` (identical responses: one tie battle each, no sample).
 
     Raises:
         InputError: a judgment row lacks ``model_a``/``model_b`` or an id column (not an arena judgment file).
@@ -47,6 +48,7 @@ def battle_records(
             "error_sample_count",
             "unjudged_pair_count",
             "strong_verdict_count",
+            "identical_pair_count",
         ),
         0,
     )
@@ -59,9 +61,14 @@ def battle_records(
             )
         counts["pair_count"] += 1
         samples = row.get("samples") or []
-        if not samples:
-            counts["unjudged_pair_count"] += 1
         key = prompt_key(dict(row), ids)
+        battle = {"prompt_id": key, "model_a": row["model_a"], "model_b": row["model_b"]}
+        texts = {"response_a": row.get("response_a") or "", "response_b": row.get("response_b") or ""}
+        if row.get("identical_responses") is True and row.get("choice") == "TIE":
+            counts["identical_pair_count"] += 1  # no judge call, no sample: one tie battle
+            records.append({**battle, "winner": "TIE", "weight": 1.0, **texts})
+        elif not samples:
+            counts["unjudged_pair_count"] += 1
         for sample in samples:
             counts["sample_count"] += 1
             choice = sample.get("choice")
@@ -72,15 +79,7 @@ def battle_records(
             counts["strong_verdict_count"] += strong
             counts["battle_sample_count"] += 1
             records.append(
-                {
-                    "prompt_id": key,
-                    "model_a": row["model_a"],
-                    "model_b": row["model_b"],
-                    "winner": choice,
-                    "weight": float(strong_verdict_weight if strong else 1),
-                    "response_a": row.get("response_a") or "",
-                    "response_b": row.get("response_b") or "",
-                }
+                {**battle, "winner": choice, "weight": float(strong_verdict_weight if strong else 1), **texts}
             )
     return records, counts
 
