@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import logging
 
-from test_judge_refused_requests import TASK, _examples
-
 from autorater_pipelines import autosxs
 from autorater_pipelines.testing import ModelEmulator
 from autorater_pipelines.testing.judges import length_judge
 
+TASK = "question_answering@001"
 
-def test_a_server_that_reports_3_prompt_tokens_after_its_first_answer_has_every_row_judged(tmp_path, caplog) -> None:
+
+def test_a_server_that_reports_3_prompt_tokens_after_its_first_answer_has_every_row_judged(caplog, qa_examples) -> None:
     answered = []
 
     def respond(request):
@@ -24,7 +24,7 @@ def test_a_server_that_reports_3_prompt_tokens_after_its_first_answer_has_every_
         text = answer if isinstance(answer, str) else answer["text"]
         return {"text": text} if len(answered) == 1 else {"text": text, "input_tokens": 3}
 
-    examples = _examples(tmp_path, 12)
+    examples = qa_examples(12)
     caplog.set_level(logging.WARNING, logger="autorater_pipelines.models")
     with ModelEmulator(respond) as emulator:
         judgments, errors, summary = autosxs.judge_examples(
@@ -49,7 +49,7 @@ def test_a_server_that_reports_3_prompt_tokens_after_its_first_answer_has_every_
     assert len(warnings) == 1 and "it reads the prompt" in warnings[0] and "(model 'judge')" in warnings[0]
 
 
-def test_nonsense_prompt_token_counts_are_not_added_to_the_totals(tmp_path, caplog) -> None:
+def test_nonsense_prompt_token_counts_are_not_added_to_the_totals(caplog, qa_examples) -> None:
     for bogus in (-5, 10**30):
         caplog.clear()
 
@@ -60,7 +60,7 @@ def test_nonsense_prompt_token_counts_are_not_added_to_the_totals(tmp_path, capl
         caplog.set_level(logging.WARNING, logger="autorater_pipelines.models")
         with ModelEmulator(respond) as emulator:
             judgments, _, summary = autosxs.judge_examples(
-                examples=_examples(tmp_path, 3),
+                examples=qa_examples(3),
                 task=TASK,
                 id_columns=["id"],
                 autorater_model="openai/judge",
