@@ -315,6 +315,27 @@ def test_export_judgments_to_bigquery(client, tmp_path):
     assert rows == judgments
 
 
+def test_export_judgments_with_a_fixed_order_and_identical_responses(client, tmp_path):
+    # flip "random": every row has its order; identical_responses "tie": only the identical row has the flag.
+    judged = _judgment("q1", "B", flipped=True)
+    identical = _judgment("q2", "TIE", flipped=False, identical_responses=True, samples=[])
+    result = autosxs.export_judgments(
+        judgments=[judged, identical],
+        judgments_format="bigquery",
+        destination=str(tmp_path / "judgments.jsonl"),
+        bigquery_destination_prefix=f"{PROJECT}.{client.test_dataset}.order",
+        project=PROJECT,
+    )
+    table = parse_table_uri(result.bigquery_table)
+    fields = {f.name: f.field_type for f in client.get_table(table.table_id).schema}
+    assert (fields["flipped"], fields["identical_responses"]) == ("BOOLEAN", "BOOLEAN")
+    rows = sorted((dict(r.items()) for r in client.list_rows(table.table_id)), key=lambda r: r["question_id"])
+    assert [(r["flipped"], r["identical_responses"], r["choice"], len(r["samples"])) for r in rows] == [
+        (True, None, "B", 2),
+        (False, True, "TIE", 0),
+    ]
+
+
 def test_export_validates_before_writing_anything(client, tmp_path):
     with pytest.raises(InputError, match=r"bigquery_destination_prefix: is required"):
         autosxs.export_judgments(
