@@ -43,7 +43,7 @@ MEANINGFUL = {
         "response_column_a": "a",
         "response_column_b": "b",
     },
-    "gecko": {"evaluation_dataset": "gs://b/x.jsonl", "prompt_column": "p"},
+    "gecko": {"evaluation_dataset": "gs://b/x.jsonl", "prompt_column": "p", "media_column": "m"},
     "arena": {
         "evaluation_dataset": "gs://b/x.jsonl",
         "task": "question_answering@001",

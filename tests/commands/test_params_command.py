@@ -65,7 +65,7 @@ def test_dict_parameters_list_the_keys_their_parameter_model_accepts(capsys):
 def test_the_text_listing_shows_types_defaults_and_keys(capsys):
     assert main(["params", "gecko"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("gecko: 18 parameters (3 required); PARAMS.json maps these names to values\n")
+    assert out.startswith("gecko: 21 parameters (2 required); PARAMS.json maps these names to values\n")
     assert "\n  evaluation_dataset  (STRING, required)\n" in out
     assert '\n  media_type  (STRING, default "image")\n' in out
     assert "\n      - dependency_masking  (boolean, default false)\n" in out

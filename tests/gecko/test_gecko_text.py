@@ -257,7 +257,7 @@ def test_candidates_with_bad_response_columns_are_refused_before_any_call():
         evaluate_candidates(df, response_columns={"a": "response", "b": "nope"}, id_columns=["id"])
     with pytest.raises(InputError, match=r"response_columns must map each candidate's name .* got \[\]"):
         evaluate_candidates(df, response_columns=[], id_columns=["id"])
-    with pytest.raises(InputError, match=r"has a column 'candidate', which evaluate_candidates adds"):
+    with pytest.raises(InputError, match=r"has a column 'candidate', which response_columns adds"):
         evaluate_candidates(df.assign(candidate=1), response_columns={"a": "response"}, id_columns=["id"])
 
 

@@ -444,4 +444,6 @@ def test_bad_datasets_fail_before_the_run(tmp_path, capsys):
     params = _quickstart_params()
     del params["media_column"]
     code, _ = _run(params, tmp_path, "nomedia")
-    assert code == 2 and "missing required pipeline parameters ['media_column']" in capsys.readouterr().err
+    err = capsys.readouterr().err  # media_column is optional in the template (response_columns replaces it)
+    assert code == 2 and "error: media_column: media_column is required (the column with the image/video" in err
+    assert "got media_column='', response_columns={}" in err

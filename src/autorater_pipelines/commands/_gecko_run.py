@@ -39,7 +39,11 @@ def preflight(params: dict[str, Any]) -> tuple[int, list[str]]:
 
     checked = validate_run(params, probe_endpoint=True)
     rows = checked.rows or []
-    return len(rows), _local_media(rows, checked.params.media_column)
+    run = checked.params
+    if run.media_type == "text":  # the columns hold response text, not files
+        return len(rows), []
+    columns = list(run.response_columns.values()) or [run.media_column]
+    return len(rows), [path for column in columns for path in _local_media(rows, column)]
 
 
 def _local_media(rows: list[dict[str, Any]], column: str) -> list[str]:
@@ -85,6 +89,9 @@ def print_summary(metrics: dict[str, Any]) -> None:
             low, high = metrics.get(f"{key}_ci_lower"), metrics.get(f"{key}_ci_upper")
             ci = f"  95% CI [{_fmt(low)}, {_fmt(high)}]" if low is not None and high is not None else ""
             print(f"  {key:<17}  {_fmt(metrics[key])}{ci}{what}")
+    if metrics.get("rubric_prompt_version"):
+        print(f"  rubric prompt      {metrics['rubric_prompt_version']}")
+    _print_candidates(metrics)
     recorded = metrics.get("media_probe")
     probe: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
     if probe.get("status") in ("failed", "inconclusive"):
@@ -121,6 +128,29 @@ def print_summary(metrics: dict[str, Any]) -> None:
     if metrics.get("unscored_rows_by_stage"):
         stages = ", ".join(f"{stage} {n}" for stage, n in metrics["unscored_rows_by_stage"].items())
         print(f"  unscored rows by stage: {stages} (reasons in error_messages.jsonl)")
+
+
+def _print_candidates(metrics: dict[str, Any]) -> None:
+    """Each candidate's scores and win rate of a run with ``response_columns`` (nothing otherwise)."""
+    wins = metrics.get("win_rates") or {}
+    columns = metrics.get("response_columns") or {}
+    for name, m in (metrics.get("candidates") or {}).items():
+        print(
+            f"  candidate {name:<8} mean_score {_fmt(m.get('mean_score'))}  pass_rate {_fmt(m.get('pass_rate'))}  "
+            f"win rate {_fmt((wins.get('win_rates') or {}).get(name))}  ({columns.get(name)}, "
+            f"{m.get('rows_scored')} of {m.get('evaluation_count')} rows scored)"
+        )
+    if metrics.get("candidates"):
+        print(
+            f"  tie rate           {_fmt(wins.get('tie_rate'))}  over {wins.get('rows_compared')} prompts scored for "
+            "every candidate (the one highest score wins a prompt)"
+        )
+    for pair, c in (metrics.get("per_rubric_comparison") or {}).items():
+        first, second = c["candidates"]
+        print(
+            f"  {pair}: rubrics only {first} passes {c[f'only_{first}']}, only {second} passes "
+            f"{c[f'only_{second}']}, both pass {c['both_pass']}, both fail {c['both_fail']}"
+        )
 
 
 def failed_rows(metrics: dict[str, Any]) -> tuple[int, int]:

@@ -292,6 +292,8 @@ def stage_local_inputs(
     staged = copy.deepcopy(params)
     if isinstance(staged.get("evaluation_dataset"), str):
         media = staged.get("media_column") if isinstance(staged.get("media_column"), str) else None
+        if str(staged.get("media_type") or "").strip().lower() == "text":
+            media = None  # the column holds the response text itself: nothing to upload
         staged["evaluation_dataset"] = _dataset(stager, "evaluation_dataset", staged["evaluation_dataset"], media)
     for key, value in staged.items():
         if isinstance(value, str) and value.startswith("replay/") and _is_local(value[len("replay/") :]):

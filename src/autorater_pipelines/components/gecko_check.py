@@ -15,6 +15,9 @@ def check_gecko_run(
     prompt_column: str,
     media_column: str,
     media_type: str,
+    response_columns: dict,
+    response_model: str,
+    response_model_parameters: dict,
     rubrics_column: str,
     rubric_group: str,
     rubric_generation_model: str,
@@ -39,7 +42,10 @@ def check_gecko_run(
         id_columns: Columns whose values identify each row uniquely.
         prompt_column: Column with the text-to-image/video prompt (needed when rubrics are generated).
         media_column: Column with the image/video: gs:// URI, http(s) URL, local path, or Vertex `contents` JSON.
-        media_type: `image` (yes/no questions) or `video` (multiple choice a-d).
+        media_type: `image` (yes/no questions), `video` (multiple choice a-d) or `text` (pass/fail rubrics).
+        response_columns: `{candidate name: column}` to compare several candidates' responses on the same rubrics of each prompt (rubrics made once per prompt); empty = `media_column`.
+        response_model: Response model spec, checked here: generates each row's text response from `prompt_column` into `media_column` (AutoSxS's inference step; replay key: id columns and `model` = "response"); empty = responses read from the data.
+        response_model_parameters: Settings of response_model, as AutoSxS's `model_a_parameters` (`temperature`, `max_output_tokens`, `base_url`, `max_concurrency`, `cache_dir` …).
         rubrics_column: Column with supplied rubrics; empty = generate rubrics.
         rubric_group: The group of a Vertex AI `rubric_groups` column to use; empty = the only group.
         rubric_generation_model: Rubric generator model spec, checked here so a typo fails before any model call.

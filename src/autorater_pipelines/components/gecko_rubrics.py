@@ -24,7 +24,7 @@ def prepare_gecko_rubrics(
     pipeline_root: str,
     rubrics: Output[Dataset],
     rubric_errors: Output[Dataset],
-) -> NamedTuple("Outputs", rubric_count=int):
+) -> NamedTuple("Outputs", rubric_count=int, rubric_prompt_version=str):
     """Gives each checked row a rubric: parsed from `rubrics_column` when it is set, else generated from `prompt_column`.
 
     Rows whose rubric is missing, not JSON or could not be generated become error rows.
@@ -47,6 +47,7 @@ def prepare_gecko_rubrics(
         rubrics: JSONL, one row per dataset row with a usable rubric: the dataset columns plus `keywords`, `qas` (question_id, question, question_type, choices, answer, justification, dependencies, keyword_id) and `rubric_warnings`.
         rubric_errors: JSONL of rows without a usable rubric: ids, `stage`, `error_kind`, `error_message`, `raw`.
         rubric_count: Number of rows with a usable rubric.
+        rubric_prompt_version: The rubric prompt: `text-rubrics-v1` (built-in text prompt), `image-rubrics-builtin`/`video-rubrics-builtin`, `custom-<12 hex of the template's SHA-256>` or `supplied` (rubrics_column).
     """
     from autorater_pipelines.gecko import steps as gecko_steps
 
@@ -66,4 +67,4 @@ def prepare_gecko_rubrics(
         errors_path=rubric_errors.path,
         pipeline_root=pipeline_root,
     )
-    return (summary.rubric_count,)
+    return (summary.rubric_count, summary.prompt_version)

@@ -21,6 +21,9 @@ def validate_gecko_media(
     location: str,
     prompt_column: str,
     pipeline_root: str,
+    response_columns: dict,
+    response_model: str,
+    response_model_parameters: dict,
     validations: Output[Dataset],
     validation_errors: Output[Dataset],
 ) -> NamedTuple("Outputs", validated_count=int):
@@ -38,10 +41,13 @@ def validate_gecko_media(
         location: Google Cloud region for Vertex AI models.
         prompt_column: Column with the generation prompt, shown to the validator by templates that use `prompt` (empty: none).
         pipeline_root: The pipeline root; on Cloud Storage the response cache defaults to `<pipeline_root>/autorater-cache`, so a retried task or a re-run repeats no finished call.
+        response_columns: `{candidate name: column}` to compare several candidates' responses on the same rubrics of each prompt (rubrics made once per prompt); each candidate's column is validated (rows carry `candidate`, also a replay key); empty = `media_column`.
+        response_model: Model spec generating each row's text response from `prompt_column` into `media_column` (AutoSxS's inference step; replay key: id columns and `model` = "response"); empty = responses read from the data.
+        response_model_parameters: Settings of response_model, as AutoSxS's `model_a_parameters` (`temperature`, `max_output_tokens`, `base_url`, `max_concurrency`, `cache_dir` …).
 
     Returns:
         validations: JSONL of validation rows: rubric row plus `answers` (every validator sample per question_id: verdict, raw, error, choice_probs), `raw_responses`, `validator`; enough to re-score without model calls.
-        validation_errors: JSONL of rows whose media cannot be used (missing, unreadable, unknown or wrong media type): ids, `stage`, `error_kind`, `error_message`.
+        validation_errors: JSONL of rows whose media cannot be used (missing, unreadable, unknown or wrong media type) or whose response could not be generated (stage `inference`): ids, `stage`, `error_kind`, `error_message`.
         validated_count: Number of rows sent to the validator.
     """
     from autorater_pipelines.gecko import steps as gecko_steps
@@ -60,5 +66,8 @@ def validate_gecko_media(
         validations_path=validations.path,
         errors_path=validation_errors.path,
         pipeline_root=pipeline_root,
+        response_columns=response_columns,
+        response_model=response_model,
+        response_model_parameters=response_model_parameters,
     )
     return (count,)

@@ -40,7 +40,7 @@ from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.notebook import FrameRows, frame_rows, outside_event_loop
 from autorater_pipelines.gecko import steps
 from autorater_pipelines.gecko._common import StageResult, error_row
-from autorater_pipelines.gecko.generation import make_rubrics
+from autorater_pipelines.gecko.generation import SUPPLIED_RUBRICS, make_rubrics, prompt_version
 from autorater_pipelines.gecko.params import RubricGenerator
 from autorater_pipelines.gecko.preflight import validate_parameters
 from autorater_pipelines.gecko.rubrics import parse_supplied_rubrics
@@ -53,6 +53,9 @@ if TYPE_CHECKING:
 __all__ = ["evaluate", "generate_rubrics"]
 
 _RUBRIC = "__gecko_rubric"
+
+PROMPT_VERSION = "rubric_prompt_version"
+"""``DataFrame.attrs`` key of :func:`generate_rubrics`' prompt version, read back by :func:`evaluate`."""
 
 
 def _with_progress(parameters: Mapping[str, Any] | None, progress: bool) -> dict[str, Any]:
@@ -195,7 +198,9 @@ def generate_rubrics(
         else {**source, **dict.fromkeys(("keywords", "qas", "rubric_warnings", "rubrics", "rubric_groups"))}
         for row, source in zip(rows, frame.rows, strict=True)
     ]
-    return _frame(df, frame, filled, result.errors)
+    out = _frame(df, frame, filled, result.errors)
+    out.attrs[PROMPT_VERSION] = prompt_version(generator, media_type=media_type)
+    return out
 
 
 def _rubrics_from_frame(frame: FrameRows, rubrics_column: str) -> StageResult:
@@ -230,6 +235,7 @@ def evaluate(
     prompt_column: str = "prompt",
     media_type: str = "image",
     rubrics_column: str = "",
+    rubric_group: str = "",
     rubric_generation_model: str = "",
     validator_model: str = "",
     rubric_generation_parameters: Mapping[str, Any] | None = None,
@@ -254,7 +260,9 @@ def evaluate(
             (the SDK's ``response_column_name``).
         prompt_column: Column with the generation prompt (generation, and ``{prompt}`` in validator templates).
         media_type: ``image`` or ``video``.
-        rubrics_column: Column with supplied rubrics (``{"keywords", "qas": [...]}`` or a list of questions).
+        rubrics_column: Column with supplied rubrics (``{"keywords", "qas": [...]}``, a list of questions, or
+            Vertex AI ``rubric_groups``, e.g. the ``rubric_groups`` column of :func:`generate_rubrics`).
+        rubric_group: The group of a ``rubric_groups`` column to use ("" = the only group), as the pipeline's.
         rubric_generation_model: As :func:`generate_rubrics`.
         validator_model: Validator model spec; empty = the pipeline's default Gemini model.
         rubric_generation_parameters: As :func:`generate_rubrics`.
@@ -272,7 +280,7 @@ def evaluate(
     Returns:
         ``(results, metrics)``: one results row per input row (module docstring) and the metrics the pipeline
         writes to ``metrics.json`` (``mean_final_score``, ``accuracy_by_question_type``, ``parse_failures``,
-        ``final_score_denominator`` …).
+        ``final_score_denominator``, ``rubric_prompt_version`` …).
 
     Raises:
         InputError: bad parameters (every one, for every stage, before the first call: the pipeline's parameter
@@ -298,6 +306,7 @@ def evaluate(
             "media_type": media_type,
             "prompt_column": prompt_column if has_prompt or generate else "",
             "rubrics_column": rubrics_column or ("" if generate else _RUBRIC),  # rubrics given: no prompt needed
+            "rubric_group": rubric_group,
             "rubric_generation_model": rubric_generation_model,
             "rubric_generation_parameters": _with_progress(rubric_generation_parameters, progress),
             "rubric_generation_prompt_template": rubric_generation_prompt_template,
@@ -318,9 +327,12 @@ def evaluate(
             prompt_column=prompt_column,
             rubrics_column=rubrics_column,
             generator=run.rubric_generator,
+            rubric_group=rubric_group,
         )
+        version = prompt_version(None if rubrics_column else run.rubric_generator, media_type=run.media_type)
     else:
         rubrics = _rubrics_from_frame(frame, rubrics_column)
+        version = str(df.attrs.get(PROMPT_VERSION) or SUPPLIED_RUBRICS)  # generate_rubrics' output, or given
     validated = steps.validate_rows(
         rubrics.rows,
         id_columns=run.id_columns,
@@ -330,7 +342,11 @@ def evaluate(
         prompt_column=prompt_column if has_prompt else "",
     )
     scored = steps.score_rows(
-        validated.rows, id_columns=run.id_columns, scoring=run.scoring, earlier_errors=rubrics.errors + validated.errors
+        validated.rows,
+        id_columns=run.id_columns,
+        scoring=run.scoring,
+        earlier_errors=rubrics.errors + validated.errors,
+        rubric_prompt_version=version,
     )
     return _frame(df, frame, _result_rows(frame, validated.rows, scored.results), scored.errors), scored.metrics
 

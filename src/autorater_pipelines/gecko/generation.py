@@ -9,6 +9,7 @@ Replay key of a rubric-generation request: the ``id_columns`` values (docs/gecko
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -39,7 +40,14 @@ from autorater_pipelines.gecko.rubrics import (
 )
 from autorater_pipelines.models import ModelRequest
 
-__all__ = ["generate_rubrics", "generator_template", "make_rubrics", "parse_generated_rubric"]
+__all__ = [
+    "SUPPLIED_RUBRICS",
+    "generate_rubrics",
+    "generator_template",
+    "make_rubrics",
+    "parse_generated_rubric",
+    "prompt_version",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +121,26 @@ def generator_template(
         builtin=not text,
         aliases={prompt_column: "prompt"} if prompt_column else None,
     )
+
+
+SUPPLIED_RUBRICS = "supplied"
+"""``rubric_prompt_version`` of a run whose rubrics were given in the data (no rubric prompt)."""
+
+
+def prompt_version(generator: RubricGenerator | None, *, media_type: str) -> str:
+    """Which rubric-generation prompt made a run's rubrics (``rubric_prompt_version`` in metrics.json).
+
+    Returns:
+        ``supplied`` (no generator: rubrics given), ``custom-<first 12 hex of the template's SHA-256>`` for a
+        ``rubric_generation_prompt_template``, :data:`~autorater_pipelines.gecko.prompts.TEXT_RUBRIC_PROMPT_VERSION`
+        (``text-rubrics-v1``) for the built-in text prompt, ``<media_type>-rubrics-builtin`` for the image/video one.
+    """
+    if generator is None:
+        return SUPPLIED_RUBRICS
+    if generator.prompt_template:
+        return "custom-" + hashlib.sha256(generator.prompt_template.encode("utf-8")).hexdigest()[:12]
+    media_type = check_media_type(media_type)
+    return prompts.TEXT_RUBRIC_PROMPT_VERSION if media_type == "text" else f"{media_type}-rubrics-builtin"
 
 
 def generate_rubrics(

@@ -33,10 +33,13 @@ from autorater_pipelines.gecko._common import check_media_type
 from autorater_pipelines.gecko.export import check_output_format
 from autorater_pipelines.gecko.media_probe import PROBE_MODES
 from autorater_pipelines.gecko.rubric_scoring import ScoringOptions
+from autorater_pipelines.pairwise import responses
+from autorater_pipelines.pairwise.responses import ModelParameters
 
 __all__ = [
     "GeckoParams",
     "ModelStage",
+    "ResponseModel",
     "RubricGenerationParameters",
     "RubricGenerator",
     "Validator",
@@ -154,14 +157,51 @@ class Validator(ModelStage):
         return self.options.questions_per_call == 1
 
 
+class ResponseModel(responses.ResponseModel):
+    """``response_model``: generates each row's text response from its prompt (AutoSxS's inference stage).
+
+    The generating stage of AutoSxS's ``model_a`` and the arena's ``models``
+    (:class:`~autorater_pipelines.pairwise.responses.ResponseModel`, called by
+    :func:`~autorater_pipelines.pairwise.responses.generate_responses`) under Gecko's parameter names; replay lines
+    are keyed by the id columns and ``model`` = ``"response"``.
+    """
+
+    @classmethod
+    def of(  # type: ignore[override]
+        cls, model: str, parameters: Any = None, *, project: str = "", location: str = ""
+    ) -> ResponseModel:
+        """The stage from ``response_model`` and ``response_model_parameters``.
+
+        Raises:
+            InputError: an unknown key or a bad value of ``response_model_parameters``.
+        """
+        options = ModelParameters.parse(from_struct(parameters), source="response_model_parameters")
+        return cls(side="response", model=model, options=options, project=project or "", location=location or "")
+
+    @property
+    def options_source(self) -> str:
+        """``response_model_parameters``."""
+        return "response_model_parameters"
+
+    @property
+    def model_source(self) -> str:
+        """``response_model``."""
+        return "response_model"
+
+
 class GeckoParams(RunParameters):
     """Every parameter of the ``gecko`` pipeline (docs/reference/parameters.md is generated from it)."""
 
     evaluation_dataset: str
     id_columns: Annotated[list[str], pydantic.BeforeValidator(check_id_columns)]
-    media_column: str
+    media_column: str = ""
     prompt_column: str = ""
     media_type: str = "image"
+    response_columns: dict[str, str] = pydantic.Field(default_factory=dict)
+    response_model: str = ""
+    response_model_parameters: Annotated[ModelParameters, nested(ModelParameters, "response_model_parameters")] = (
+        pydantic.Field(default_factory=ModelParameters)
+    )
     rubrics_column: str = ""
     rubric_group: str = ""
     rubric_generation_model: str = ""
@@ -182,16 +222,12 @@ class GeckoParams(RunParameters):
     output_format: str = "jsonl"
     bigquery_destination_prefix: str = ""
 
-    @pydantic.field_validator("media_column", mode="before")
+    @pydantic.field_validator("response_columns", mode="before")
     @classmethod
-    def _media_column(cls, value: Any) -> Any:
-        if not value:
-            raise InputError(
-                f"media_column is required (the column with the image/video, or the response text for media_type "
-                f"text), got {value!r}",
-                source="media_column",
-            )
-        return value
+    def _response_columns(cls, value: Any) -> Any:
+        from autorater_pipelines.gecko.candidates import check_response_columns
+
+        return check_response_columns({} if value is None else value, allow_empty=True)
 
     @pydantic.field_validator("media_type", mode="before")
     @classmethod
@@ -200,6 +236,9 @@ class GeckoParams(RunParameters):
 
     @pydantic.model_validator(mode="after")
     def _prompt_or_rubrics(self) -> GeckoParams:
+        from autorater_pipelines.gecko.candidates import check_response_source
+
+        object.__setattr__(self, "media_column", check_response_source(self))  # frozen; response_model's default
         if not self.rubrics_column and not self.prompt_column:
             raise InputError(
                 "set prompt_column (rubrics are generated from the prompts) or rubrics_column (rubrics given in "
@@ -218,6 +257,15 @@ class GeckoParams(RunParameters):
             self.rubric_generation_prompt_template,
             project=self.project,
             location=self.location,
+        )
+
+    @property
+    def responder(self) -> ResponseModel | None:
+        """The stage generating the text responses (``response_model``), or None when they are in the data."""
+        if not self.response_model:
+            return None
+        return ResponseModel.of(
+            self.response_model, self.response_model_parameters, project=self.project, location=self.location
         )
 
     @property

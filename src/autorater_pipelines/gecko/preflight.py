@@ -15,11 +15,12 @@ from typing import Any
 from autorater_pipelines import io
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.parameters import ValidatedRun
+from autorater_pipelines.evaluation.stages import ModelStage
 from autorater_pipelines.gecko import templates
 from autorater_pipelines.gecko._common import IMAGE_QUESTION_TYPES
 from autorater_pipelines.gecko.dataset import load_dataset
 from autorater_pipelines.gecko.generation import generator_template
-from autorater_pipelines.gecko.params import GeckoParams, ModelStage
+from autorater_pipelines.gecko.params import GeckoParams
 from autorater_pipelines.gecko.validation import validator_template
 from autorater_pipelines.models import media_input
 
@@ -90,6 +91,8 @@ def check_parameters(
     """
     check_templates(run)
     stages: list[ModelStage] = [run.validator] if run.rubrics_column else [run.validator, run.rubric_generator]
+    if run.responder is not None:
+        stages.append(run.responder)
     for stage in stages:
         stage = stage.model_copy(update={"project": run.project or project})  # submit --project
         stage.check(readable=readable, notes=notes)
@@ -205,6 +208,9 @@ def validate_run(
         media_column=run.media_column,
         prompt_column=run.prompt_column or None,
         rubrics_column=run.rubrics_column or None,
+        response_columns=run.response_columns,
+        response_model=run.response_model,
+        media_type=run.media_type,
     )
     _check_group_by(run.scoring.group_by, rows, run.evaluation_dataset)
     return ValidatedRun(run, rows, notes)

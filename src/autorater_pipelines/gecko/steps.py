@@ -32,12 +32,13 @@ from typing import Any, NamedTuple
 from autorater_pipelines import evaluation, io, models
 from autorater_pipelines.errors import InputError, ModelCallError
 from autorater_pipelines.evaluation.parameters import from_struct
+from autorater_pipelines.gecko import candidate_steps
 from autorater_pipelines.gecko._common import MEDIA_REFUSED, NOT_CALLED, StageResult
 from autorater_pipelines.gecko.export import OUTPUT_FORMATS, ExportResult
 from autorater_pipelines.gecko.export import export_results as export_result_rows
-from autorater_pipelines.gecko.generation import make_rubrics
+from autorater_pipelines.gecko.generation import make_rubrics, prompt_version
 from autorater_pipelines.gecko.media_probe import MEDIA_UNSEEN
-from autorater_pipelines.gecko.params import RubricGenerator, Validator
+from autorater_pipelines.gecko.params import ResponseModel, RubricGenerator, Validator
 from autorater_pipelines.gecko.preflight import validate_run
 from autorater_pipelines.gecko.rubric_scoring import ScoreResult, ScoringOptions, score
 from autorater_pipelines.gecko.validation import validate
@@ -75,6 +76,8 @@ class RubricSummary(NamedTuple):
     """Rows with a usable rubric."""
     error_count: int
     """Rows whose rubric is missing, invalid or could not be generated."""
+    prompt_version: str = ""
+    """The rubric prompt (:func:`~autorater_pipelines.gecko.generation.prompt_version`; "" from :func:`check_run`)."""
 
 
 def check_run(params: Mapping[str, Any], rows_path: str) -> RubricSummary:
@@ -148,7 +151,8 @@ def rubrics_for_rows(
     logger.info("%d of %d rubrics, %d error rows", len(result.rows), len(rows), len(result.errors))
     if generator is not None:
         stop_if_strict(result.errors, strict=generator.options.strict, stage="rubric generation")
-    return RubricSummary(len(rows), len(result.rows), len(result.errors))
+    version = prompt_version(generator, media_type=media_type)
+    return RubricSummary(len(rows), len(result.rows), len(result.errors), version)
 
 
 def stop_if_strict(errors: Sequence[Mapping[str, Any]], *, strict: bool, stage: str) -> None:
@@ -202,6 +206,9 @@ def validate_media(
     validations_path: str | None = None,
     errors_path: str | None = None,
     pipeline_root: str = "",
+    response_columns: Mapping[str, str] | None = None,
+    response_model: str = "",
+    response_model_parameters: Mapping[str, Any] | None = None,
 ) -> int:
     """Have the validator answer every rubric question about each row's media (:func:`gecko.validate`).
 
@@ -222,6 +229,11 @@ def validate_media(
         errors_path: Where to write the error rows of this stage (rows whose media cannot be read), or None.
         pipeline_root: The pipeline's root; on Cloud Storage the response cache defaults to
             ``<pipeline_root>/autorater-cache``, so a retried task or a re-run repeats no finished call.
+        response_columns: ``{candidate: column}``: every candidate's column is validated against each row's
+            rubrics (:func:`~autorater_pipelines.gecko.candidate_steps.validate_responses`); empty = ``media_column``.
+        response_model: Generate each row's text response from ``prompt_column`` into ``media_column`` first
+            (:func:`~autorater_pipelines.gecko.candidate_steps.generate_text_responses`); empty = read it.
+        response_model_parameters: The response model's settings (as AutoSxS's ``model_a_parameters``).
 
     Returns:
         The number of validation rows written.
@@ -236,13 +248,24 @@ def validate_media(
         validator_model, validator_parameters, validator_prompt_template, project=project, location=location
     )
     rows = io.read_jsonl(rubrics_path)
-    result = validate_rows(
+    responder = None
+    if response_model:
+        responder = ResponseModel.of(response_model, response_model_parameters, project=project, location=location)
+    result = candidate_steps.validate_responses(
         rows,
         id_columns=id_columns,
         media_column=media_column,
-        media_type=media_type,
-        validator=validator,
+        response_columns=from_struct(response_columns),
+        responder=responder,
         prompt_column=prompt_column,
+        validate=lambda part, ids, column: validate_rows(
+            part,
+            id_columns=ids,
+            media_column=column,
+            media_type=media_type,
+            validator=validator,
+            prompt_column=prompt_column,
+        ),
     )
     if validations_path:
         io.write_jsonl(validations_path, result.rows)
@@ -259,10 +282,13 @@ def score_rows(
     id_columns: Sequence[str],
     scoring: Mapping[str, Any] | ScoringOptions | None = None,
     earlier_errors: Sequence[Mapping[str, Any]] = (),
+    rubric_prompt_version: str = "",
 ) -> ScoreResult:
     """Score validation rows and complete the metrics with the rows earlier stages could not handle.
 
-    The in-memory core of :func:`score_validations` (arguments as there), shared with the DataFrame API.
+    The in-memory core of :func:`score_validations` (arguments as there), shared with the DataFrame API;
+    ``rubric_prompt_version`` (:func:`~autorater_pipelines.gecko.generation.prompt_version`) is recorded in the
+    metrics when given.
 
     Returns:
         ``ScoreResult(results, errors, metrics)``: errors are ``earlier_errors`` then the scoring step's; the
@@ -293,6 +319,8 @@ def score_rows(
     probe = next((r["validator"]["media_probe"] for r in rows if "media_probe" in (r.get("validator") or {})), None)
     if probe is not None:
         metrics["media_probe"] = probe
+    if rubric_prompt_version:
+        metrics["rubric_prompt_version"] = rubric_prompt_version
     return ScoreResult(result.results, errors, metrics)
 
 
@@ -305,6 +333,8 @@ def score_validations(
     results_path: str | None = None,
     error_messages_path: str | None = None,
     metrics_path: str | None = None,
+    response_columns: Mapping[str, str] | None = None,
+    rubric_prompt_version: str = "",
 ) -> dict[str, Any]:
     """Score validation rows, gather every stage's error rows and compute the dataset metrics.
 
@@ -317,6 +347,10 @@ def score_validations(
         results_path: Where to write the result rows (JSONL), or None.
         error_messages_path: Where to write all error rows (earlier stages first), or None.
         metrics_path: Where to write the metrics (JSON), or None.
+        response_columns: ``{candidate: column}`` of a run comparing candidates: rows are scored per prompt and
+            candidate, with the comparison metrics of
+            :func:`~autorater_pipelines.gecko.candidate_steps.score_candidates`.
+        rubric_prompt_version: The rubric step's prompt version, recorded in the metrics.
 
     Returns:
         The metrics of :func:`autorater_pipelines.gecko.summarize` (``mean_final_score``,
@@ -333,7 +367,17 @@ def score_validations(
     """
     rows = io.read_jsonl(validations_path)
     earlier = [e for path in earlier_error_paths for e in io.read_jsonl(path)]
-    result = score_rows(rows, id_columns=id_columns, scoring=scoring, earlier_errors=earlier)
+    candidates = from_struct(response_columns)
+
+    def score_part(part: Sequence[Mapping[str, Any]], **kwargs: Any) -> ScoreResult:
+        return score_rows(part, scoring=scoring, rubric_prompt_version=rubric_prompt_version, **kwargs)
+
+    if candidates:
+        result = candidate_steps.score_candidates(
+            rows, id_columns=id_columns, response_columns=candidates, earlier_errors=earlier, score=score_part
+        )
+    else:
+        result = score_part(rows, id_columns=id_columns, earlier_errors=earlier)
     errors, metrics = result.errors, result.metrics
     if results_path:
         io.write_jsonl(results_path, result.results)

@@ -250,7 +250,11 @@ def win_rates(scores: Mapping[str, Sequence[float | None]]) -> dict[str, Any]:
 
 
 def per_rubric_comparison(
-    verdicts: Mapping[str, Sequence[Mapping[str, bool | None]]], first: str, second: str
+    verdicts: Mapping[str, Sequence[Mapping[str, bool | None]]],
+    first: str,
+    second: str,
+    *,
+    labels: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Which shared rubrics ``first`` passes and ``second`` fails, and the reverse.
 
@@ -258,11 +262,12 @@ def per_rubric_comparison(
         verdicts: ``{candidate: [{rubric_id: verdict}, ...]}``, one mapping per row (rows aligned).
         first: A candidate name.
         second: Another candidate name.
+        labels: The name of each row in the rubric lists (the pipeline's id values); default ``row <index>``.
 
     Returns:
         ``{"candidates": [first, second], "rubrics_compared", "both_pass", "both_fail", "only_<first>",
         "only_<second>"}`` counts over the rubrics both have a verdict on, and ``only_<name>_rubric_ids``: the
-        ``rubric_id`` (with its row index) of each rubric only that candidate passes.
+        ``rubric_id`` (after its row's label, ``row 2: q1``) of each rubric only that candidate passes.
 
     """
     only: dict[str, list[str]] = {first: [], second: []}
@@ -277,7 +282,8 @@ def per_rubric_comparison(
             elif not verdict and not other:
                 both_fail += 1
             else:
-                only[first if verdict else second].append(f"row {index}: {rubric_id}")
+                label = labels[index] if labels is not None else f"row {index}"
+                only[first if verdict else second].append(f"{label}: {rubric_id}")
     return {
         "candidates": [first, second],
         "rubrics_compared": both_pass + both_fail + len(only[first]) + len(only[second]),

@@ -34,9 +34,12 @@ class PipelineOutput(NamedTuple):
 def gecko_pipeline(  # noqa: B006
     evaluation_dataset: str,
     id_columns: list[str],
-    media_column: str,
+    media_column: str = "",
     prompt_column: str = "",
     media_type: str = "image",
+    response_columns: dict[str, str] = {},
+    response_model: str = "",
+    response_model_parameters: dict[str, Any] = {},
     rubrics_column: str = "",
     rubric_group: str = "",
     rubric_generation_model: str = "gemini-2.5-flash",
@@ -56,9 +59,12 @@ def gecko_pipeline(  # noqa: B006
     Args:
         evaluation_dataset: Comma-separated list of JSONL/JSON/CSV/Parquet files (local paths, gs:// objects with wildcards, bq://project.dataset.table) with one row per generated image or video.
         id_columns: The columns which distinguish unique evaluation rows (also the replay keys).
-        media_column: Column with the image or video: a gs:// URI, an http(s) URL, a local path (relative to its dataset file), or the Vertex `{"contents":[{"parts":[{"file_data":...}]}]}` JSON string.
+        media_column: Column with the image or video (or the response text, media_type `text`; empty with response_columns): a gs:// URI, an http(s) URL, a local path (relative to its dataset file), or the Vertex `{"contents":[{"parts":[{"file_data":...}]}]}` JSON string.
         prompt_column: Column with the text-to-image/video prompt; rubrics are generated from it when `rubrics_column` is empty.
         media_type: `image` (generated yes/no questions with a question type), `video` (generated multiple-choice questions a-d) or `text` (media_column holds the response text; generated pass/fail rubrics for the prompt).
+        response_columns: `{candidate name: column}` (media_column empty) to compare candidates: each prompt's rubrics are made once and every candidate's column is validated against them; result and error rows name their `candidate`, metrics.json gives each candidate's metrics, `win_rates` and `per_rubric_comparison`.
+        response_model: Model spec (as rubric_generation_model) generating each row's text response from prompt_column (media_type `text`) into media_column (default `response`, a column the dataset must not have), as AutoSxS's inference step; replay files are keyed by the id columns and `model` = "response"; empty = responses read from media_column.
+        response_model_parameters: Settings of response_model, as AutoSxS's `model_a_parameters`: `temperature`, `max_output_tokens`, `top_p`, `seed`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`.
         rubrics_column: Column with supplied rubrics (`{"keywords": ..., "qas": [{"question_id", "question", "question_type", "choices", "answer", "dependencies"}]}` or a list of questions, or Vertex AI `rubric_groups` `{group: [{"rubric_id", "content": {"property": {"description"}}, "type", "importance"}]}`); when set, rubric generation is skipped.
         rubric_group: The group of a Vertex AI `rubric_groups` column to use (each `rubric_id` is a question id); empty = the only group.
         rubric_generation_model: Rubric generator model spec: a Gemini model on Vertex AI (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/P/locations/L/endpoints/E`), `openai/<model>`, or `replay/<jsonl>` keyed by the id columns.
@@ -78,9 +84,9 @@ def gecko_pipeline(  # noqa: B006
         evaluation_results_path: The path to the exported results in output_format.
         rubrics: JSONL of rubric rows: dataset columns, `keywords`, `qas`, `rubric_warnings`.
         validations: JSONL of validation rows with every validator answer (re-scoring needs no model calls).
-        results: JSONL of result rows: dataset columns, `keywords`, `qa_results`, `final_score`.
+        results: JSONL of result rows: dataset columns (and `candidate` with response_columns), `keywords`, `qa_results`, `final_score`.
         error_messages: JSONL of rows that failed at any stage, with the stage and the reason.
-        gecko_metrics: Mean final score, accuracy per question type, parse failures and row counts.
+        gecko_metrics: Mean final score, accuracy per question type, parse failures and row counts (metrics.json: also the rubric prompt version and, with response_columns, each candidate's metrics, win_rates and per_rubric_comparison).
     """
     check = check_gecko_run(
         evaluation_dataset=evaluation_dataset,
@@ -88,6 +94,9 @@ def gecko_pipeline(  # noqa: B006
         prompt_column=prompt_column,
         media_column=media_column,
         media_type=media_type,
+        response_columns=response_columns,
+        response_model=response_model,
+        response_model_parameters=response_model_parameters,
         rubrics_column=rubrics_column,
         rubric_group=rubric_group,
         rubric_generation_model=rubric_generation_model,
@@ -129,6 +138,9 @@ def gecko_pipeline(  # noqa: B006
         location=location,
         prompt_column=prompt_column,
         pipeline_root=dsl.PIPELINE_ROOT_PLACEHOLDER,
+        response_columns=response_columns,
+        response_model=response_model,
+        response_model_parameters=response_model_parameters,
     ).set_display_name("Validator answers")
     retry_model_step(validate)  # resumes from the cache
     score = score_gecko_validations(
@@ -137,6 +149,8 @@ def gecko_pipeline(  # noqa: B006
         validation_errors=validate.outputs["validation_errors"],
         id_columns=id_columns,
         scoring=scoring,
+        response_columns=response_columns,
+        rubric_prompt_version=rubrics.outputs["rubric_prompt_version"],
     ).set_display_name("Gecko scores and metrics")
     build_gecko_report(
         results=score.outputs["results"],

@@ -24,8 +24,10 @@ from markupsafe import Markup, escape
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.gecko._groups import scores_by_group, type_intervals
 from autorater_pipelines.gecko._rubric_fields import _KEYWORD  # the {n}[...] keyword markup
+from autorater_pipelines.gecko.candidates import CANDIDATE_COLUMN
 from autorater_pipelines.gecko.media import MediaError, mime_type_for, resolve_media
 from autorater_pipelines.report._figures import COLORS, FigureHTML, bar_with_intervals, figure, histogram
+from autorater_pipelines.report._gecko_candidates import candidates_context
 from autorater_pipelines.report._outputs import SCORE_FIELDS, RunOutputs, gecko_id_columns
 from autorater_pipelines.report._stats import Stat, flagged_first, fmt, metric
 
@@ -371,6 +373,8 @@ def gecko_context(
     ):
         _check_columns(rows, columns, flag)
     ids = gecko_id_columns(outputs.rows, outputs.errors, id_columns)
+    if any(CANDIDATE_COLUMN in r for r in rows) and CANDIDATE_COLUMN not in ids:
+        ids = [*ids, CANDIDATE_COLUMN]  # response_columns: a row per prompt and candidate
     prompt = prompt_column or next((c for c in PROMPT_COLUMNS if rows and c in rows[0]), None)
     media = media_column or _media_column(rows, ids)
     base_dirs = [outputs.directory, os.getcwd()]
@@ -388,6 +392,8 @@ def gecko_context(
         "headline": _headline_stats(m),
         "type_stats": _type_stats(rows, m),
         "scoring_options": m.get("scoring_options") or {},
+        "rubric_prompt_version": m.get("rubric_prompt_version"),
+        "candidates": candidates_context(m),
         "media_probe": m.get("media_probe") if isinstance(m.get("media_probe"), Mapping) else None,
         "figures": {f.id: f for f in figures},
         "group_column": breakdown["column"] if breakdown else None,

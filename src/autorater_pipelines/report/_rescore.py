@@ -45,6 +45,7 @@ from autorater_pipelines import gecko, io, pairwise, registry
 from autorater_pipelines.autosxs.metrics import pairwise_metrics
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.parameters import Flag
+from autorater_pipelines.gecko.candidates import CANDIDATE_COLUMN
 from autorater_pipelines.gecko.vertex_rubrics import vertex_row_fields
 from autorater_pipelines.report._outputs import (
     SCORE_FIELDS,
@@ -246,6 +247,9 @@ def rescore_gecko(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreResu
     opts: _GeckoOptions = _parse(_GeckoOptions, params, outputs.kind)
     previous = outputs.metrics
     ids = gecko_id_columns(outputs.rows, outputs.errors, opts.id_columns)
+    candidates = previous.get("response_columns") or {}
+    if candidates and CANDIDATE_COLUMN not in ids:
+        ids = [*ids, CANDIDATE_COLUMN]  # a response_columns run: a row per prompt and candidate
     merged = {**(previous.get("scoring_options") or {}), **(opts.scoring or {})}
     options = gecko.ScoringOptions.from_params(merged, source="--params scoring")
     validations_path = os.path.join(outputs.directory, VALIDATIONS_FILE)
@@ -278,6 +282,18 @@ def rescore_gecko(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreResu
         metrics["unscored_rows_by_stage"] = dict(sorted(unscored.items()))
     if "error_count" in previous:
         metrics["error_count"] = len(errors)
+    if candidates:  # each candidate's metrics, win_rates and per_rubric_comparison, recomputed as the run's
+        from autorater_pipelines.gecko import steps
+        from autorater_pipelines.gecko.candidate_steps import score_candidates
+
+        compared = score_candidates(
+            rows,
+            id_columns=[c for c in ids if c != CANDIDATE_COLUMN],
+            response_columns=candidates,
+            earlier_errors=carried,
+            score=lambda part, **kwargs: steps.score_rows(part, scoring=options, **kwargs),
+        ).metrics
+        metrics.update({k: compared[k] for k in ("candidates", "win_rates", "per_rubric_comparison")})
     metrics["rescore_options"] = {
         "scoring": options.model_dump(),
         "rows_from": source,
