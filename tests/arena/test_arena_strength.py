@@ -169,6 +169,7 @@ def test_strong_verdicts_weigh_three_battles_and_rescore_with_weight_1_refits_wi
     params_path.write_text(json.dumps(_params(dataset, replay)))
     out = tmp_path / "out"
     assert main(["run", "arena", "--params", str(params_path), "--output-dir", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
     replay.unlink()  # from here on, a model call could not be answered
     judgments = _read_jsonl(out / "judgments.jsonl")
     samples = [s for j in judgments for s in j["samples"]]
@@ -183,13 +184,14 @@ def test_strong_verdicts_weigh_three_battles_and_rescore_with_weight_1_refits_wi
     strong = sum(d["strong"] for d in drawn)
     assert metrics["strong_verdict_count"] == strong and metrics["error_sample_count"] == len(malformed)
     assert metrics["battle_count"] == len(drawn) + 2 * strong  # a strong verdict is 3 battles
+    line = f"  {strong} strong verdicts (A>>B, B>>A) count 3 battles each: {len(drawn) + 2 * strong} battles weighted\n"
+    assert line in printed
     weighted = _independent_fit(drawn, 3.0)
     board = {r["model"]: r for r in _read_jsonl(out / "leaderboard.jsonl")}
     assert {m: board[m]["score"] for m in STRENGTHS} == pytest.approx(weighted, abs=1e-4)
     plain = _independent_fit(drawn, 1.0)
     assert max(abs(weighted[m] - plain[m]) for m in STRENGTHS) > 0.01  # the weight moves the scores
 
-    capsys.readouterr()
     assert main(["rescore", str(out), "--params", '{"strong_verdict_weight": 1}']) == 0
     assert "with no model calls" in capsys.readouterr().out
     metrics = json.loads((out / "metrics.json").read_text())
