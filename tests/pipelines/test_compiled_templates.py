@@ -88,7 +88,12 @@ def test_autosxs_keeps_gcpc_parameter_names_and_outputs():
     root = _load(REPO / "compiled" / "autosxs.yaml")["root"]
     parameters = set(root["inputDefinitions"]["parameters"])
     assert GCPC_AUTOSXS_PARAMETERS <= parameters
-    assert parameters - GCPC_AUTOSXS_PARAMETERS == {"autorater_model", "autorater_parameters"}
+    assert parameters - GCPC_AUTOSXS_PARAMETERS == {
+        "autorater_model",
+        "autorater_parameters",
+        "autorater_panel",  # a panel of judges
+        "panel_vote",
+    }
     outputs = root["outputDefinitions"]
     assert set(outputs["parameters"]) == {
         "model_a_evaluation_resource_name",

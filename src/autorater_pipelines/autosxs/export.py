@@ -7,6 +7,7 @@ from typing import Any
 
 from autorater_pipelines import io
 from autorater_pipelines.autosxs.metrics import pairwise_metrics
+from autorater_pipelines.autosxs.panel_metrics import panel_metrics
 from autorater_pipelines.evaluation.export import ExportResult, export_rows
 from autorater_pipelines.pairwise.export import JUDGMENTS_BIGQUERY_FIELDS, check_judgments_format
 
@@ -19,8 +20,13 @@ def aggregate_judgments(
     human_preference_column: str = "",
     metrics_path: str | None = None,
 ) -> dict[str, Any]:
-    """Compute AutoSxS metrics (see :func:`metrics.pairwise_metrics`) and optionally write them as JSON."""
+    """Compute AutoSxS metrics (see :func:`metrics.pairwise_metrics`) and optionally write them as JSON.
+
+    A panel's judgments (rows with ``jurors``) also get the per-juror and agreement sections
+    (:func:`~autorater_pipelines.autosxs.panel_metrics.panel_metrics`).
+    """
     result = pairwise_metrics(judgments, human_preference_column=human_preference_column or None)
+    result.update(panel_metrics(judgments, human_preference_column=human_preference_column or None))
     if metrics_path:
         io.write_json(metrics_path, result)
     return result

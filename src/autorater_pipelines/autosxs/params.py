@@ -22,6 +22,7 @@ from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.evaluation.parameters import ParameterModel, RunParameters, nested
 from autorater_pipelines.pairwise.export import JUDGMENTS_FORMATS, check_judgments_format
 from autorater_pipelines.pairwise.responses import ModelParameters, ResponseModel
+from autorater_pipelines.pairwise.panel import Juror, check_panel, check_panel_vote, panel_jurors
 from autorater_pipelines.pairwise.settings import SOURCE, AutoraterParameters
 from autorater_pipelines.pairwise.stages import Autorater
 
@@ -78,6 +79,23 @@ class AutosxsParams(RunParameters):
     autorater_parameters: Annotated[AutoraterParameters, _options(AutoraterParameters, _SRC)] = pydantic.Field(
         default_factory=AutoraterParameters
     )
+    autorater_panel: list[str] = pydantic.Field(default_factory=list)
+    panel_vote: str = ""
+
+    @pydantic.field_validator("autorater_panel", mode="before")
+    @classmethod
+    def _panel(cls, value: Any) -> Any:
+        return check_panel(value, autorater_model=DEFAULT_MODEL)  # shape here; the conflicts after all fields
+
+    @pydantic.field_validator("panel_vote", mode="before")
+    @classmethod
+    def _panel_vote(cls, value: Any) -> Any:
+        return check_panel_vote("" if value is None else value)
+
+    @pydantic.model_validator(mode="after")
+    def _panel_conflicts(self) -> AutosxsParams:
+        check_panel(self.autorater_panel, autorater_model=self.autorater_model, panel_vote=self.panel_vote)
+        return self
 
     @pydantic.field_validator("autorater_prompt_parameters", mode="before")
     @classmethod
@@ -134,6 +152,10 @@ class AutosxsParams(RunParameters):
             project=self.project or project,
             location=self.location,
         )
+
+    def jurors(self, project: str = "") -> list[Juror]:
+        """The panel's jurors (empty without ``autorater_panel``); ``project`` as for :meth:`autorater`."""
+        return panel_jurors(self.autorater_panel, self.autorater(project))
 
     def response_model(self, side: str, project: str = "") -> ResponseModel:
         """Model A's (``side`` ``a``) or model B's stage; ``project`` as for :meth:`autorater`."""

@@ -72,10 +72,11 @@ def validate_run(
             "the pipeline's first step"
         )
     check_verdict_settings(task, run.autorater_parameters)
-    autorater = run.autorater(project)
-    autorater.check(readable=readable, notes=notes)
-    if probe_endpoint:
-        autorater.probe()
+    stages: list[Autorater] = [*run.jurors(project)] or [run.autorater(project)]  # a panel's jurors judge instead
+    for autorater in stages:
+        autorater.check(readable=readable, notes=notes)
+        if probe_endpoint:
+            autorater.probe()
     if run.judgments_format == "bigquery":
         io.parse_destination_prefix(run.bigquery_destination_prefix)
     sources = [] if dataset is not None else _sources(run.evaluation_dataset)

@@ -21,7 +21,7 @@ from autorater_pipelines import io
 from autorater_pipelines.autosxs.params import AutoraterParameters
 from autorater_pipelines.autosxs.preflight import validate_run
 from autorater_pipelines.evaluation.parameters import ValidatedRun
-from autorater_pipelines.pairwise import judge, tasks
+from autorater_pipelines.pairwise import judge, panel, tasks
 from autorater_pipelines.pairwise.stages import Autorater
 
 __all__ = ["judge_examples", "prepare_run"]
@@ -55,8 +55,13 @@ def judge_examples(
     shard_count: int = 1,
     shard_index: int = 0,
     pace_dir: str | None = None,
+    autorater_panel: Sequence[str] | None = None,
+    panel_vote: str = "",
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], judge.JudgeSummary]:
     """The ``judge_pairwise_examples`` component's call: build the autorater stage, then :func:`judge.judge_shard`.
+
+    With ``autorater_panel``, every juror judges the examples and the panel votes
+    (:func:`~autorater_pipelines.pairwise.panel.judge_panel_shard`).
 
     When the model calls stop early (see :mod:`autorater_pipelines.models`: a wrong endpoint, no progress for
     ``max_stall_s``, ``max_consecutive_failures``), the judgments so far are kept, the rest become ERROR rows with
@@ -81,6 +86,8 @@ def judge_examples(
         shard_index: Which shard this call judges (0-based), for ``pace_dir``.
         pace_dir: A directory (local or ``gs://``) shared by the shards of this run only, where they share their
             pace (:func:`autorater_pipelines.models.shared_pace`); None = a static split of a declared quota.
+        autorater_panel: Jurors' model specs (two or more) judging instead of ``autorater_model``; empty = none.
+        panel_vote: How the panel votes: ``majority`` (default) or ``mean``.
 
     Returns:
         ``(judgments, error_messages, summary)``: one judgment per example in input order.
@@ -90,10 +97,26 @@ def judge_examples(
         ModelCallError: the model calls stopped early and ``strict`` is set, or the process got SIGTERM.
     """
     autorater = Autorater.of(autorater_model, autorater_parameters, project=project, location=location)
+    definition = tasks.get_task(task, dict(experimental_args or {}))
+    vote = panel.check_panel_vote(panel_vote)
+    specs = panel.check_panel(autorater_panel, autorater_model=autorater_model, panel_vote=vote)
+    if specs:
+        return panel.judge_panel_shard(
+            examples,
+            panel.panel_jurors(specs, autorater),
+            definition,
+            id_columns,
+            panel_vote=vote,
+            judgments_path=judgments_path,
+            error_messages_path=error_messages_path,
+            shard_count=shard_count,
+            shard_index=shard_index,
+            pace_dir=pace_dir,
+        )
     return judge.judge_shard(
         examples,
         autorater,
-        tasks.get_task(task, dict(experimental_args or {})),
+        definition,
         id_columns,
         judgments_path=judgments_path,
         error_messages_path=error_messages_path,

@@ -23,6 +23,8 @@ def judge_pairwise_examples(
     pipeline_root: str,
     judgments: Output[Dataset],
     error_messages: Output[Dataset],
+    autorater_panel: list = [],  # noqa: B006 (KFP copies the default into the spec)
+    panel_vote: str = "",
 ) -> NamedTuple("Outputs", evaluation_count=int, error_count=int):
     """Judges one shard of the examples with the autorater, in both presentation orders, and votes over samples.
 
@@ -38,10 +40,12 @@ def judge_pairwise_examples(
         shard_index: Which shard of the examples this task judges (0-based): every `shard_count`-th example from `shard_index`.
         shard_count: Number of shards the examples are split into. The shards share their pace through small files next to `prepared_examples` (`<uri>.pace/shard-<i>.json`): a declared `requests_per_minute` is divided among the shards running at the time (a shard that finishes hands its share over), and without one the shards find the quota together.
         pipeline_root: The pipeline root; on Cloud Storage the response cache defaults to `<pipeline_root>/autorater-cache`, so a retried task or a re-run repeats no finished call.
+        autorater_panel: Jurors' model specs (two or more): each judges every example alone, with `autorater_parameters`, its own cache and quota, and the panel votes over their row verdicts; empty = judge with `autorater_model`.
+        panel_vote: How the panel votes: `majority` (default; the verdict of a strict majority of the jurors that voted, else TIE) or `mean` (the mean preference for model A, A = 1, TIE = 0.5, B = 0: above 0.5 is A, below is B, 0.5 is TIE).
 
     Returns:
         error_messages: JSONL of failed samples and rows: ids, `stage`, `sample_index`, `error`, `row_judged`.
-        judgments: JSONL, one judgment per example of the shard: ids, prompt parameters, `response_a`, `response_b`, `choice` (A, B, TIE or ERROR), `confidence`, `explanation`, `samples`, token counts.
+        judgments: JSONL, one judgment per example of the shard: ids, prompt parameters, `response_a`, `response_b`, `choice` (A, B, TIE or ERROR), `confidence`, `explanation`, `samples`, token counts; with a panel also `jurors` (each juror's verdict), `panel_vote` and `panel_preference_a`, and each sample names its `juror`.
         evaluation_count: Number of judgments written by this shard.
         error_count: Number of this shard's judgments whose choice is ERROR.
     """
@@ -62,5 +66,7 @@ def judge_pairwise_examples(
         shard_count=shard_count,
         shard_index=shard_index,
         pace_dir=f"{prepared_examples.uri}.pace" if shard_count > 1 else None,  # the shards' shared pace
+        autorater_panel=autorater_panel,
+        panel_vote=panel_vote,
     )
     return (summary.evaluation_count, summary.error_count)

@@ -31,6 +31,8 @@ def prepare_pairwise_examples(
     project: str,
     location: str,
     prepared_examples: Output[Dataset],
+    autorater_panel: list = [],  # noqa: B006 (KFP copies the default into the spec)
+    panel_vote: str = "",
 ) -> NamedTuple("Outputs", example_count=int, shard_indices=list, shard_count=int):
     """Checks every run parameter and the evaluation dataset, and renders the autorater prompt parameters of every row.
 
@@ -59,6 +61,8 @@ def prepare_pairwise_examples(
         experimental_args: Experimental arguments, e.g. `custom_task_definition`.
         project: Google Cloud project for Vertex AI models (checked here, not called).
         location: Google Cloud region for Vertex AI models.
+        autorater_panel: Jurors' model specs, validated here (each as `autorater_model`, named `autorater_panel[i]`).
+        panel_vote: How the panel votes (`majority` or `mean`), validated here.
 
     Returns:
         prepared_examples: JSONL of prepared examples: id columns, rendered prompt parameters, `response_a`, `response_b`, human preference.

@@ -67,6 +67,22 @@ JUDGMENTS_BIGQUERY_FIELDS: dict[str, dict[str, Any]] = {
             {"name": "note", **_STRING},
         ],
     },
+    "panel_vote": _STRING,  # a panel of judges (pairwise.panel)
+    "panel_preference_a": _FLOAT,
+    "jurors": {
+        "type": "RECORD",
+        "mode": "REPEATED",
+        "fields": [
+            {"name": "juror", **_STRING},
+            {"name": "choice", **_STRING},
+            {"name": "confidence", **_FLOAT},
+            {"name": "complete", **_BOOLEAN},
+            {"name": "incomplete_reason", **_STRING},
+            {"name": "explanation", **_STRING},
+            {"name": "input_token_count", **_INTEGER},
+            {"name": "output_token_count", **_INTEGER},
+        ],
+    },
     "input_token_count": _INTEGER,
     "output_token_count": _INTEGER,
 }

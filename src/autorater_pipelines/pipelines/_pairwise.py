@@ -32,6 +32,8 @@ def judge_in_shards(
     project: str,
     location: str,
     experimental_args: Dict[str, Any],
+    autorater_panel: List[str] = [],  # noqa: B006 (KFP copies the default into the spec)
+    panel_vote: str = "",
 ) -> ShardOutputs:
     """Judges every shard of the examples with the autorater; one task per shard.
 
@@ -46,6 +48,8 @@ def judge_in_shards(
         project: Google Cloud project for Vertex AI models.
         location: Google Cloud region for Vertex AI models.
         experimental_args: Experimental arguments.
+        autorater_panel: Jurors' model specs judging instead of `autorater_model` (empty = one judge).
+        panel_vote: How the panel votes: `majority` (default) or `mean`.
 
     Returns:
         judgments: JSONL judgments of each shard.
@@ -61,6 +65,8 @@ def judge_in_shards(
             project=project,
             location=location,
             experimental_args=experimental_args,
+            autorater_panel=autorater_panel,
+            panel_vote=panel_vote,
             shard_index=shard_index,
             shard_count=shard_count,
             pipeline_root=dsl.PIPELINE_ROOT_PLACEHOLDER,

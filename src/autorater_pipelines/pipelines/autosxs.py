@@ -56,6 +56,8 @@ def autosxs_pipeline(  # noqa: B006
     encryption_spec_key_name: str = "",
     autorater_model: str = "gemini-2.5-flash",
     autorater_parameters: Dict[str, Any] = {},
+    autorater_panel: List[str] = [],
+    panel_vote: str = "",
 ) -> PipelineOutput:
     """Evaluates two models side by side using an LLM autorater.
 
@@ -80,7 +82,13 @@ def autosxs_pipeline(  # noqa: B006
         experimental_args: Experimentally released arguments, e.g. `custom_task_definition`.
         encryption_spec_key_name: Customer-managed encryption key (accepted for compatibility; no Google Cloud resources are created yet).
         autorater_model: Autorater model spec: a Gemini model on Vertex AI (`gemini-2.5-flash`, `publishers/google/models/...`, `projects/P/locations/L/endpoints/E`), `openai/<model>` for OpenAI-compatible servers, or `replay/<jsonl>` for recorded outputs.
+<<<<<<< HEAD
         autorater_parameters: Autorater settings: `sampling_count` (default 2), `flip` (true (default): both orders; false: model A first; "random": one order per row, exactly half the rows swapped, drawn from `seed`, with sampling_count 1), `flip_column` (a boolean column: true = model A shown second), `identical_responses` (`judge` (default) or `tie`: identical responses are a TIE without a call), `position_calibration` (`balanced`: pointwise scores averaged over both orders), `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`, `verdict_pattern` + `verdict_map` for free-text verdicts (`verdict_match`: `last` (default), `first` or `unique`), `retry_unparseable` (re-ask cached answers that could not be parsed; default on unless temperature is 0), `preference` (`discrete` (default) or `probability`: a weighted win rate from the verdict token's `logprobs`, AlpacaEval 2.0's), `shards` (parallel judging tasks, default 1).
+=======
+        autorater_parameters: Autorater settings: `sampling_count` (default 2), `flip` (position swap, default true), `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `max_retries`, `timeout_s`, `cache_dir`, `verdict_pattern` + `verdict_map` for free-text verdicts (`verdict_match`: `last` (default), `first` or `unique`), `retry_unparseable` (re-ask cached answers that could not be parsed; default on unless temperature is 0), `shards` (parallel judging tasks, default 1).
+        autorater_panel: A panel of judges instead of one autorater: two or more model specs (as `autorater_model`; Gemini, `openai/...` and `replay/...` may be mixed). Every juror judges every example alone with `autorater_parameters` (its own cache and quota); the panel votes over the jurors' row verdicts (`panel_vote`), a juror without a verdict in every scheduled order abstaining on that row. The metrics add each juror's own metrics (`jurors`) and the agreement between jurors (`juror_agreement`: Fleiss' kappa, pairwise agreement). Empty (default) = one judge, `autorater_model`, which must then be left at its default.
+        panel_vote: How the panel votes on a row: `majority` (default; the verdict of a strict majority of the jurors that voted, else TIE; every juror abstained = ERROR) or `mean` (the mean of the voters' preferences for model A, A = 1, TIE = 0.5, B = 0: above 0.5 is A, below 0.5 is B, exactly 0.5 is TIE). Only with `autorater_panel`.
+>>>>>>> 79173fd (AutoSxS panel of judges: autorater_panel (2+ model specs, any mix) and panel_vote (majority | mean))
 
     Returns:
         model_a_evaluation_resource_name: Resource name of the ModelEvaluation (pairwise text-generation metrics) written to model A when it is a Model Registry model (`projects/P/locations/L/models/M[@version]`); empty otherwise or when the import failed (the reason is in the metrics step's `model_evaluations` and its log).
@@ -107,6 +115,8 @@ def autosxs_pipeline(  # noqa: B006
         model_b_parameters=model_b_parameters,
         autorater_model=autorater_model,
         autorater_parameters=autorater_parameters,
+        autorater_panel=autorater_panel,
+        panel_vote=panel_vote,
         judgments_format=judgments_format,
         bigquery_destination_prefix=bigquery_destination_prefix,
         experimental_args=experimental_args,
@@ -133,6 +143,8 @@ def autosxs_pipeline(  # noqa: B006
         id_columns=id_columns,
         autorater_model=autorater_model,
         autorater_parameters=autorater_parameters,
+        autorater_panel=autorater_panel,
+        panel_vote=panel_vote,
         project=project,
         location=location,
         experimental_args=experimental_args,

@@ -39,6 +39,7 @@ from autorater_pipelines.report._outputs import (
     human_preference_column,
     judgment_id_columns,
 )
+from autorater_pipelines.report._panel import panel_context
 from autorater_pipelines.report._stats import Stat, flagged_first, fmt, metric
 
 __all__ = [
@@ -227,7 +228,8 @@ def _judgment_view(row: Mapping[str, Any], ids: Sequence[str], human: str | None
         "samples": [
             {
                 "index": s.get("sample_index"),
-                "order": "B shown first" if s.get("flipped") else "A shown first",
+                "order": ("B shown first" if s.get("flipped") else "A shown first")
+                + (f" · {s['juror']}" if s.get("juror") else ""),  # a panel's sample names its juror
                 "choice": s.get("choice"),
                 "mapped": _mapped_back(s),
                 "explanation": s.get("explanation") or "",
@@ -436,6 +438,7 @@ def autosxs_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, A
         "one_order_excluded": _excludes(m),
         "errors": outputs.errors,
         "ties_as_half": bool(m.get("ties_as_half")),
+        "panel": panel_context(m),
     }
 
 
