@@ -193,6 +193,17 @@ def test_llmbar_panel_mean_vote_equals_the_raw_texts(tmp_path, shared_data):
     correct, count = _accuracy([_mean(v) for v in votes], [r["human_preference"] for r in dataset])
     assert (metrics["alignment_count"], metrics["accuracy"]) == (count, pytest.approx(correct / count))
     assert metrics["panel_vote"] == "mean" and summary.evaluation_count == 200 and len(errors) == 49
+    for spec in params["autorater_panel"]:  # each juror's section is what a run with that juror alone gives
+        alone, _, _ = judge_examples(
+            examples=examples,
+            task=params["task"],
+            id_columns=["id"],
+            autorater_model=spec,
+            autorater_parameters=params["autorater_parameters"],
+        )
+        single = aggregate_judgments(judgments=alone, human_preference_column="human_preference")
+        section = {k: v for k, v in metrics["jurors"][spec].items() if k not in ("vote_count", "abstention_count")}
+        assert section == single
     schema = {f["name"]: f for f in infer_schema(judgments, JUDGMENTS_BIGQUERY_FIELDS)}  # a BigQuery export's
     assert (schema["jurors"]["type"], schema["jurors"]["mode"]) == ("RECORD", "REPEATED")
     assert {f["name"]: f["type"] for f in schema["samples"]["fields"]}["juror"] == "STRING"

@@ -27,7 +27,11 @@ from autorater_pipelines.pairwise.panel import juror_vote
 
 __all__ = ["is_panel", "juror_rows", "panel_metrics"]
 
-_ROW_KEYS = ("choice", "confidence", "complete", "incomplete_reason", "input_token_count", "output_token_count")
+_PANEL_KEYS = frozenset(
+    {"choice", "confidence", "explanation", "complete", "incomplete_reason", "panel_vote", "panel_preference_a"}
+    | {"jurors", "samples", "input_token_count", "output_token_count"}
+)
+"""The panel's own fields of a panel judgment row (the rest are the example's)."""
 
 
 def is_panel(judgments: Iterable[Mapping[str, Any]]) -> bool:
@@ -38,20 +42,23 @@ def is_panel(judgments: Iterable[Mapping[str, Any]]) -> bool:
 def juror_rows(
     judgments: Iterable[Mapping[str, Any]], juror: str, human_preference_column: str | None = None
 ) -> list[dict[str, Any]]:
-    """One juror's judgment rows, rebuilt from the panel rows: its verdict, completeness, samples and tokens.
+    """One juror's judgment rows, rebuilt from the panel rows, as a run with that juror alone writes them.
+
+    The example's fields (ids, responses, human label) with the juror's own verdict, judging fields, samples and
+    tokens instead of the panel's.
 
     Raises:
         ValueError: a row holds no entry for ``juror``.
     """
+    del human_preference_column  # kept with the example's other fields
     out = []
     for index, row in enumerate(judgments):
         entry = next((j for j in row.get("jurors") or [] if j.get("juror") == juror), None)
         if entry is None:
             raise ValueError(f"judgment row {index + 1} has no verdict of juror {juror!r}")
-        rebuilt = {k: entry.get(k) for k in _ROW_KEYS}
+        rebuilt = {k: v for k, v in row.items() if k not in _PANEL_KEYS}
+        rebuilt.update({k: v for k, v in entry.items() if k != "juror"})
         rebuilt["samples"] = [s for s in row.get("samples") or [] if s.get("juror") == juror]
-        if human_preference_column:
-            rebuilt[human_preference_column] = row.get(human_preference_column)
         out.append(rebuilt)
     return out
 

@@ -19,7 +19,8 @@ panel's, ``confidence`` the share of voting jurors whose verdict is the panel's,
 voted, ``samples`` every juror's samples each naming its ``juror`` (the model spec), token counts summed over
 jurors, plus ``panel_vote``, ``panel_preference_a`` (the voters' mean preference for A, None without voters)
 and ``jurors``: one entry per juror in panel order ``{juror, choice, confidence, complete, incomplete_reason,
-explanation, input_token_count, output_token_count}`` (and the pointwise scores under a pointwise rubric).
+explanation, input_token_count, output_token_count}`` and every other judging field of the juror's own row
+(pointwise scores, preference probabilities, ``identical_responses`` …).
 """
 
 from __future__ import annotations
@@ -55,7 +56,6 @@ _PREFERENCE_HALVES = {"A": 2, "TIE": 1, "B": 0}
 """A verdict's preference for model A in halves (1, 0.5, 0), so the mean vote compares exactly."""
 
 _JUROR_KEYS = ("choice", "confidence", "complete", "incomplete_reason", "explanation")
-_SCORE_KEYS = ("response_a_score", "response_b_score")
 
 
 class Juror(Autorater):
@@ -204,7 +204,7 @@ def _panel_row(
     jurors = []
     for spec, row in zip(specs, rows, strict=True):
         entry = {"juror": spec, **{k: row.get(k) for k in _JUROR_KEYS}}
-        entry.update({k: row[k] for k in _SCORE_KEYS if k in row})
+        entry.update({k: v for k, v in row.items() if k not in example and k not in entry and k != "samples"})
         entry["input_token_count"] = row.get("input_token_count", 0)
         entry["output_token_count"] = row.get("output_token_count", 0)
         jurors.append(entry)
