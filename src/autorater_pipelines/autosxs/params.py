@@ -21,8 +21,8 @@ from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.evaluation.parameters import ParameterModel, RunParameters, nested
 from autorater_pipelines.pairwise.export import JUDGMENTS_FORMATS, check_judgments_format
-from autorater_pipelines.pairwise.responses import ModelParameters, ResponseModel
 from autorater_pipelines.pairwise.panel import Juror, check_panel, check_panel_vote, panel_jurors
+from autorater_pipelines.pairwise.responses import ModelParameters, ResponseModel
 from autorater_pipelines.pairwise.settings import SOURCE, AutoraterParameters
 from autorater_pipelines.pairwise.stages import Autorater
 
