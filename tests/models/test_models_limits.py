@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from autorater_pipelines.models import ModelRequest, get_model
+from autorater_pipelines.models import ErrorKind, ModelError, ModelRequest, get_model
+from autorater_pipelines.models._endpoint import Endpoint
 from autorater_pipelines.models._ratelimit import SLOW_START, ConcurrencyLimiter, RateLimiter
 from autorater_pipelines.testing import ModelEmulator
 
@@ -267,3 +268,22 @@ def test_pauses_are_not_progress_but_not_stalling_either() -> None:
     assert limiter.paused_since(0.0) == pytest.approx(5.0)
     now[0] = 20.0
     assert limiter.paused_since(0.0) == pytest.approx(10.0) and limiter.paused_since(10.0) == pytest.approx(3.0)
+
+
+def test_a_fault_gives_its_start_back_a_quota_429_does_not() -> None:
+    endpoint = Endpoint(("vertex", "http://127.0.0.1:1", "p", "l", "m"), "http://127.0.0.1:1", 600, adaptive=True)
+    rate = endpoint.rate  # declared 10/s: one start per 0.1 s
+    assert rate._try_start() == 0.0
+    assert rate._try_start() > 0.0  # the next start is 0.1 s away: starts are queued
+    endpoint.record_failure(ModelError(ErrorKind.TRANSIENT, "unavailable", status_code=503), time.monotonic())
+    assert rate._try_start() == 0.0  # the 503 used none of the quota: its start is given back at once
+    assert rate._try_start() > 0.0
+    endpoint.record_failure(ModelError(ErrorKind.TRANSIENT, "unavailable", status_code=503), time.monotonic())
+    quota = ModelError(ErrorKind.RATE_LIMIT, "quota exceeded", status_code=429, retry_after_s=0.1)
+    endpoint.record_failure(quota, time.monotonic())
+    assert rate.decreases == 1  # the hinted 429 is the quota ...
+    assert rate._try_start() > 0.0  # ... which is spent: no extra start, and the 503's credit is dropped too
+    earlier = time.monotonic() - 1.0  # a 429 of the same burst (sent before the decrease): no second decrease,
+    endpoint.record_failure(quota, earlier)  # ... and still no start given back (they fed 429s into an empty quota)
+    assert rate.decreases == 1
+    assert rate._try_start() > 0.0
