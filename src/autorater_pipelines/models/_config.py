@@ -120,7 +120,8 @@ class GenerateConfig(GenerationSettings):
 
     # --- execution -------------------------------------------------------------------------
     max_concurrency: Annotated[int, Bound("integer", 1, 1024)] = 32
-    """Maximum calls in flight at once."""
+    """Maximum calls in flight at once. Without ``requests_per_minute`` a run probes the unknown quota with a slow
+    start: 4 calls in flight (1 per judging shard), one more per success, up to this bound."""
     adaptive_concurrency: bool = True
     """Halve the calls in flight when timeouts and 5xx answers make up 30 % or more of the last 20 attempts,
     and grow back by one per window of successes (AIMD), never above ``max_concurrency``."""
