@@ -118,7 +118,7 @@ def _fleiss(ratings: list[list[str]]) -> float:
 
 
 @pytest.mark.pipeline
-def test_llmbar_panel_of_recorded_judges_equals_the_raw_texts(tmp_path, shared_data):
+def test_llmbar_panel_of_recorded_judges_equals_the_raw_texts(tmp_path, shared_data, capsys):
     params, texts, dataset = _llmbar(shared_data, tmp_path)
     params_path = tmp_path / "params.json"
     params_path.write_text(json.dumps(params))
@@ -164,6 +164,13 @@ def test_llmbar_panel_of_recorded_judges_equals_the_raw_texts(tmp_path, shared_d
     page = (out / "report.html").read_text()
     assert 'id="panel-agreement"' in page and f"Fleiss' kappa {agreement['fleiss_kappa']:.3f} over the" in page
     assert f"<td>{100 * gpt4['accuracy']:.1f}%</td>" in page and f"<td>{100 * metrics['accuracy']:.1f}%</td>" in page
+    printed = capsys.readouterr().out
+    assert (
+        f"panel of 3 jurors (majority vote): Fleiss' kappa {agreement['fleiss_kappa']:.3f} over {len(full)} rows"
+        in (printed)
+    )
+    mirrored = params["autorater_panel"][1]
+    assert f"    {mirrored}: 180 votes, 20 abstained, accuracy " in printed
 
 
 def test_llmbar_panel_mean_vote_equals_the_raw_texts(tmp_path, shared_data):

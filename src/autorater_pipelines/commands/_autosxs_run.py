@@ -170,6 +170,7 @@ def print_summary(metrics: dict[str, Any]) -> None:
             f"accuracy {_fmt(metrics.get('accuracy'), '.1%')}, "
             f"F1 {_fmt(metrics.get('f1_score'), '.3f')}, Cohen's kappa {_fmt(metrics.get('cohens_kappa'), '.3f')}"
         )
+    _print_panel(metrics)
     cached_errors = int(metrics.get("cached_error_sample_count") or 0)
     print(
         f"  model call attempts {metrics.get('model_call_attempt_count', 0)}, "
@@ -181,6 +182,25 @@ def print_summary(metrics: dict[str, Any]) -> None:
             "    (a re-run asks them again with autorater_parameters.retry_unparseable true; "
             "the default for temperature > 0)"
         )
+
+
+def _print_panel(metrics: dict[str, Any]) -> None:
+    """A panel's jurors (votes, abstentions, accuracy) and their agreement, when the run had one."""
+    jurors, agreement = metrics.get("jurors"), metrics.get("juror_agreement")
+    if not isinstance(jurors, dict) or not isinstance(agreement, dict):
+        return
+    print(
+        f"  panel of {len(jurors)} jurors ({metrics.get('panel_vote', 'majority')} vote): Fleiss' kappa "
+        f"{_fmt(agreement.get('fleiss_kappa'), '.3f')} over {agreement.get('fleiss_kappa_row_count', 0)} rows "
+        "every juror voted on"
+    )
+    for name, juror in jurors.items():
+        aligned = (
+            f", accuracy {_fmt(juror.get('accuracy'), '.1%')} on {juror['alignment_count']}"
+            if juror.get("alignment_count")
+            else ""
+        )
+        print(f"    {name}: {juror.get('vote_count', 0)} votes, {juror.get('abstention_count', 0)} abstained{aligned}")
 
 
 def failed_rows(metrics: dict[str, Any]) -> tuple[int, int]:
