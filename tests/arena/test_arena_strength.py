@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,6 @@ PARSE_CASES = [
     ("B is far better. My final verdict is: [[B>>A]]", "B", True),
     ("I first thought [[A>B]], but on reflection: [[B>>A]]", "B", True),  # the concluding verdict decides
     ("my final verdict is: [[b>>a]]", "B", True),  # letter case
-    ("My final verdict is: [[A>>>B]]", None, None),  # not one of the five labels
     ("My final verdict is: A>>B", None, None),  # no brackets
 ]
 
@@ -44,6 +44,21 @@ def test_arena_hard_verdicts_are_read_in_position_terms_with_their_strength(answ
     parsed = parse_verdict_at(answer, ARENA_HARD)
     assert parsed.position == position
     assert sample_strength(answer, parsed.span, ARENA_HARD.strong_verdicts) is strong
+
+
+def test_a_label_outside_the_arena_hard_scale_names_the_labels_the_task_accepts():
+    labels = re.escape("task 'arena_hard' accepts [[A>>B]], [[A>B]], [[A=B]], [[B>A]], [[B>>A]]")
+    with pytest.raises(ValueError, match=rf"verdict 'A>>>B' is not one of the verdicts {labels}"):
+        parse_verdict_at("My final verdict is: [[A>>>B]]", ARENA_HARD)
+
+
+def test_a_label_outside_a_user_verdict_map_still_names_verdict_map():
+    # The same pattern given by the user in autorater_parameters: the map is theirs, so the error names it.
+    settings = JudgeSettings.parse(
+        {"verdict_pattern": r"\[\[([AB<>=]+)\]\]", "verdict_map": {"A>B": "A", "B>A": "B"}}
+    ).for_task(tasks.get_task("arena_hard"))
+    with pytest.raises(ValueError, match=r"verdict 'A>>>B' is not a key of verdict_map \['A>B', 'B>A'\]"):
+        parse_verdict_at("My final verdict is: [[A>>>B]]", settings)
 
 
 def test_a_custom_verdict_map_may_name_strong_verdicts():

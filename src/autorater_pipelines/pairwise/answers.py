@@ -74,7 +74,13 @@ def parse_verdict_at(text: str | None, settings: JudgeSettings) -> ParsedVerdict
     if not text.strip():
         raise ValueError("empty answer after the </think> reasoning block")
     if settings.verdict_pattern is not None:
-        verdict = find_verdict(text, settings.verdict_pattern, settings.verdict_map, settings.verdict_match)
+        verdict = find_verdict(
+            text,
+            settings.verdict_pattern,
+            settings.verdict_map,
+            settings.verdict_match,
+            task_verdicts=settings.task_verdicts,
+        )
         return ParsedVerdict(verdict.position, text.strip(), verdict.note, _shifted(verdict.span, offset))
     objects = extract_json_values(text, expect=dict, outside_fences=True)
     if not objects:

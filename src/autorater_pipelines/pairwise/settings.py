@@ -20,7 +20,7 @@ from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.parameters import Flag, ModelCallOptions, SamplingCount, Shards
 from autorater_pipelines.pairwise.order import OrderSettings, check_order_settings
 from autorater_pipelines.pairwise.preference import check_preference_mode, check_preference_settings
-from autorater_pipelines.pairwise.strength import split_strength
+from autorater_pipelines.pairwise.strength import split_strength, task_verdict_labels
 from autorater_pipelines.pairwise.tasks import TaskDefinition
 from autorater_pipelines.pairwise.verdict_reach import check_verdict_map_reachable, check_verdict_not_empty
 from autorater_pipelines.pairwise.verdicts import VerdictPattern, check_verdict_match, compile_verdict_pattern
@@ -70,6 +70,14 @@ class JudgeSettings(OrderSettings):
     ``autorater_model_a_weighted_win_rate`` and its standard error to the metrics
     (:mod:`autorater_pipelines.pairwise.preference`)."""
 
+    _task_verdicts: str | None = pydantic.PrivateAttr(default=None)
+    """Set by :meth:`for_task` when the verdict format is the task's: the verdicts it accepts, for parse errors."""
+
+    @property
+    def task_verdicts(self) -> str | None:
+        """``task 'arena_hard' accepts [[A>>B]], …`` when the verdict format came from the task, else None."""
+        return self._task_verdicts
+
     def for_task(self: _Settings, task: TaskDefinition) -> _Settings:
         """These settings with the task's own free-text verdict format when they set no ``verdict_pattern``.
 
@@ -81,7 +89,9 @@ class JudgeSettings(OrderSettings):
             return self
         positions, strong = split_strength(task.verdict_map)
         update = {"verdict_pattern": VerdictPattern(task.verdict_pattern), "verdict_map": positions}
-        return self.model_copy(update={**update, "strong_verdicts": strong})
+        settings = self.model_copy(update={**update, "strong_verdicts": strong})
+        settings._task_verdicts = f"task {task.name!r} accepts {task_verdict_labels(task)}"
+        return settings
 
     @classmethod
     def parse(cls: type[_Settings], value: Any, *, source: str = SOURCE) -> _Settings:

@@ -21,9 +21,12 @@ Where strong verdicts come from:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autorater_pipelines.pairwise.verdicts import lookup_verdict
+
+if TYPE_CHECKING:
+    from autorater_pipelines.pairwise.tasks import TaskDefinition
 
 __all__ = [
     "ARENA_HARD_VERDICT_MAP",
@@ -31,6 +34,7 @@ __all__ = [
     "STRENGTH_LABELS",
     "sample_strength",
     "split_strength",
+    "task_verdict_labels",
 ]
 
 STRENGTH_LABELS: dict[str, tuple[str, bool]] = {
@@ -71,6 +75,17 @@ def split_strength(verdict_map: Mapping[Any, Any]) -> tuple[dict[Any, Any], list
         if label[1]:
             strong.append(str(key))
     return positions, strong
+
+
+def task_verdict_labels(task: TaskDefinition) -> str:
+    """The verdicts a task with its own verdict format accepts, as the judge writes them.
+
+    ``[[A>>B]], [[A>B]], [[A=B]], [[B>A]], [[B>>A]]`` for Arena-Hard's pattern (a label in double brackets);
+    the ``verdict_map`` keys, quoted, for any other pattern.
+    """
+    if task.verdict_pattern == ARENA_HARD_VERDICT_PATTERN:
+        return ", ".join(f"[[{key}]]" for key in task.verdict_map)
+    return ", ".join(repr(key) for key in task.verdict_map)
 
 
 def sample_strength(text: str | None, span: tuple[int, int] | None, strong_verdicts: Sequence[str]) -> bool | None:

@@ -371,8 +371,18 @@ def lookup_verdict(found: str, verdict_map: Mapping[str, str]) -> str | None:
     return position
 
 
-def find_verdict(text: str, pattern: VerdictPattern, verdict_map: Mapping[str, str], match: str = "last") -> Verdict:
+def find_verdict(
+    text: str,
+    pattern: VerdictPattern,
+    verdict_map: Mapping[str, str],
+    match: str = "last",
+    *,
+    task_verdicts: str | None = None,
+) -> Verdict:
     """Find the verdict in ``text``: every whole-word match of ``pattern``, chosen by ``match``.
+
+    ``task_verdicts`` (``task 'arena_hard' accepts [[A>>B]], …``) is set when the pattern and map are a task's
+    own rather than the user's: a verdict outside the map is then reported as outside the task's verdicts.
 
     Matches offered as alternatives (``[[A]] or [[B]]``, ``between [[A]] and [[B]]``) or denied (``not [[A]]``)
     are left out; quoted matches (mentions of the answer format) are left out when one of the judge's own exists;
@@ -415,6 +425,11 @@ def find_verdict(text: str, pattern: VerdictPattern, verdict_map: Mapping[str, s
         return Verdict(distinct[0], span=(used[-1].start, used[-1].end))
     position = positions[chosen]
     if position is None:
+        if task_verdicts:
+            raise ValueError(
+                f"verdict {used[chosen].token!r} is not one of the verdicts {task_verdicts} (the judge wrote a "
+                "label outside the task's scale)"
+            )
         raise ValueError(f"verdict {used[chosen].token!r} is not a key of verdict_map {sorted(verdict_map)}")
     note = None
     if len({lookup_verdict(m.token, verdict_map) for m in every}) > 1:
