@@ -84,6 +84,13 @@ def test_report_shows_the_leaderboard_intervals_heatmaps_and_what_it_is_computed
     row = page.split(f'<tr data-model="{board[0]["model"]}">', 1)[1].split("</tr>", 1)[0]
     wlt = f"{board[0]['wins']:g} / {board[0]['losses']:g} / {board[0]['ties']:g}"
     assert f'<td class="num">{board[0]["battles"]:g}</td><td>{wlt}</td>' in row and ".0 /" not in row
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["strong_verdict_count"] == 0
+    note = (
+        f"Battles: every judged sample is one ({metrics['battle_sample_count']} from {metrics['sample_count']} "
+        f"samples, both presentation orders; {metrics['error_sample_count']} ERROR samples are not battles).</p>"
+    )
+    assert note in page and "strong verdicts" not in page  # no strong verdict: no sentence about them
 
 
 def test_dataframe_api_gives_the_pipeline_s_leaderboard(tmp_path):

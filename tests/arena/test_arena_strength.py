@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import re
@@ -201,6 +202,9 @@ def test_strong_verdicts_weigh_three_battles_and_rescore_with_weight_1_refits_wi
     assert metrics["battle_count"] == len(drawn) + 2 * strong  # a strong verdict is 3 battles
     line = f"  {strong} strong verdicts (A>>B, B>>A) count 3 battles each: {len(drawn) + 2 * strong} battles weighted\n"
     assert line in printed
+    page = (out / "report.html").read_text()
+    battles = f"({len(drawn)} from {len(samples)} samples, both presentation orders; {len(malformed)} ERROR samples"
+    assert battles in page and f"{html.escape(line.strip())}.</p>" in page  # the CLI's sentence, in the report
     weighted = _independent_fit(drawn, 3.0)
     board = {r["model"]: r for r in _read_jsonl(out / "leaderboard.jsonl")}
     assert {m: board[m]["score"] for m in STRENGTHS} == pytest.approx(weighted, abs=1e-4)
@@ -211,6 +215,10 @@ def test_strong_verdicts_weigh_three_battles_and_rescore_with_weight_1_refits_wi
     assert "with no model calls" in capsys.readouterr().out
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["rescore_options"]["model_calls"] == 0 and metrics["battle_count"] == len(drawn)
+    page = (out / "report.html").read_text()
+    assert (
+        f"{strong} strong verdicts (A&gt;&gt;B, B&gt;&gt;A) count 1 battle each: {len(drawn)} battles weighted" in page
+    )
     board = {r["model"]: r for r in _read_jsonl(out / "leaderboard.jsonl")}
     assert {m: board[m]["score"] for m in STRENGTHS} == pytest.approx(plain, abs=1e-4)
 

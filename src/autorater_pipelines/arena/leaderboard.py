@@ -21,7 +21,7 @@ from autorater_pipelines.arena.prepare import prompt_key
 from autorater_pipelines.arena.ranking import rank_models
 from autorater_pipelines.errors import InputError
 
-__all__ = ["battle_records", "leaderboard_from_judgments"]
+__all__ = ["battle_records", "leaderboard_from_judgments", "strong_verdict_summary"]
 
 
 def battle_records(
@@ -157,6 +157,28 @@ def leaderboard_from_judgments(
             battles, baseline, bootstrap_rounds=options.bootstrap_rounds, seed=options.seed
         )
     return _finite(ranking.leaderboard), _finite(metrics)
+
+
+def strong_verdict_summary(metrics: Mapping[str, Any]) -> str | None:
+    """How strong verdicts weigh in a run's battle count, from its metrics; None when it had none.
+
+    ``117 strong verdicts (A>>B, B>>A) count 3 battles each: 585 battles weighted``, from ``strong_verdict_count``,
+    ``computed_over.strong_verdict_weight`` and ``battle_count`` (as :func:`leaderboard_from_judgments` writes them).
+    """
+    count = metrics.get("strong_verdict_count")
+    if not count:
+        return None
+    weight = (metrics.get("computed_over") or {}).get("strong_verdict_weight")
+    each = "battle" if weight == 1 else "battles"
+    return (
+        f"{count} strong verdicts (A>>B, B>>A) count {_number(weight)} {each} each: "
+        f"{_number(metrics.get('battle_count'))} battles weighted"
+    )
+
+
+def _number(value: Any) -> str:
+    """``3`` for 3 or 3.0, ``2.5`` for 2.5; anything else (None) as written."""
+    return f"{value:g}" if isinstance(value, int | float) else str(value)
 
 
 def _unranked_note(judgments: Sequence[Mapping[str, Any]], ranked: Sequence[str]) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from autorater_pipelines.arena.leaderboard import strong_verdict_summary
 from autorater_pipelines.commands._run_spec import RunSpec
 
 __all__ = [
@@ -102,12 +103,9 @@ def print_summary(metrics: dict[str, Any]) -> None:
         f"{metrics['battle_sample_count']} battles from {metrics['sample_count']} samples "
         f"({metrics['error_sample_count']} ERROR samples are not battles), {over.get('prompts')} prompts"
     )
-    if metrics.get("strong_verdict_count"):
-        weight = over.get("strong_verdict_weight")
-        print(
-            f"  {metrics['strong_verdict_count']} strong verdicts (A>>B, B>>A) count {weight} battles each: "
-            f"{metrics['battle_count']:g} battles weighted"
-        )
+    strong = strong_verdict_summary(metrics)
+    if strong:
+        print(f"  {strong}")
     rows = list(metrics["leaderboard"].values())
     print_leaderboard(rows, baseline=any("win_rate_vs_baseline" in r for r in rows))
     print(

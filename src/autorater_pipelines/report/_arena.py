@@ -16,7 +16,7 @@ from typing import Any
 import pydantic
 
 from autorater_pipelines import io
-from autorater_pipelines.arena.leaderboard import leaderboard_from_judgments
+from autorater_pipelines.arena.leaderboard import leaderboard_from_judgments, strong_verdict_summary
 from autorater_pipelines.arena.params import ArenaParams, RankingOptions
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.report._figures import figure, forest, heatmap
@@ -187,9 +187,23 @@ def arena_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, Any
             **(metrics.get("computed_over") or {}),
             **{k: metrics[k] for k in ("pair_count", "sample_count", "error_sample_count") if k in metrics},
         },
+        "battles_note": _battles_note(metrics),
         "arena_notes": metrics.get("notes") or [],
         "errors": outputs.errors[:max_rows],
     }
+
+
+def _battles_note(metrics: Mapping[str, Any]) -> str:
+    """What a battle is in this run: the samples that are battles, the ERROR samples that are not, strong verdicts."""
+    if "battle_sample_count" not in metrics:
+        return ""
+    errors = metrics.get("error_sample_count") or 0
+    note = (
+        f"Battles: every judged sample is one ({metrics['battle_sample_count']} from {metrics.get('sample_count')} "
+        f"samples, both presentation orders; {errors} ERROR samples are not battles)."
+    )
+    strong = strong_verdict_summary(metrics)
+    return f"{note} {strong[0].upper()}{strong[1:]}." if strong else note
 
 
 def _count(value: Any) -> Any:
