@@ -375,6 +375,81 @@ def test_an_unreadable_media_file_is_a_warning_and_its_row_an_error_row_as_in_ru
     assert staged[0]["image"].startswith(f"{root}/autorater-inputs/") and staged[2]["image"].startswith(root)
 
 
+def _gecko_candidates(tmp_path: Path, root: str) -> tuple[list[dict], list[Path], str]:
+    """Quickstart prompts with two image candidates per row (columns ``img_a``/``img_b``, relative paths; the same
+    image in both columns across rows), ``img_b`` of row 1 relative, of row 3 missing; params with ``response_columns``."""
+    quickstart = REPO / "examples/gecko_quickstart"
+    originals = [json.loads(line) for line in (quickstart / "dataset.jsonl").read_text().splitlines()]
+    images = [quickstart / r["image"] for r in originals]
+    rows = [
+        {"id": r["id"], "prompt": r["prompt"], "img_a": str(images[i]), "img_b": str(images[(i + 1) % len(images)])}
+        for i, r in enumerate(originals)
+    ]
+    (tmp_path / "b_copy.png").write_bytes(images[1].read_bytes())
+    rows[0]["img_b"] = "b_copy.png"  # relative to the dataset's folder, as media_column's paths
+    rows[2]["img_b"] = "missing_b.png"
+    dataset = tmp_path / "candidates.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    params = json.loads((quickstart / "params.json").read_text())
+    del params["media_column"]
+    for key in ("rubric_generation_model", "validator_model"):
+        params[key] = "replay/" + str(REPO / params[key].removeprefix("replay/"))
+    params.update(evaluation_dataset=str(dataset), response_columns={"model_a": "img_a", "model_b": "img_b"})
+    return rows, images, _write(tmp_path, params)
+
+
+def test_submit_uploads_the_local_media_of_every_candidate_column(vertex, bucket, tmp_path, capsys):
+    """Gecko image candidates (``response_columns``): each column's local files are uploaded like media_column's."""
+    blobs, root = bucket
+    rows, images, params_path = _gecko_candidates(tmp_path, root)
+    assert _submit("gecko", "--params", params_path, "--pipeline-root", root) == 0
+    out = capsys.readouterr().out
+    [call] = vertex
+    values = call["job"].runtime_config.parameter_values
+    staged = [json.loads(line) for line in _object(blobs, values["evaluation_dataset"]).decode().splitlines()]
+    assert [r["id"] for r in staged] == [r["id"] for r in rows]
+    expected = {"img_a": images, "img_b": [tmp_path / "b_copy.png", images[2], None]}
+    for column, files in expected.items():
+        for row, image in zip(staged, files, strict=True):
+            if image is None:
+                continue
+            assert row[column] == _staged_uri(root, image)
+            assert _object(blobs, row[column]) == image.read_bytes()
+    assert staged[2]["img_b"] == "missing_b.png"  # left as it is: that candidate's row becomes an error row
+    assert dict(values["response_columns"]) == {"model_a": "img_a", "model_b": "img_b"}
+    for column in ("img_a", "img_b"):
+        assert f"uploaded evaluation_dataset (candidates.jsonl, column {column!r}) " in out
+    assert out.count(f"-> {_staged_uri(root, images[2])}") == 1  # one image in both columns: uploaded once
+    assert re.search(
+        rf"warning: {re.escape(str(tmp_path))}/candidates\.jsonl line 3, column 'img_b': media file "
+        rf"'{re.escape(str(tmp_path))}/missing_b\.png' cannot be read \(No such file or directory\)",
+        out,
+    ), out
+
+
+def test_no_upload_lists_every_candidate_column_s_local_media(vertex, bucket, tmp_path, capsys):
+    blobs, root = bucket
+    _, images, params_path = _gecko_candidates(tmp_path, root)
+    assert _submit("gecko", "--params", params_path, "--pipeline-root", root, "--no-upload") == 2 and vertex == []
+    err = capsys.readouterr().err
+    for image in [*images, tmp_path / "b_copy.png"]:  # img_a's three images, img_b's own file
+        assert f"gcloud storage cp {image} {root}/autorater-inputs/  # evaluation_dataset (candidates.jsonl" in err
+    assert list(blobs.list_blobs(prefix=root.split("/", 3)[3])) == []
+
+
+def test_an_arena_s_response_columns_hold_text_and_its_dataset_is_uploaded_unchanged(bucket, tmp_path, capsys):
+    blobs, root = bucket
+    dataset = tmp_path / "arena.jsonl"
+    dataset.write_text(
+        "".join(json.dumps({"id": i, "q": f"Q{i}?", "a": f"answer{i}.png", "b": f"b{i}"}) + "\n" for i in range(3))
+    )
+    params = {**MEANINGFUL["arena"], "evaluation_dataset": str(dataset), "id_columns": ["id"]}
+    code, spec, err = _dry_run(capsys, "arena", "--params", _write(tmp_path, params), "--pipeline-root", root)
+    assert code == 0, err
+    assert spec["runtimeConfig"]["parameterValues"]["evaluation_dataset"] == _staged_uri(root, dataset)
+    assert "(arena.jsonl, column" not in err and "warning:" not in err  # the text "answer0.png" is no media path
+
+
 def test_a_local_dataset_named_like_a_wildcard_is_uploaded_as_that_file(bucket, tmp_path, capsys):
     blobs, root = bucket
     dataset = tmp_path / "d[1].jsonl"

@@ -19,7 +19,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -172,6 +172,8 @@ class _Stager:
                     source=parameter,
                 ) from None
         uri = f"{self.root}/{hashlib.sha256(data).hexdigest()[:16]}/{name or Path(path).name}"
+        if any(done == uri for _, _, done in self.done) or (parameter, path) in self.refused:
+            return uri  # the same file again (one image in two candidate columns): uploaded once
         if not self.upload:
             self.refused.append((parameter, path))
             return uri
@@ -199,15 +201,15 @@ class _Stager:
         return matches
 
 
-def _dataset(stager: _Stager, parameter: str, value: str, media_column: str | None) -> str:
-    """Upload the local entries of a comma-separated dataset list; return the rewritten list."""
+def _dataset(stager: _Stager, parameter: str, value: str, media_columns: Sequence[str] = ()) -> str:
+    """Upload the local entries of a comma-separated dataset list (and their rows' local media); the rewritten list."""
     entries = []
     for entry in (e.strip() for e in value.split(",") if e.strip()):
         if not _is_local(entry):
             entries.append(entry)
             continue
         for path in stager.files(parameter, entry):
-            rows = _with_uploaded_media(stager, parameter, path, media_column) if media_column else None
+            rows = _with_uploaded_media(stager, parameter, path, media_columns) if media_columns else None
             if rows is None:
                 entries.append(stager.put(parameter, path))
             else:  # a Gecko dataset pointing at local media: its rows rewritten to the uploaded media
@@ -216,8 +218,8 @@ def _dataset(stager: _Stager, parameter: str, value: str, media_column: str | No
     return ",".join(entries)
 
 
-def _with_uploaded_media(stager: _Stager, parameter: str, path: str, column: str) -> list[dict] | None:
-    """The dataset's rows with local media paths replaced by uploaded ``gs://`` URIs; None if none is local.
+def _with_uploaded_media(stager: _Stager, parameter: str, path: str, columns: Sequence[str]) -> list[dict] | None:
+    """The dataset's rows with local media paths in ``columns`` replaced by uploaded ``gs://`` URIs; None if none is.
 
     A media file that cannot be read here is not a reason to refuse the run: ``autorater run`` scores the other
     rows and reports that row in ``error_messages.jsonl`` (the Gecko contract), so the row keeps its path, which
@@ -225,16 +227,19 @@ def _with_uploaded_media(stager: _Stager, parameter: str, path: str, column: str
     """
     from autorater_pipelines.io import read_dataset
 
+    def local(value: Any) -> bool:
+        return isinstance(value, str) and _is_local(value) and value[:1] != "{"
+
     dataset = read_dataset(path, source_name=parameter)
-    rows = dataset.rows
-    local = [r for r in rows if isinstance(r.get(column), str) and _is_local(r[column]) and r[column][:1] != "{"]
-    if not local:
+    if not any(local(r.get(c)) for r in dataset.rows for c in columns):
         return None
-    rows = copy.deepcopy(rows)
-    where = f"{parameter} ({Path(path).name}, column {column!r})"
-    for index, row in enumerate(rows):
-        value = row.get(column)
-        if isinstance(value, str) and _is_local(value) and value[:1] != "{":
+    rows = copy.deepcopy(dataset.rows)
+    for column in columns:
+        where = f"{parameter} ({Path(path).name}, column {column!r})"
+        for index, row in enumerate(rows):
+            value = row.get(column)
+            if not isinstance(value, str) or not local(value):
+                continue
             media = Path(_local_path(value))
             media = media if media.is_absolute() else Path(path).resolve().parent / media
             try:
@@ -248,6 +253,23 @@ def _with_uploaded_media(stager: _Stager, parameter: str, path: str, column: str
                 continue
             row[column] = stager.put(where, str(media), data)
     return rows
+
+
+def _media_columns(pipeline: str | None, params: Mapping[str, Any]) -> list[str]:
+    """The dataset columns whose local media paths are uploaded.
+
+    Gecko's ``media_column``, or each of its ``response_columns`` columns (image or video candidates); none with
+    ``media_type: text`` (the columns hold the text itself) or for another pipeline's ``response_columns``.
+    """
+    if str(params.get("media_type") or "").strip().lower() == "text":
+        return []
+    media = params.get("media_column")
+    if isinstance(media, str) and media.strip():
+        return [media]
+    candidates = params.get("response_columns")
+    if pipeline == "gecko" and isinstance(candidates, Mapping):
+        return list(dict.fromkeys(c for c in candidates.values() if isinstance(c, str) and c.strip()))
+    return []
 
 
 def _few_shot_configs(value: Any, where: str) -> Iterator[tuple[str, dict]]:
@@ -270,6 +292,7 @@ def stage_local_inputs(
     upload: bool,
     dry_run: bool,
     say: Callable[[str], None] = print,
+    pipeline: str | None = None,
 ) -> dict[str, Any]:
     """Return ``params`` with every local file uploaded under the pipeline root and named by its ``gs://`` URI.
 
@@ -280,9 +303,12 @@ def stage_local_inputs(
         upload: False refuses local files instead, with the command that uploads them.
         dry_run: Compute the URIs without uploading anything.
         say: Where the one line per uploaded file (and per unreadable media file) goes.
+        pipeline: The pipeline submitted (``gecko``: each ``response_columns`` column holds media paths too).
 
-    A Gecko dataset's local media file that cannot be read is left as it is, with a ``warning:`` line through
-    ``say``: its row becomes an error row of the run (as with ``autorater run``), the other rows are scored.
+    A Gecko dataset's local media files (in ``media_column``, or in every ``response_columns`` column) are uploaded
+    and its rows rewritten to their URIs. A local media file that cannot be read is left as it is, with a
+    ``warning:`` line through ``say``: its row becomes an error row of the run (as with ``autorater run``), the
+    other rows are scored.
 
     Raises:
         InputError: a local file is missing or unreadable (a dataset, a recording; not a media file), or
@@ -291,9 +317,7 @@ def stage_local_inputs(
     stager = _Stager(pipeline_root, project=project, upload=upload, dry_run=dry_run)
     staged = copy.deepcopy(params)
     if isinstance(staged.get("evaluation_dataset"), str):
-        media = staged.get("media_column") if isinstance(staged.get("media_column"), str) else None
-        if str(staged.get("media_type") or "").strip().lower() == "text":
-            media = None  # the column holds the response text itself: nothing to upload
+        media = _media_columns(pipeline, staged)
         staged["evaluation_dataset"] = _dataset(stager, "evaluation_dataset", staged["evaluation_dataset"], media)
     for key, value in staged.items():
         if isinstance(value, str) and value.startswith("replay/") and _is_local(value[len("replay/") :]):
@@ -303,7 +327,7 @@ def stage_local_inputs(
             staged[key] = "replay/" + stager.put(key, paths[0])
     for where, config in _few_shot_configs(staged.get("experimental_args"), "experimental_args"):
         if isinstance(config.get("dataset"), str):
-            config["dataset"] = _dataset(stager, where, config["dataset"], None)
+            config["dataset"] = _dataset(stager, where, config["dataset"])
     if stager.refused:
         commands = "\n".join(
             f"  gcloud storage cp {shlex.quote(p)} {stager.root}/  # {parameter}" for parameter, p in stager.refused

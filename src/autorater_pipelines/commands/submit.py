@@ -298,6 +298,7 @@ def run(args: argparse.Namespace) -> int:
             upload=args.upload,
             dry_run=args.dry_run,
             say=_submit_checks.print_to_stderr if args.dry_run else print,
+            pipeline=args.pipeline,
         )
         if template.job_template is None:  # --dry-run of a remote template with no local counterpart
             return _print_unvalidated_spec(args, params, template, labels)
@@ -337,7 +338,13 @@ def _check_run(args: argparse.Namespace, params: dict[str, Any], template: _Temp
         project = args.project if "project" not in params else ""
         notes = _common.validate_run(args.pipeline, params, readable=_readable_here, project=project)
         _submit_checks.stage_local_inputs(
-            params, pipeline_root=args.pipeline_root, project=args.project, upload=args.upload, dry_run=True, say=_quiet
+            params,
+            pipeline_root=args.pipeline_root,
+            project=args.project,
+            upload=args.upload,
+            dry_run=True,
+            say=_quiet,
+            pipeline=args.pipeline,
         )
     if template.runs:
         package = _registry.read_template(template.runs).name
