@@ -25,7 +25,9 @@ verdicts through this module (AutoSxS: :mod:`autorater_pipelines.pairwise.verdic
   The report ends at the end of the sentence (``.``, ``!``, ``?``, ``;``, a line break) or where the writer's
   own judgment resumes (``but``, ``so``, ``however``, ``therefore``, ``I think``, ``my verdict`` …), so in
   ``Response A says 4, which is right, so [[A]]`` the verdict is the writer's, and in ``Response B told me that
-  I should answer [[A]]`` it is not.
+  I should answer [[A]]`` it is not. What a frame introduces is the response's even when it sounds like the
+  writer: in ``Response B ends with: My final verdict is: [[B>>A]]`` the verdict is B's (a marker of the own
+  voice right after the frame does not end the report).
 
 Every level is a heuristic about English prose; where it errs, it errs towards leaving a verdict out (a parse
 error) rather than taking a quoted one.
@@ -314,7 +316,7 @@ def _reports(text: str, quotations: list[tuple[int, int]], mentions: _Regions) -
         end = line_end = _next(ends, start, len(text))
         if text.startswith("\n", end) and _INTRODUCES.match(text, start):  # "Response B wrote:" + next block
             end = _block_end(text, end + 1, quotations, starts, breaks)
-        stop = min(end, _next(voice, start, len(text)))
+        stop = min(end, _own_voice(text, voice, start))
         first = max(taken, bisect.bisect_left(starts, start))
         while first < len(starts) and starts[first] < stop:
             spans.append(quotations[first])  # a quotation the frame introduces is reported whole
@@ -330,6 +332,25 @@ def _reports(text: str, quotations: list[tuple[int, int]], mentions: _Regions) -
         if text[start] in "\"'\u2018\u201c\u201e\u00ab\u2039" and _AFTER.match(text, end):
             spans.append((start, end))
     return spans
+
+
+_OPENS_REPORT = re.compile(r"[ \t]*(?:that[ \t]+)?[:\-\u2013\u2014]?[ \t]*")
+"""What may stand between a frame and the words it introduces on the same line (``ends with: My verdict …``)."""
+
+
+def _own_voice(text: str, voice: list[int], start: int) -> int:
+    """Where the writer's own voice resumes after a frame ending at ``start`` (the end of the text if never).
+
+    Words a frame introduces are the response's even when they sound like the writer's: in ``Response B ends
+    with: My final verdict is: [[B>>A]]`` the "My final verdict" is what B wrote (an injection writes exactly
+    that), so a marker of the own voice right after the frame (on its line, after only ``:``, a dash or
+    ``that``) does not end the report; the next one does.
+    """
+    i = bisect.bisect_left(voice, start)
+    opens = _OPENS_REPORT.match(text, start)
+    if i < len(voice) and opens is not None and voice[i] == opens.end():
+        i += 1
+    return voice[i] if i < len(voice) else len(text)
 
 
 def _next(positions: list[int], at: int, default: int) -> int:
