@@ -28,7 +28,7 @@ from autorater_pipelines.arena.candidates import generate_candidates
 from autorater_pipelines.arena.leaderboard import leaderboard_from_judgments
 from autorater_pipelines.arena.preflight import validate_run
 from autorater_pipelines.evaluation.notebook import frame_rows, outside_event_loop
-from autorater_pipelines.pairwise import tasks
+from autorater_pipelines.pairwise import panel, tasks
 from autorater_pipelines.pairwise.judge import judge_shard
 from autorater_pipelines.pairwise.stages import Autorater
 
@@ -63,7 +63,8 @@ def evaluate(
         **parameters: Any other parameter of the pipeline, by its name: ``models`` (model name → the model
             generating its responses), ``pairing``, ``baseline``, ``opponents_per_prompt``, ``seed``,
             ``bootstrap_rounds``, ``style_control``, ``ties``, ``strong_verdict_weight``, ``autorater_model``,
-            ``autorater_parameters``, ``experimental_args``, ``project``, ``location``.
+            ``autorater_parameters``, ``autorater_panel``, ``panel_vote``, ``experimental_args``, ``project``,
+            ``location``.
 
     Returns:
         ``(leaderboard, judgments, metrics)``: the leaderboard (one row per model, best first), the judgments (one
@@ -107,7 +108,13 @@ def evaluate(
         location=run.params.location,
     )
     task_def = tasks.get_task(run.params.task, dict(run.params.experimental_args or {}))
-    judgments, errors, _ = judge_shard(run.rows or [], autorater, task_def, run.params.pair_id_columns)
+    if run.params.autorater_panel:  # a panel of judges votes instead of one judge
+        jurors = panel.panel_jurors(run.params.autorater_panel, autorater)
+        judgments, errors, _ = panel.judge_panel_shard(
+            run.rows or [], jurors, task_def, run.params.pair_id_columns, panel_vote=run.params.panel_vote
+        )
+    else:
+        judgments, errors, _ = judge_shard(run.rows or [], autorater, task_def, run.params.pair_id_columns)
     leaderboard, metrics = leaderboard_from_judgments(judgments, run.params.id_columns, run.params.ranking())
     table = pd.DataFrame(judgments)
     table.attrs["error_messages"] = errors

@@ -67,6 +67,9 @@ def battle_records(
         if row.get("identical_responses") is True and row.get("choice") == "TIE":
             counts["identical_pair_count"] += 1  # no judge call, no sample: one tie battle
             records.append({**battle, "winner": "TIE", "weight": 1.0, **texts})
+        elif row.get("jurors"):
+            _panel_battles(row, battle, texts, records, counts)
+            continue
         elif not samples:
             counts["unjudged_pair_count"] += 1
         for sample in samples:
@@ -82,6 +85,27 @@ def battle_records(
                 {**battle, "winner": choice, "weight": float(strong_verdict_weight if strong else 1), **texts}
             )
     return records, counts
+
+
+def _panel_battles(
+    row: Mapping[str, Any],
+    battle: dict[str, Any],
+    texts: dict[str, Any],
+    records: list[dict[str, Any]],
+    counts: dict[str, int],
+) -> None:
+    """A panel's pair (:mod:`autorater_pipelines.pairwise.panel`): its verdict, as many battles as one juror's samples.
+
+    So a panel run weighs each pair as a one-judge run does (``sampling_count`` battles); a panel ``ERROR`` (every
+    juror abstained) counts that many error samples. Strong verdicts are a juror's own: a panel battle weighs 1.
+    """
+    units = max(1, len(row.get("samples") or []) // max(1, len(row["jurors"])))
+    counts["sample_count"] += units
+    if row.get("choice") not in ("A", "B", "TIE"):
+        counts["error_sample_count"] += units
+        return
+    counts["battle_sample_count"] += units
+    records.extend({**battle, "winner": row["choice"], "weight": 1.0, **texts} for _ in range(units))
 
 
 def leaderboard_from_judgments(

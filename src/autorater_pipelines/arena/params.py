@@ -25,6 +25,7 @@ from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.evaluation.parameters import BOUNDS, Flag, RunParameters, nested
 from autorater_pipelines.pairwise.export import JUDGMENTS_FORMATS
+from autorater_pipelines.pairwise.panel import check_panel, check_panel_vote
 from autorater_pipelines.pairwise.settings import SOURCE, AutoraterParameters
 
 __all__ = ["EXPERIMENTAL_ARGS", "JUDGMENTS_FORMATS", "PAIRINGS", "PARAMETERS", "ArenaParams", "RankingOptions"]
@@ -107,6 +108,11 @@ class ArenaParams(RunParameters):
         default_factory=AutoraterParameters
     )
     """Judge settings, as AutoSxS's (``sampling_count``, ``flip``, ``verdict_pattern``, ``shards``, …)."""
+    autorater_panel: list[str] = pydantic.Field(default_factory=list)
+    """A panel of judges instead of ``autorater_model``: two or more model specs, as AutoSxS's
+    (:mod:`autorater_pipelines.pairwise.panel`); each pair's battle is the panel's verdict."""
+    panel_vote: str = ""
+    """How the panel votes: ``majority`` (default) or ``mean``, as AutoSxS's."""
     experimental_args: dict[str, Any] = pydantic.Field(default_factory=dict)
     """``custom_task_definition`` for ``task: custom``."""
     judgments_format: str = "jsonl"
@@ -140,6 +146,21 @@ class ArenaParams(RunParameters):
                     f"unknown keys {unknown}; valid keys: {list(EXPERIMENTAL_ARGS)}", source="experimental_args"
                 )
         return dict(value)
+
+    @pydantic.field_validator("autorater_panel", mode="before")
+    @classmethod
+    def _panel(cls, value: Any) -> Any:
+        return check_panel(value, autorater_model=DEFAULT_MODEL)  # shape here; the conflicts after all fields
+
+    @pydantic.field_validator("panel_vote", mode="before")
+    @classmethod
+    def _panel_vote(cls, value: Any) -> Any:
+        return check_panel_vote("" if value is None else value)
+
+    @pydantic.model_validator(mode="after")
+    def _panel_conflicts(self) -> ArenaParams:
+        check_panel(self.autorater_panel, autorater_model=self.autorater_model, panel_vote=self.panel_vote)
+        return self
 
     @pydantic.field_validator("response_columns", mode="before")
     @classmethod

@@ -60,20 +60,22 @@ def validate_run(
         )
     check_verdict_settings(task, run.autorater_parameters)
     refuse_probability_preference(run.autorater_parameters, "arena")
-    check_model_spec(
-        run.judge_model,
-        run.autorater_parameters,
-        "autorater_model",
-        project=run.project or project,
-        location=run.location,
-        readable=readable,
-        notes=notes,
-        options_source=SOURCE,
-    )
-    if probe_endpoint:
-        probe_model_endpoint(
-            run.judge_model, run.autorater_parameters, SOURCE, project=run.project or project, location=run.location
+    judges = [(f"autorater_panel[{i}]", s) for i, s in enumerate(run.autorater_panel)]  # a panel judges instead
+    for source, spec in judges or [("autorater_model", run.judge_model)]:
+        check_model_spec(
+            spec,
+            run.autorater_parameters,
+            source,
+            project=run.project or project,
+            location=run.location,
+            readable=readable,
+            notes=notes,
+            options_source=SOURCE,
         )
+        if probe_endpoint:
+            probe_model_endpoint(
+                spec, run.autorater_parameters, SOURCE, project=run.project or project, location=run.location
+            )
     for name, candidate in sorted(run.models.items()):
         stage = CandidateStage.for_model(name, candidate, project=run.project or project, location=run.location)
         stage.check(readable=readable, notes=notes)

@@ -32,6 +32,8 @@ def prepare_arena_pairs(
     project: str,
     location: str,
     prepared_examples: Output[Dataset],
+    autorater_panel: list = [],  # noqa: B006 (KFP copies the default into the spec)
+    panel_vote: str = "",
 ) -> NamedTuple(
     "Outputs", pair_count=int, judge_call_count=int, pair_id_columns=list, shard_indices=list, shard_count=int
 ):
@@ -57,6 +59,8 @@ def prepare_arena_pairs(
         strong_verdict_weight: Battles a strong verdict counts as, checked here.
         autorater_model: Judge model spec, validated here.
         autorater_parameters: Judge settings, validated here.
+        autorater_panel: Jurors' model specs judging instead of `autorater_model`, validated here (named `autorater_panel[i]`).
+        panel_vote: How the panel votes (`majority` or `mean`), validated here.
         experimental_args: Experimental arguments, e.g. `custom_task_definition`.
         judgments_format: Export format of the judgments and the leaderboard (`jsonl`, `json` or `bigquery`), validated here.
         bigquery_destination_prefix: BigQuery destination for the `bigquery` format (`project.dataset[.table_prefix]`), validated here.

@@ -45,6 +45,8 @@ def arena_pipeline(  # noqa: B006
     strong_verdict_weight: int = 3,
     autorater_model: str = "gemini-2.5-flash",
     autorater_parameters: Dict[str, Any] = {},
+    autorater_panel: List[str] = [],
+    panel_vote: str = "",
     experimental_args: Dict[str, Any] = {},
     judgments_format: str = "jsonl",
     bigquery_destination_prefix: str = "",
@@ -70,6 +72,8 @@ def arena_pipeline(  # noqa: B006
         strong_verdict_weight: How many battles a strong verdict (`A>>B`, `B>>A`: task `arena_hard`, or `verdict_map` values of that scale) counts as (default 3, Arena-Hard's).
         autorater_model: Judge model spec: a Gemini model on Vertex AI, `openai/<model>`, or `replay/<jsonl>` (lines keyed by the id columns, `model_a`, `model_b`, `flipped`, `sample_index`).
         autorater_parameters: Judge settings, as AutoSxS's: `sampling_count` (default 2), `flip` (default true: both orders; "random": one order per pair, half of the pairs swapped), `identical_responses`, `temperature`, `base_url`, `max_concurrency`, `requests_per_minute`, `verdict_pattern` + `verdict_map`, `shards`, `cache_dir`, ...
+        autorater_panel: A panel of judges instead of `autorater_model`, as AutoSxS's: two or more model specs (Gemini, `openai/...` and `replay/...` may be mixed); every juror judges every pair alone with `autorater_parameters` (its own cache and quota) and each battle is the panel's verdict (`panel_vote`). Empty (default) = one judge.
+        panel_vote: How the panel votes on a pair: `majority` (default; the verdict of a strict majority of the jurors that voted, else a tie) or `mean` (the voters' mean preference for model A: above 0.5 A, below B, 0.5 a tie). Only with `autorater_panel`.
         experimental_args: Experimentally released arguments, e.g. `custom_task_definition`.
         judgments_format: Format of the exported judgments and leaderboard, as AutoSxS's: `jsonl`, `json` (one array per file), or `bigquery` (a new table for each in `bigquery_destination_prefix`; `judgments_path` and `leaderboard_path` are then `bq://project.dataset.table`).
         bigquery_destination_prefix: `project.dataset` or `project.dataset.table_prefix` for the `bigquery` format: tables `[<table_prefix>_]judgments_<stamp>` and `[<table_prefix>_]leaderboard_<stamp>` (one stamp `<YYYYMMDD_HHMMSS>_<6 hex>`, UTC); the dataset must exist.
@@ -101,6 +105,8 @@ def arena_pipeline(  # noqa: B006
         strong_verdict_weight=strong_verdict_weight,
         autorater_model=autorater_model,
         autorater_parameters=autorater_parameters,
+        autorater_panel=autorater_panel,
+        panel_vote=panel_vote,
         experimental_args=experimental_args,
         judgments_format=judgments_format,
         bigquery_destination_prefix=bigquery_destination_prefix,
@@ -124,6 +130,8 @@ def arena_pipeline(  # noqa: B006
         id_columns=prepare.outputs["pair_id_columns"],
         autorater_model=autorater_model,
         autorater_parameters=autorater_parameters,
+        autorater_panel=autorater_panel,
+        panel_vote=panel_vote,
         project=project,
         location=location,
         experimental_args=experimental_args,
