@@ -172,6 +172,12 @@ def test_llmbar_panel_of_recorded_judges_equals_the_raw_texts(tmp_path, shared_d
     mirrored = params["autorater_panel"][1]
     assert f"    {mirrored}: 180 votes, 20 abstained, accuracy " in printed
 
+    # autorater rescore keeps the panel's sections, re-scored (ties as half a win, for each juror too).
+    assert main(["rescore", str(out), "--params", '{"ties_as_half": true}']) == 0
+    rescored = json.loads((out / "metrics.json").read_text())
+    assert rescored["juror_agreement"] == agreement and rescored["jurors"][mirrored]["ties_as_half"] is True
+    assert rescored["jurors"][mirrored]["abstention_count"] == 20
+
 
 def test_llmbar_panel_mean_vote_equals_the_raw_texts(tmp_path, shared_data):
     params, texts, dataset = _llmbar(shared_data, tmp_path)

@@ -43,6 +43,7 @@ import pydantic
 
 from autorater_pipelines import gecko, io, pairwise, registry
 from autorater_pipelines.autosxs.metrics import pairwise_metrics
+from autorater_pipelines.autosxs.panel_metrics import panel_metrics
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.parameters import Flag
 from autorater_pipelines.gecko.candidates import CANDIDATE_COLUMN
@@ -192,6 +193,10 @@ def rescore_autosxs(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreRe
         ]
         files["judgments.jsonl"] = rows
     metrics = pairwise_metrics(rows, human_preference_column=column, ties_as_half=ties, include_incomplete=incomplete)
+    # A panel's per-juror sections and agreement, re-scored the same way (empty for one judge).
+    metrics.update(
+        panel_metrics(rows, human_preference_column=column, ties_as_half=ties, include_incomplete=incomplete)
+    )
     metrics["rescore_options"] = {
         "ties_as_half": ties,
         "include_incomplete": incomplete,
