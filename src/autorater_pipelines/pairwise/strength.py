@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from autorater_pipelines.pairwise.verdicts import lookup_verdict
 
 if TYPE_CHECKING:
-    from autorater_pipelines.pairwise.tasks import TaskDefinition
+    from autorater_pipelines.pairwise.tasks._definition import TaskDefinition
 
 __all__ = [
     "ARENA_HARD_VERDICT_MAP",
