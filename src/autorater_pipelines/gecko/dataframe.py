@@ -8,6 +8,9 @@ As in the Vertex AI SDK's Gecko flow (``RubricBasedMetric.generate_rubrics(df)``
     results, metrics = gecko.evaluate(with_rubrics, media_column="image")
     results["final_score"].mean()
 
+    # text responses generated from the prompts first, as the pipeline's response_model
+    results, metrics = gecko.evaluate(df, media_type="text", response_model="gemini-2.5-flash")
+
 Both call the same step functions as the ``gecko`` pipeline (:func:`autorater_pipelines.gecko.generation.make_rubrics`,
 :func:`~autorater_pipelines.gecko.steps.validate_rows`, :func:`~autorater_pipelines.gecko.steps.score_rows`)
 through the same model-call layer (cache, retries, rate limits, a tqdm progress bar per stage), and take the
@@ -38,8 +41,10 @@ from typing import TYPE_CHECKING, Any
 from autorater_pipelines import io
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation.notebook import FrameRows, frame_rows, outside_event_loop
-from autorater_pipelines.gecko import steps
+from autorater_pipelines.gecko import candidate_steps, steps
 from autorater_pipelines.gecko._common import StageResult, error_row
+from autorater_pipelines.gecko.candidates import GENERATED_COLUMN
+from autorater_pipelines.gecko.dataset import check_generated_column
 from autorater_pipelines.gecko.generation import SUPPLIED_RUBRICS, make_rubrics, prompt_version
 from autorater_pipelines.gecko.params import RubricGenerator
 from autorater_pipelines.gecko.preflight import validate_parameters
@@ -231,7 +236,7 @@ def _rubrics_from_frame(frame: FrameRows, rubrics_column: str) -> StageResult:
 def evaluate(
     df: pd.DataFrame,
     *,
-    media_column: str = "image",
+    media_column: str | None = None,
     prompt_column: str = "prompt",
     media_type: str = "image",
     rubrics_column: str = "",
@@ -247,6 +252,8 @@ def evaluate(
     project: str = "",
     location: str = "",
     progress: bool = True,
+    response_model: str = "",
+    response_model_parameters: Mapping[str, Any] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Validate every row's media against its rubric and score it, as the ``gecko`` pipeline does.
 
@@ -257,7 +264,8 @@ def evaluate(
     Args:
         df: One row per generated image or video.
         media_column: Column with the media: ``gs://`` URI, URL, local path or Vertex ``contents`` JSON string
-            (the SDK's ``response_column_name``).
+            (the SDK's ``response_column_name``), or the response text with ``media_type`` text; None =
+            ``image``, or ``response`` (the column the responses are generated into) with ``response_model``.
         prompt_column: Column with the generation prompt (generation, and ``{prompt}`` in validator templates).
         media_type: ``image`` or ``video``.
         rubrics_column: Column with supplied rubrics (``{"keywords", "qas": [...]}``, a list of questions, or
@@ -276,6 +284,12 @@ def evaluate(
         project: Google Cloud project of Vertex AI calls.
         location: Google Cloud region of Vertex AI calls.
         progress: Show progress bars (unless the parameters say otherwise).
+        response_model: Generate each row's text response from ``prompt_column`` into ``media_column`` before
+            validation, as the pipeline's ``response_model`` (needs ``media_type`` text; replay key: the id
+            columns and ``model`` = ``"response"``); a row whose generation fails is an error row of stage
+            ``inference``. Empty = the responses are in ``media_column``.
+        response_model_parameters: The response model's settings (``temperature``, ``base_url`` …), as the
+            pipeline's.
 
     Returns:
         ``(results, metrics)``: one results row per input row (module docstring) and the metrics the pipeline
@@ -284,8 +298,9 @@ def evaluate(
 
     Raises:
         InputError: bad parameters (every one, for every stage, before the first call: the pipeline's parameter
-            model), templates, columns or ids, or an explicit ``base_url`` where nothing answers; nothing has been
-            called.
+            model), templates, columns or ids, ``response_model`` without ``media_type`` text or with a
+            ``media_column`` the DataFrame has, or an explicit ``base_url`` where nothing answers; nothing has
+            been called.
         ModelCallError: a stage stopped after too many consecutive failed calls.
 
     """
@@ -294,7 +309,11 @@ def evaluate(
     generate = not rubrics_column and not any(
         isinstance(r.get("qas"), list) or isinstance(r.get("qa_records"), list) for r in frame.rows
     )
-    if media_column not in df.columns:
+    if media_column is None:
+        media_column = "" if response_model else "image"
+    if response_model:
+        check_generated_column(media_column or GENERATED_COLUMN, df.columns, "the DataFrame")
+    elif media_column not in df.columns:
         raise InputError(
             f"column {media_column!r} (media_column) is not in the DataFrame; columns: {list(df.columns)}",
             source="media_column",
@@ -313,6 +332,8 @@ def evaluate(
             "validator_model": validator_model,
             "validator_parameters": _with_progress(validator_parameters, progress),
             "validator_prompt_template": validator_prompt_template,
+            "response_model": response_model,
+            "response_model_parameters": _with_progress(response_model_parameters, progress),
             "scoring": scoring,
             "project": project,
             "location": location,
@@ -333,13 +354,22 @@ def evaluate(
     else:
         rubrics = _rubrics_from_frame(frame, rubrics_column)
         version = str(df.attrs.get(PROMPT_VERSION) or SUPPLIED_RUBRICS)  # generate_rubrics' output, or given
-    validated = steps.validate_rows(
+    validator = run.validator
+    validated = candidate_steps.validate_responses(  # the pipeline's validator step (response_model first)
         rubrics.rows,
         id_columns=run.id_columns,
         media_column=run.media_column,
-        media_type=run.media_type,
-        validator=run.validator,
-        prompt_column=prompt_column if has_prompt else "",
+        response_columns=None,
+        responder=run.responder,
+        prompt_column=prompt_column,
+        validate=lambda part, ids, column: steps.validate_rows(
+            part,
+            id_columns=ids,
+            media_column=column,
+            media_type=run.media_type,
+            validator=validator,
+            prompt_column=prompt_column if has_prompt else "",
+        ),
     )
     scored = steps.score_rows(
         validated.rows,

@@ -120,11 +120,20 @@ def _load_responses(
             source = dataset.locations[index][0]
             rows.append({**row, **{c: _absolute(row.get(c), source) for c in response_columns.values()}})
         return rows
-    if media_column in present:
+    check_generated_column(media_column, present, f"evaluation_dataset {evaluation_dataset!r}")
+    return list(dataset.rows)
+
+
+def check_generated_column(media_column: str, columns: Any, where: str) -> None:
+    """Refuse a ``media_column`` that ``where`` (the dataset, the DataFrame) already has, with ``response_model``.
+
+    Raises:
+        InputError: ``media_column`` is among ``columns``: the generated responses would overwrite it.
+    """
+    if media_column in list(columns):
         raise InputError(
-            f"media_column {media_column!r} is a column of evaluation_dataset {evaluation_dataset!r}, and "
-            "response_model would overwrite it with the responses it generates; give media_column a new column's "
-            'name (default "response"), or remove response_model to score the responses in the data',
+            f"media_column {media_column!r} is a column of {where}, and response_model would overwrite it with "
+            'the responses it generates; give media_column a new column\'s name (default "response"), or remove '
+            "response_model to score the responses in the data",
             source="media_column",
         )
-    return list(dataset.rows)
