@@ -120,6 +120,11 @@ def test_flip_false_shows_model_a_first_on_every_sample():
     judgments, metrics, calls, _ = _run(_frame(4), _first_shown_judge, flip=False, sampling_count=1)
     assert calls == 4 and judgments["choice"].tolist() == ["A"] * 4 and "flipped" not in judgments.columns
     assert metrics["first_position_rate"] == 1.0 and metrics["decisive_sample_count"] == 4
+    # Model A was shown first on every sample: the rate is model A's share, not position bias.
+    assert (
+        metrics["first_position_rate_note"]
+        == "model A was always shown first: this is model A's share, not position bias"
+    )
 
 
 def test_flip_column_reproduces_a_recorded_order(tmp_path):
@@ -226,6 +231,7 @@ def test_bias_metrics_by_hand():
     # (1 + z²/5) = 0.984146 / 1.768292 = 0.556552, half-width z·sqrt(0.6·0.4/5 + z²/100) / (1 + z²/5) = 1.959964 ·
     # 0.293963 / 1.768292 = 0.325827 → [0.230724, 0.882379].
     assert (out["first_position_count"], out["decisive_sample_count"], out["first_position_rate"]) == (3, 5, 0.6)
+    assert "first_position_rate_note" not in out  # both orders were judged
     assert out["first_position_rate_ci_lower"] == pytest.approx(0.230724, abs=1e-5)
     assert out["first_position_rate_ci_upper"] == pytest.approx(0.882379, abs=1e-5)
     # longer response: rows 1 (A, longer, won) and 2 (B, shorter, won) → 1 of 2

@@ -23,7 +23,7 @@ from autorater_pipelines.bounds import Bound
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.ids import check_id_columns
-from autorater_pipelines.evaluation.parameters import BOUNDS, Flag, RunParameters, nested
+from autorater_pipelines.evaluation.parameters import BOUNDS, Flag, RunParameters, nested, to_choice
 from autorater_pipelines.pairwise.export import JUDGMENTS_FORMATS
 from autorater_pipelines.pairwise.panel import check_panel, check_panel_vote
 from autorater_pipelines.pairwise.settings import SOURCE, AutoraterParameters
@@ -185,7 +185,7 @@ class ArenaParams(RunParameters):
     @classmethod
     def _choice(cls, value: Any, info: pydantic.ValidationInfo) -> Any:
         choices = {"pairing": PAIRINGS, "ties": TIES, "judgments_format": JUDGMENTS_FORMATS}[str(info.field_name)]
-        text = (value or choices[0]).lower() if isinstance(value, str) else value
+        text = to_choice(value or choices[0], choices) if isinstance(value, str) else value
         if text not in choices:
             raise InputError(f"must be one of {list(choices)}, got {value!r}", source=info.field_name)
         return text

@@ -3,7 +3,9 @@
 - ``first_position_rate``: the share of decisive samples (a sample whose verdict is ``A`` or ``B``, of every row)
   that chose the response shown first, with a 95 % Wilson interval; 0.5 = no position bias (Zheng et al. 2023,
   arXiv 2306.05685, §3.3). A sample with model A shown first that chose ``A``, or one with model B shown first
-  (``flipped``) that chose ``B``, chose the first-shown response.
+  (``flipped``) that chose ``B``, chose the first-shown response. When every decisive sample showed the same
+  model first (``flip: false``: model A always), the rate is that model's share of the A-or-B samples, not
+  position bias: ``first_position_rate_note`` says so (absent when both orders were judged).
 - ``longer_response_win_rate``: over the rows counted in the win rates whose choice is ``A`` or ``B`` and whose two
   responses differ in length (characters), the share where the longer response won, with its Wilson interval;
   0.5 = no length bias.
@@ -22,13 +24,26 @@ from typing import Any
 
 from autorater_pipelines.evaluation.intervals import wilson_interval
 
-__all__ = ["bias_metrics", "first_position_counts", "longer_response_counts"]
+__all__ = ["bias_metrics", "first_position_counts", "first_position_note", "longer_response_counts"]
 
 
 def first_position_counts(rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
     """``(samples that chose the response shown first, decisive samples)`` over every row's ``samples``."""
     decisive = [s for r in rows for s in r.get("samples") or [] if s.get("choice") in ("A", "B")]
     return sum((s["choice"] == "A") != bool(s.get("flipped")) for s in decisive), len(decisive)
+
+
+def first_position_note(rows: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why ``first_position_rate`` is no position bias when every decisive sample showed one model first, else None.
+
+    ``"model A was always shown first: this is model A's share, not position bias"`` under ``flip: false``
+    (model B with every row's ``flip_column`` true).
+    """
+    orders = {bool(s.get("flipped")) for r in rows for s in r.get("samples") or [] if s.get("choice") in ("A", "B")}
+    if len(orders) != 1:
+        return None
+    first = "B" if orders.pop() else "A"
+    return f"model {first} was always shown first: this is model {first}'s share, not position bias"
 
 
 def longer_response_counts(rows: Sequence[Mapping[str, Any]], verdict_key: str = "choice") -> tuple[int, int]:
@@ -62,7 +77,8 @@ def bias_metrics(rows: Sequence[Mapping[str, Any]], counted: Sequence[Mapping[st
         counted: The rows counted in the win rates (choice ``A``/``B``/``TIE``, complete unless included).
 
     Returns:
-        ``first_position_rate`` (+ ``_ci_lower``/``_ci_upper``), ``first_position_count``,
+        ``first_position_rate`` (+ ``_ci_lower``/``_ci_upper``, and ``first_position_rate_note`` when one model
+        was always shown first), ``first_position_count``,
         ``decisive_sample_count``, ``longer_response_win_rate`` (+ interval), ``longer_response_win_count``,
         ``unequal_length_decisive_count``, ``identical_response_count``, ``position_calibration`` and
         ``position_calibration_changed_count``; rates are None without a denominator.
@@ -71,6 +87,9 @@ def bias_metrics(rows: Sequence[Mapping[str, Any]], counted: Sequence[Mapping[st
     first, decisive = first_position_counts(rows)
     _rate(out, "first_position_rate", first, decisive)
     out["first_position_count"], out["decisive_sample_count"] = first, decisive
+    note = first_position_note(rows)
+    if note:
+        out["first_position_rate_note"] = note
     longer, unequal = longer_response_counts(counted)
     _rate(out, "longer_response_win_rate", longer, unequal)
     out["longer_response_win_count"], out["unequal_length_decisive_count"] = longer, unequal

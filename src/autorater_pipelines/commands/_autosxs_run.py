@@ -152,6 +152,7 @@ def print_summary(metrics: dict[str, Any]) -> None:
         print(
             f"  first-shown response chosen {metrics['first_position_rate']:.1%} "
             f"({metrics['first_position_count']}/{metrics['decisive_sample_count']} A-or-B samples)"
+            + (f"; {metrics['first_position_rate_note']}" if metrics.get("first_position_rate_note") else "")
         )
     if metrics.get("identical_response_count"):
         print(f"  identical responses {metrics['identical_response_count']} (TIE without a judge call)")

@@ -8,7 +8,9 @@ KFP hands parameters over in forms users did not write: ``dict`` parameters trav
 - integers: an int, an integral float (``2.0``) or a string of one (``"2"``, ``" 2 "``, ``"2.0"``); never a
   boolean, a fraction (``2.5``) or other text (``"x"``, ``"²"``, ``"1_0"``);
 - numbers: an int, a finite float or a string of one (``"0.2"``); never a boolean, NaN or infinity;
-- flags: ``true``/``false`` or the strings ``"true"``/``"false"`` (any case).
+- flags: ``true``/``false`` or the strings ``"true"``/``"false"`` (any case);
+- choices (enum-like string options such as ``flip: "random"``, ``identical_responses: "tie"``): any case and
+  surrounding whitespace (``" TIE "`` is ``"tie"``), through :func:`to_choice`.
 
 Every numeric bound is written once, on its field (:class:`~autorater_pipelines.bounds.Bound` in the field's
 annotation): the stage keys' on the field types here (:data:`SamplingCount`, :data:`Shards`,
@@ -21,7 +23,7 @@ value out of range gets the same message in both pipelines and in ``GenerateConf
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, ClassVar, NamedTuple, TypeVar
 
 import pydantic
@@ -47,6 +49,7 @@ __all__ = [
     "nested",
     "to_bool",
     "to_bounded",
+    "to_choice",
 ]
 
 _Model = TypeVar("_Model", bound="ParameterModel")
@@ -110,6 +113,24 @@ def to_bool(name: str, value: Any) -> bool:
         return value.strip().lower() == "true"
     if not isinstance(value, bool):
         raise ValueError(f"{name} must be true or false, got {value!r}")
+    return value
+
+
+def to_choice(value: Any, choices: Iterable[str]) -> Any:
+    """An enum-like string option as its choice: case and surrounding whitespace ignored (``" TIE "`` → ``"tie"``).
+
+    Args:
+        value: The value as received.
+        choices: The accepted spellings, lower-case (``("judge", "tie")``).
+
+    Returns:
+        The matching choice; any other value unchanged, for the caller (or pydantic's ``Literal``) to refuse with
+        its own message.
+    """
+    if isinstance(value, str):
+        label = value.strip().lower()
+        if label in choices:
+            return label
     return value
 
 

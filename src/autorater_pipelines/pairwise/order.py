@@ -30,7 +30,7 @@ from typing import Annotated, Any, Literal
 import pydantic
 
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.evaluation.parameters import ParameterModel, to_bool
+from autorater_pipelines.evaluation.parameters import ParameterModel, to_bool, to_choice
 from autorater_pipelines.pairwise.confidence import row_confidence
 
 __all__ = [
@@ -50,12 +50,16 @@ ORDER_KEY = "flipped"
 
 
 def _flip_value(value: Any) -> bool | str:
-    if isinstance(value, str) and value.strip().lower() == "random":
+    if to_choice(value, ("random",)) == "random":
         return "random"
     try:
         return to_bool("flip", value)
     except ValueError:
         raise ValueError(f'flip must be true, false or "random", got {value!r}') from None
+
+
+def _choice(*choices: str) -> Any:
+    return pydantic.BeforeValidator(lambda value: to_choice(value, choices))
 
 
 FlipMode = Annotated[bool | Literal["random"], pydantic.BeforeValidator(_flip_value)]
@@ -73,10 +77,10 @@ class OrderSettings(ParameterModel):
     flip_column: str | None = None
     """A boolean dataset column giving each row's order (true = model A shown second), to reproduce a protocol
     whose order was recorded; `sampling_count` is 1 unless given. Not with `flip`."""
-    identical_responses: Literal["judge", "tie"] = "judge"
+    identical_responses: Annotated[Literal["judge", "tie"], _choice("judge", "tie")] = "judge"
     """A pair whose two responses are the same text: "judge" (default) asks the judge; "tie" makes it a TIE
     (confidence 1) without a judge call, counted in metrics.json `identical_response_count`."""
-    position_calibration: Literal["none", "balanced"] = "none"
+    position_calibration: Annotated[Literal["none", "balanced"], _choice("none", "balanced")] = "none"
     """With a pointwise score rubric: "none" (default) = the samples vote; "balanced" = each model's score is
     averaged over both orders before comparing (Balanced Position Calibration, Wang et al. 2023). Needs `flip`
     true and `sampling_count` ≥ 2."""

@@ -32,6 +32,7 @@ from typing import Any
 from autorater_pipelines import io
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation import DEFAULT_MODEL
+from autorater_pipelines.evaluation.parameters import to_choice
 from autorater_pipelines.pairwise import tasks
 from autorater_pipelines.pairwise.judge import JudgeSummary, judge_shard
 from autorater_pipelines.pairwise.stages import Autorater
@@ -75,7 +76,7 @@ def check_panel_vote(value: Any) -> str:
     Raises:
         InputError: not one of :data:`PANEL_VOTES`.
     """
-    vote = value.strip().lower() if isinstance(value, str) else value
+    vote = to_choice(value, ("", *PANEL_VOTES))
     if vote not in ("", *PANEL_VOTES):
         raise InputError(f"unsupported panel_vote {value!r}; valid: {list(PANEL_VOTES)}", source="panel_vote")
     return str(vote)

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.evaluation.parameters import ModelCallOptions
+from autorater_pipelines.evaluation.parameters import ModelCallOptions, to_choice
 from autorater_pipelines.pairwise.confidence import Label, verdict_probability
 
 if TYPE_CHECKING:
@@ -82,9 +82,9 @@ def check_preference_mode(value: Any) -> str:
     Raises:
         InputError: not one of :data:`PREFERENCE_MODES` (naming ``autorater_parameters.preference``).
     """
-    mode = "discrete" if value is None or value == "" else value
-    if isinstance(mode, str) and mode.strip().lower() in PREFERENCE_MODES:
-        return mode.strip().lower()
+    mode = to_choice("discrete" if value is None or value == "" else value, PREFERENCE_MODES)
+    if mode in PREFERENCE_MODES:
+        return str(mode)
     raise InputError(
         f"preference {value!r} is not a preference mode; use one of {list(PREFERENCE_MODES)} (discrete: the vote "
         "only; probability: the verdict's probability from the judge's logprobs)",

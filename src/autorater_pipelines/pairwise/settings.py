@@ -23,7 +23,12 @@ from autorater_pipelines.pairwise.preference import check_preference_mode, check
 from autorater_pipelines.pairwise.strength import split_strength, task_verdict_labels
 from autorater_pipelines.pairwise.tasks import TaskDefinition
 from autorater_pipelines.pairwise.verdict_reach import check_verdict_map_reachable, check_verdict_not_empty
-from autorater_pipelines.pairwise.verdicts import VerdictPattern, check_verdict_match, compile_verdict_pattern
+from autorater_pipelines.pairwise.verdicts import (
+    VerdictPattern,
+    check_verdict_map_keys,
+    check_verdict_match,
+    compile_verdict_pattern,
+)
 
 __all__ = ["SOURCE", "AutoraterParameters", "JudgeSettings", "check_verdict_settings"]
 
@@ -151,6 +156,7 @@ class JudgeSettings(OrderSettings):
     @classmethod
     def _strength_labels(cls, data: Any) -> Any:
         if isinstance(data, Mapping) and isinstance(data.get("verdict_map"), Mapping):
+            check_verdict_map_keys(data["verdict_map"])
             positions, strong = split_strength(data["verdict_map"])
             if strong or positions != data["verdict_map"]:
                 given = data.get("strong_verdicts") or []

@@ -52,6 +52,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.evaluation.parameters import to_choice
 from autorater_pipelines.evaluation.quotations import MENTION, OWN, REPORTED, Quotations
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "VERDICT_MATCHES",
     "Verdict",
     "VerdictPattern",
+    "check_verdict_map_keys",
     "check_verdict_match",
     "compile_verdict_pattern",
     "find_verdict",
@@ -324,7 +326,7 @@ def check_verdict_match(value: Any, *, source: str = "autorater_parameters") -> 
     """
     if value is None or value == "":
         return VERDICT_MATCHES[0]
-    label = value.strip().lower() if isinstance(value, str) else value
+    label = to_choice(value, VERDICT_MATCHES)
     if label not in VERDICT_MATCHES:
         raise InputError(
             f"verdict_match must be one of {list(VERDICT_MATCHES)} (last: the concluding verdict; first; unique: "
@@ -366,9 +368,42 @@ def lookup_verdict(found: str, verdict_map: Mapping[str, str]) -> str | None:
     """The position ``verdict_map`` gives the matched text (exactly, else case- and space-insensitively), or None."""
     position = verdict_map.get(found)
     if position is None:
-        lowered = {k.strip().lower(): v for k, v in verdict_map.items()}
-        position = lowered.get(found.strip().lower())
+        lowered = {_lookup_key(k): v for k, v in verdict_map.items()}
+        position = lowered.get(_lookup_key(found))
     return position
+
+
+def _lookup_key(key: Any) -> str:
+    return str(key).strip().lower()
+
+
+def check_verdict_map_keys(verdict_map: Mapping[Any, Any]) -> None:
+    """Refuse ``verdict_map`` keys that :func:`lookup_verdict` could read either way.
+
+    A match is looked up exactly, else ignoring case and surrounding spaces; keys equal that way but mapping to
+    different verdicts (values compared case- and space-insensitively) make some spelling of the match ambiguous:
+    ``{"A>B": "A", "a>b": "B"}`` would read ``A>b`` as either. Keys that are every spelling of it are kept:
+    AlpacaEval's ``{"m": "A", "M": "B"}`` (a match is always one of them exactly).
+
+    Raises:
+        ValueError: naming two such keys and their values.
+    """
+    groups: dict[str, list[Any]] = {}
+    for key in verdict_map:
+        groups.setdefault(_lookup_key(key), []).append(key)
+    for folded, keys in groups.items():
+        labels = {str(verdict_map[k]).strip().upper() for k in keys}
+        exact = {str(k) for k in keys if str(k) == str(k).strip()}
+        if len(labels) > 1 and len(exact) < 2 ** sum(c.lower() != c.upper() for c in folded):
+            first = keys[0]
+            other = next(
+                k for k in keys if str(verdict_map[k]).strip().upper() != str(verdict_map[first]).strip().upper()
+            )
+            raise ValueError(
+                f"verdict_map keys {first!r} and {other!r} are the same verdict (a match is looked up ignoring case "
+                f"and surrounding spaces when it is no key exactly) but map to {verdict_map[first]!r} and "
+                f"{verdict_map[other]!r}: keep one of them"
+            )
 
 
 def find_verdict(
