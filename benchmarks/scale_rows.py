@@ -1,10 +1,13 @@
 """Scale: a large AutoSxS dataset through load → judging (replayed) → metrics, with wall time and peak RSS.
 
-Runs the real step entry points one after another, as the pipeline does (``autosxs.prepare_examples``,
-``autosxs.judge_examples`` with a ``replay/`` autorater, ``autosxs.aggregate_judgments``), writing the same
-files (prepared examples, judgments, error messages, metrics). The dataset (one ~3 KB judge prompt per
+Runs the real step entry points one after another, as the pipeline's components call them
+(``autosxs.prepare_run``, which checks the run and streams the examples out; ``autosxs.judge_examples`` with a
+``replay/`` autorater on the streamed examples (``io.JsonlFile``, ``collect=False``);
+``autosxs.aggregate_judgments`` on the streamed judgments), writing
+the same files (prepared examples, judgments, error messages, metrics). The dataset (one ~3 KB judge prompt per
 sample: a ~1.2 KB question and two responses of 0.3-0.6 KB) and its replay file are generated first and
-not timed. The steps run in a child process so its peak RSS is the steps' own.
+not timed. Each step runs in its own child process, as each component runs in its own container, so its peak
+RSS (``ru_maxrss``, and VmRSS sampled every 20 ms) is the step's own.
 
     python benchmarks/scale_rows.py                # 100,000 rows × 2 samples
     python benchmarks/scale_rows.py --rows 10000
@@ -78,44 +81,50 @@ class StepMeter:
         self.timings[f"{name}_rss_mb"] = max(self._peak, self.rss_kib()) / 1024
 
 
-def run_steps(workdir: Path) -> None:
-    """The timed part (child process): prepare → judge → metrics, printing one JSON line of timings."""
-    from autorater_pipelines import autosxs
+STEPS = ("load", "judge", "metrics")
+
+
+def run_step(workdir: Path, step: str) -> None:
+    """One step (child process), as its pipeline component calls it: files in, files out; one JSON line of timings."""
+    from autorater_pipelines import autosxs, io
 
     timings: dict[str, float] = {}
     meter = StepMeter(timings)
-    started = time.perf_counter()
-    with meter.step("load"):
-        examples = autosxs.prepare_examples(
-            evaluation_dataset=str(workdir / "data.jsonl"),
-            task="question_answering@001",
-            id_columns=["id"],
-            autorater_prompt_parameters={"inference_instruction": {"column": "question"}},
-            response_column_a="a",
-            response_column_b="b",
-            human_preference_column="human",
-            output_path=str(workdir / "examples.jsonl"),
-        )
-    with meter.step("judge"):
-        judgments, errors, summary = autosxs.judge_examples(
-            examples=examples,
-            task="question_answering@001",
-            id_columns=["id"],
-            autorater_model=f"replay/{workdir / 'replay.jsonl'}",
-            autorater_parameters={"progress": False},
-            judgments_path=str(workdir / "judgments.jsonl"),
-            error_messages_path=str(workdir / "error_messages.jsonl"),
-        )
-    with meter.step("metrics"):
-        metrics = autosxs.aggregate_judgments(
-            judgments=judgments, human_preference_column="human", metrics_path=str(workdir / "metrics.json")
-        )
-    timings["total_s"] = time.perf_counter() - started
-    timings["rows"] = len(judgments)
-    timings["errors"] = len(errors)
-    timings["error_rows"] = summary.error_count
-    timings["accuracy"] = metrics.get("accuracy")
-    timings["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    with meter.step(step):
+        if step == "load":  # as the prepare_pairwise_examples component: every check, examples streamed out
+            params = {
+                "evaluation_dataset": str(workdir / "data.jsonl"),
+                "task": "question_answering@001",
+                "id_columns": ["id"],
+                "autorater_prompt_parameters": {"inference_instruction": {"column": "question"}},
+                "response_column_a": "a",
+                "response_column_b": "b",
+                "human_preference_column": "human",
+                "autorater_model": f"replay/{workdir / 'replay.jsonl'}",
+            }
+            timings["rows"] = autosxs.prepare_run(params, str(workdir / "examples.jsonl")).row_count or 0
+        elif step == "judge":  # as the judge_pairwise_examples component: streamed in, written as judged
+            _, _, summary = autosxs.judge_examples(
+                examples=autosxs.iter_shard(io.JsonlFile(str(workdir / "examples.jsonl")), 0, 1),
+                task="question_answering@001",
+                id_columns=["id"],
+                autorater_model=f"replay/{workdir / 'replay.jsonl'}",
+                autorater_parameters={"progress": False},
+                judgments_path=str(workdir / "judgments.jsonl"),
+                error_messages_path=str(workdir / "error_messages.jsonl"),
+                collect=False,
+            )
+            timings["rows"] = summary.evaluation_count
+            timings["error_rows"] = summary.error_count
+        else:  # as the metrics component: running aggregates over the streamed judgments
+            metrics = autosxs.aggregate_judgments(
+                judgments=io.iter_jsonl(str(workdir / "judgments.jsonl")),
+                human_preference_column="human",
+                metrics_path=str(workdir / "metrics.json"),
+            )
+            timings["rows"] = metrics["evaluation_count"]
+            timings["accuracy"] = metrics.get("accuracy")
+    timings[f"{step}_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     print(json.dumps(timings), flush=True)
 
 
@@ -123,9 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--step", default=None, choices=STEPS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        run_steps(Path(args.child))
+        run_step(Path(args.child), args.step)
         return 0
     with tempfile.TemporaryDirectory(prefix="scale-") as tmp:
         workdir = Path(tmp)
@@ -134,22 +144,29 @@ def main(argv: list[str] | None = None) -> int:
         size = (workdir / "data.jsonl").stat().st_size / 1e6
         print(f"generated {args.rows} rows ({size:.0f} MB) in {time.perf_counter() - started:.1f} s (not timed)")
         load = os.getloadavg()[0]
-        child = subprocess.run(
-            [sys.executable, __file__, "--child", str(workdir)], capture_output=True, text=True, check=False
-        )
-        if child.returncode != 0:
-            print(child.stderr[-3000:], file=sys.stderr)
-            return 1
-        result = json.loads(child.stdout.strip().splitlines()[-1])
+        result: dict[str, float] = {}
+        for step in STEPS:
+            child = subprocess.run(
+                [sys.executable, __file__, "--child", str(workdir), "--step", step],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if child.returncode != 0:
+                print(child.stderr[-3000:], file=sys.stderr)
+                return 1
+            result.update(json.loads(child.stdout.strip().splitlines()[-1]))
+        result["total_s"] = sum(result[f"{step}_s"] for step in STEPS)
+        result["peak_rss_mb"] = max(result[f"{step}_peak_rss_mb"] for step in STEPS)
     print(
         f"load {result['load_s']:.1f} s, judge (replay, {2 * result['rows']} samples) {result['judge_s']:.1f} s, "
         f"metrics {result['metrics_s']:.1f} s; {result['error_rows']} error rows; load average {load:.1f} "
         f"on {os.cpu_count()} CPUs"
     )
-    for step in ("load", "judge", "metrics"):
+    for step in STEPS:
         print(
             f"  {step:<8} {result[f'{step}_s']:7.1f} s wall  {result[f'{step}_cpu_s']:7.1f} s CPU  "
-            f"peak RSS {result[f'{step}_rss_mb']:6.0f} MB"
+            f"peak RSS {result[f'{step}_rss_mb']:6.0f} MB (ru_maxrss {result[f'{step}_peak_rss_mb']:6.0f} MB)"
         )
     print(f"rows={result['rows']} seconds={result['total_s']:.1f} peak_rss_mb={result['peak_rss_mb']:.0f}")
     return 0 if result["error_rows"] == 0 else 1

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from autorater_pipelines import autosxs
+from autorater_pipelines import io as autorater_io
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.io import (
     BigQueryTable,
@@ -349,3 +350,29 @@ def test_export_validates_before_writing_anything(client, tmp_path):
             destination=str(tmp_path / "j.jsonl"),
             bigquery_destination_prefix=f"{PROJECT}.{client.test_dataset}",
         )
+
+
+def test_streamed_export_loads_the_table_the_in_memory_export_loads(client, tmp_path):
+    """``judgments_path``: schema from a first pass, the table loaded from the written file, never held."""
+    judgments = [_judgment(f"q{i}", "AB"[i % 2]) for i in range(5)] + [_judgment("q9", "ERROR", samples=[])]
+    judgments[2]["extra"] = {"nested": [1, 2]}  # a column of one row only, typed JSON
+    autorater_io.write_jsonl(str(tmp_path / "judgments.jsonl"), judgments)
+    prefix = f"{PROJECT}.{client.test_dataset}.stream"
+    tables = []
+    for kind in ("memory", "stream"):
+        source = {"judgments": read_jsonl(str(tmp_path / "judgments.jsonl"))}
+        if kind == "stream":
+            source = {"judgments_path": str(tmp_path / "judgments.jsonl")}
+        result = autosxs.export_judgments(
+            **source,
+            judgments_format="bigquery",
+            destination=str(tmp_path / f"{kind}.jsonl"),
+            bigquery_destination_prefix=prefix,
+            project=PROJECT,
+        )
+        tables.append(client.get_table(parse_table_uri(result.bigquery_table).table_id))
+    assert (tmp_path / "memory.jsonl").read_bytes() == (tmp_path / "stream.jsonl").read_bytes()
+    assert [f.to_api_repr() for f in tables[0].schema] == [f.to_api_repr() for f in tables[1].schema]
+    assert tables[0].table_id != tables[1].table_id  # each export its own new table
+    rows = [sorted((dict(r.items()) for r in client.list_rows(t)), key=lambda r: r["question_id"]) for t in tables]
+    assert rows[0] == rows[1] and len(rows[1]) == 6

@@ -145,3 +145,30 @@ def test_an_object_named_like_a_wildcard_is_read_as_that_object(bucket):
     upload(b, f"{folder}/d1.jsonl", '{"id": "matched by the pattern"}\n')
     assert read_dataset(f"{root}/d[1].jsonl").rows == [{"id": "literal"}]
     assert [r["id"] for r in read_dataset(f"{root}/d[0-9].jsonl").rows] == ["matched by the pattern"]
+
+
+def test_streamed_reads_and_writes_on_gcs_match_the_whole_file_ones(bucket, monkeypatch):
+    """``iter_jsonl``/``DatasetScan`` read objects in ranged chunks; ``JsonlWriter`` uploads one whole object."""
+    from autorater_pipelines.io import DatasetScan, JsonlWriter, _gcs, iter_jsonl
+
+    monkeypatch.setattr(_gcs, "_READ_CHUNK_BYTES", 256 * 1024)  # several chunks, lines across chunk edges
+    b, root = bucket
+    folder = root[len(f"gs://{BUCKET}/") :]
+    rows = [{"id": i, "text": "caf\u00e9 " * (i % 97)} for i in range(3000)]  # 0.9 MB
+    write_jsonl(f"{root}/big.jsonl", rows)
+    assert len(b.blob(f"{folder}/big.jsonl").download_as_bytes()) > 3 * 256 * 1024
+    assert list(iter_jsonl(f"{root}/big.jsonl")) == read_jsonl(f"{root}/big.jsonl") == rows
+    scan = DatasetScan(f"{root}/big.jsonl")
+    assert (len(scan), scan.columns) == (3000, ["id", "text"])
+    assert [s.row for s in scan.rows()] == rows
+    with JsonlWriter(f"{root}/copy.jsonl") as writer:
+        for row in rows:
+            writer.write(row)
+        assert not b.blob(f"{folder}/copy.jsonl").exists()
+        writer.commit()
+    assert b.blob(f"{folder}/copy.jsonl").download_as_bytes() == b.blob(f"{folder}/big.jsonl").download_as_bytes()
+    upload(b, f"{folder}/bad.jsonl", '{"id": 1}\n' * 40000 + '{"id": \n')
+    with pytest.raises(InputError, match=rf"{root}/bad\.jsonl, row 40001: is not valid JSON"):
+        list(iter_jsonl(f"{root}/bad.jsonl"))
+    with pytest.raises(InputError, match=rf"{root}/nope\.jsonl: not found in Cloud Storage while trying to read it"):
+        list(iter_jsonl(f"{root}/nope.jsonl"))

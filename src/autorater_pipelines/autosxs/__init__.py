@@ -36,7 +36,7 @@ from autorater_pipelines.autosxs.preflight import (
     validate_run,
 )
 from autorater_pipelines.autosxs.prepare import prepare_examples
-from autorater_pipelines.autosxs.shards import merge_shards, select_shard, shard_count
+from autorater_pipelines.autosxs.shards import iter_shard, merge_shards, select_shard, shard_count
 from autorater_pipelines.autosxs.steps import judge_examples, prepare_run
 from autorater_pipelines.pairwise import tasks
 from autorater_pipelines.pairwise.judge import JudgeSummary
@@ -55,6 +55,7 @@ __all__ = [
     "console_metrics",
     "evaluate",
     "export_judgments",
+    "iter_shard",
     "judge_examples",
     "merge_shards",
     "prepare_examples",

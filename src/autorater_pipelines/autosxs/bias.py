@@ -19,12 +19,12 @@ Position consistency is :func:`autorater_pipelines.autosxs.metrics.pairwise_metr
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from autorater_pipelines.evaluation.intervals import wilson_interval
 
-__all__ = ["bias_metrics", "first_position_counts", "first_position_note", "longer_response_counts"]
+__all__ = ["BiasCounts", "bias_metrics", "first_position_counts", "first_position_note", "longer_response_counts"]
 
 
 def first_position_counts(rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
@@ -69,7 +69,7 @@ def _rate(out: dict[str, Any], key: str, count: int, total: int) -> None:
     out[f"{key}_ci_lower"], out[f"{key}_ci_upper"] = interval if interval else (None, None)
 
 
-def bias_metrics(rows: Sequence[Mapping[str, Any]], counted: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def bias_metrics(rows: Iterable[Mapping[str, Any]], counted: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The bias metrics of the module docstring.
 
     Args:
@@ -83,18 +83,50 @@ def bias_metrics(rows: Sequence[Mapping[str, Any]], counted: Sequence[Mapping[st
         ``unequal_length_decisive_count``, ``identical_response_count``, ``position_calibration`` and
         ``position_calibration_changed_count``; rates are None without a denominator.
     """
-    out: dict[str, Any] = {}
-    first, decisive = first_position_counts(rows)
-    _rate(out, "first_position_rate", first, decisive)
-    out["first_position_count"], out["decisive_sample_count"] = first, decisive
-    note = first_position_note(rows)
-    if note:
-        out["first_position_rate_note"] = note
-    longer, unequal = longer_response_counts(counted)
-    _rate(out, "longer_response_win_rate", longer, unequal)
-    out["longer_response_win_count"], out["unequal_length_decisive_count"] = longer, unequal
-    out["identical_response_count"] = sum(r.get("identical_responses") is True for r in rows)
-    calibrated = [r for r in rows if r.get("uncalibrated_choice") is not None]
-    out["position_calibration"] = "balanced" if calibrated else "none"
-    out["position_calibration_changed_count"] = sum(r["uncalibrated_choice"] != r.get("choice") for r in calibrated)
-    return out
+    counts = BiasCounts()
+    for row in rows:
+        counts.add(row, counted=False)
+    for row in counted:
+        counts.add_counted(row)
+    return counts.result()
+
+
+class BiasCounts:
+    """:func:`bias_metrics` one row at a time (rows read in a stream): running counts, no row kept."""
+
+    def __init__(self) -> None:
+        self.first = self.decisive = self.longer = self.unequal = 0
+        self.identical = self.calibrated = self.changed = 0
+        self.orders: set[bool] = set()  # presentation orders (flipped) of the decisive samples
+
+    def add(self, row: Mapping[str, Any], *, counted: bool) -> None:
+        """Count one judgment row (``counted``: it is counted in the win rates)."""
+        first, decisive = first_position_counts([row])
+        self.first, self.decisive = self.first + first, self.decisive + decisive
+        self.orders |= {bool(s.get("flipped")) for s in row.get("samples") or [] if s.get("choice") in ("A", "B")}
+        self.identical += row.get("identical_responses") is True
+        if row.get("uncalibrated_choice") is not None:
+            self.calibrated += 1
+            self.changed += row["uncalibrated_choice"] != row.get("choice")
+        if counted:
+            self.add_counted(row)
+
+    def add_counted(self, row: Mapping[str, Any]) -> None:
+        """Count a row of the win rates for the length bias."""
+        longer, unequal = longer_response_counts([row])
+        self.longer, self.unequal = self.longer + longer, self.unequal + unequal
+
+    def result(self) -> dict[str, Any]:
+        """The bias metrics of :func:`bias_metrics`."""
+        out: dict[str, Any] = {}
+        _rate(out, "first_position_rate", self.first, self.decisive)
+        out["first_position_count"], out["decisive_sample_count"] = self.first, self.decisive
+        note = first_position_note([{"samples": [{"choice": "A", "flipped": flag} for flag in sorted(self.orders)]}])
+        if note:
+            out["first_position_rate_note"] = note
+        _rate(out, "longer_response_win_rate", self.longer, self.unequal)
+        out["longer_response_win_count"], out["unequal_length_decisive_count"] = self.longer, self.unequal
+        out["identical_response_count"] = self.identical
+        out["position_calibration"] = "balanced" if self.calibrated else "none"
+        out["position_calibration_changed_count"] = self.changed
+        return out

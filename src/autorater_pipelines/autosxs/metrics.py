@@ -21,11 +21,17 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from autorater_pipelines.autosxs.bias import bias_metrics
+from autorater_pipelines.autosxs.bias import BiasCounts
 from autorater_pipelines.evaluation.intervals import mean_interval, wilson_interval
 from autorater_pipelines.pairwise.preference import weighted_win_rate
 
 __all__ = ["GOOGLE_METRIC_ALIASES", "console_metrics", "pairwise_metrics", "wilson_interval"]
+
+
+_PREFERENCE_FIELDS = ("preference", "preference_fallback_count", "verdict_from_alternatives_count")
+"""What :func:`~autorater_pipelines.pairwise.preference.weighted_win_rate` reads of a row."""
+_CHOICES = {c: c for c in ("A", "B", "TIE", "ERROR", "ONE_ORDER_ONLY", "None")}
+"""One string object per label, so the per-row lists hold pointers only."""
 
 
 def _rate(count: float, total: int) -> float | None:
@@ -38,40 +44,47 @@ def _add_rate(out: dict[str, Any], key: str, count: int, total: int) -> None:
     out[f"{key}_ci_lower"], out[f"{key}_ci_upper"] = interval if interval else (None, None)
 
 
-def _order_stats(judgments: list[Mapping[str, Any]], human: list[str | None]) -> dict[str, Any]:
-    """Position consistency and per-presentation-order accuracy from the ``samples`` lists."""
-    consistent = both_orders = both_correct = 0
-    correct = {False: 0, True: 0}
-    judged = {False: 0, True: 0}
-    for row, label in zip(judgments, human, strict=False):
+class _OrderStats:
+    """Position consistency and per-presentation-order accuracy from the ``samples`` lists, one row at a time."""
+
+    def __init__(self) -> None:
+        self.consistent = self.both_orders = self.both_correct = 0
+        self.correct = {False: 0, True: 0}
+        self.judged = {False: 0, True: 0}
+        self.labeled = False
+
+    def add(self, row: Mapping[str, Any], label: str | None) -> None:
         samples = [s for s in row.get("samples") or [] if s.get("choice") in ("A", "B", "TIE")]
         by_order = {flag: [s["choice"] for s in samples if bool(s.get("flipped")) == flag] for flag in (False, True)}
         if by_order[False] and by_order[True]:
-            both_orders += 1
+            self.both_orders += 1
             choices = set(by_order[False]) | set(by_order[True])
-            consistent += len(choices) == 1
+            self.consistent += len(choices) == 1
             if label in ("A", "B") and choices == {label}:
-                both_correct += 1
+                self.both_correct += 1
         if label in ("A", "B"):
+            self.labeled = True
             for flag in (False, True):
-                judged[flag] += len(by_order[flag])
-                correct[flag] += sum(c == label for c in by_order[flag])
-    out: dict[str, Any] = {
-        "position_consistency": _rate(consistent, both_orders),
-        "position_consistency_count": consistent,
-        "both_orders_judged_count": both_orders,
-    }
-    if any(label in ("A", "B") for label in human):
-        out.update(
-            original_order_accuracy=_rate(correct[False], judged[False]),
-            original_order_correct_count=correct[False],
-            original_order_sample_count=judged[False],
-            swapped_order_accuracy=_rate(correct[True], judged[True]),
-            swapped_order_correct_count=correct[True],
-            swapped_order_sample_count=judged[True],
-            both_orders_correct_count=both_correct,
-        )
-    return out
+                self.judged[flag] += len(by_order[flag])
+                self.correct[flag] += sum(c == label for c in by_order[flag])
+
+    def result(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "position_consistency": _rate(self.consistent, self.both_orders),
+            "position_consistency_count": self.consistent,
+            "both_orders_judged_count": self.both_orders,
+        }
+        if self.labeled:
+            out.update(
+                original_order_accuracy=_rate(self.correct[False], self.judged[False]),
+                original_order_correct_count=self.correct[False],
+                original_order_sample_count=self.judged[False],
+                swapped_order_accuracy=_rate(self.correct[True], self.judged[True]),
+                swapped_order_correct_count=self.correct[True],
+                swapped_order_sample_count=self.judged[True],
+                both_orders_correct_count=self.both_correct,
+            )
+        return out
 
 
 def _alignment(choices: list[str], human: list[str]) -> dict[str, Any]:
@@ -178,21 +191,51 @@ def pairwise_metrics(
         and per-presentation-order sample accuracy (``original_order_accuracy``,
         ``swapped_order_accuracy``, ``both_orders_correct_count``).
     """
-    rows = list(judgments)
-    one_order = [r.get("complete") is False and r.get("choice") in ("A", "B", "TIE") for r in rows]
-    excluded = sum(one_order) if not include_incomplete else 0
-    choices = [
-        "ONE_ORDER_ONLY" if partial and not include_incomplete else str(r.get("choice"))
-        for r, partial in zip(rows, one_order, strict=True)
-    ]
+    # one pass, nothing of a row kept but its choice, confidence and label: memory ~30 bytes a row
+    choices: list[str] = []
+    human: list[str] = []
+    confidences: list[float] = []
+    order_stats = _OrderStats()
+    bias = BiasCounts()
+    # (the few fields weighted_win_rate reads, choice) of each counted row, once a row carries "preference"
+    preference_rows: list[tuple[dict[str, Any], str]] = []
+    has_preference = False
+    count = one_order = input_tokens = output_tokens = attempts = cached = cached_errors = not_called = 0
+    for r in judgments:
+        count += 1
+        partial = r.get("complete") is False and r.get("choice") in ("A", "B", "TIE")
+        one_order += partial
+        choice = "ONE_ORDER_ONLY" if partial and not include_incomplete else str(r.get("choice"))
+        choices.append(_CHOICES.get(choice, choice))
+        if r.get("confidence") is not None and choice in ("A", "B", "TIE"):
+            confidences.append(float(r["confidence"]))
+        input_tokens += int(r.get("input_token_count") or 0)
+        output_tokens += int(r.get("output_token_count") or 0)
+        samples = r.get("samples") or []
+        attempts += sum(int(s.get("attempts") or 0) for s in samples)
+        cached += sum(bool(s.get("cached")) for s in samples)
+        # Answers served from the cache that could not be parsed: the same error as the run that cached them.
+        cached_errors += sum(bool(s.get("cached")) and bool(s.get("error")) for s in samples)
+        not_called += any(str(s.get("error") or "").startswith("budget:") for s in samples)
+        label = str(r.get(human_preference_column)) if human_preference_column else None
+        if label is not None:
+            human.append(_CHOICES.get(label, label))
+        order_stats.add(r, label)
+        counted = choice in ("A", "B", "TIE")
+        bias.add(r, counted=counted)
+        has_preference = has_preference or "preference" in r
+        if counted:
+            preference_rows.append(({k: r[k] for k in _PREFERENCE_FIELDS if k in r}, _CHOICES[choice]))
+    preferences = preference_rows if has_preference else None
+    excluded = one_order if not include_incomplete else 0
     judged = [c for c in choices if c in ("A", "B", "TIE")]
     n = len(judged)
     out: dict[str, Any] = {
-        "dataset_rows_read": len(rows),  # every dataset row ends in exactly one judgment
-        "evaluation_count": len(rows),
+        "dataset_rows_read": count,  # every dataset row ends in exactly one judgment
+        "evaluation_count": count,
         "judged_count": n,
-        "error_count": len(rows) - n - excluded,
-        "one_order_only_count": sum(one_order),
+        "error_count": count - n - excluded,
+        "one_order_only_count": one_order,
         "one_order_only_excluded": not include_incomplete,
     }
     _add_rate(out, "autorater_model_a_win_rate", judged.count("A"), n)
@@ -203,33 +246,21 @@ def pairwise_metrics(
     out["autorater_model_a_win_rate_ties_as_half"] = mean
     out["autorater_model_a_win_rate_ties_as_half_ci_lower"] = low
     out["autorater_model_a_win_rate_ties_as_half_ci_upper"] = high
-    confidences = [
-        float(r["confidence"])
-        for r, c in zip(rows, choices, strict=True)
-        if r.get("confidence") is not None and c in ("A", "B", "TIE")
-    ]
     out["mean_confidence"] = statistics.fmean(confidences) if confidences else None
-    if any("preference" in r for r in rows):  # preference "probability"
-        out.update(weighted_win_rate((r, c) for r, c in zip(rows, choices, strict=True) if c in ("A", "B", "TIE")))
-    out["input_token_count"] = int(sum(int(r.get("input_token_count") or 0) for r in rows))
-    out["output_token_count"] = int(sum(int(r.get("output_token_count") or 0) for r in rows))
-    samples = [s for r in rows for s in r.get("samples") or []]
-    out["model_call_attempt_count"] = int(sum(int(s.get("attempts") or 0) for s in samples))
-    out["cached_sample_count"] = int(sum(bool(s.get("cached")) for s in samples))
-    # Answers served from the cache that could not be parsed: the same error as the run that cached them.
-    out["cached_error_sample_count"] = int(sum(bool(s.get("cached")) and bool(s.get("error")) for s in samples))
-    not_called = [
-        r for r in rows if any(str(s.get("error") or "").startswith("budget:") for s in r.get("samples") or [])
-    ]
-    out["not_called_count"] = len(not_called)  # rows whose calls were never made: the model calls stopped early
-    human: list[str | None] = [None] * len(rows)
+    if preferences is not None:  # preference "probability"
+        out.update(weighted_win_rate(preferences))
+    out["input_token_count"] = input_tokens
+    out["output_token_count"] = output_tokens
+    out["model_call_attempt_count"] = attempts
+    out["cached_sample_count"] = cached
+    out["cached_error_sample_count"] = cached_errors
+    out["not_called_count"] = not_called  # rows whose calls were never made: the model calls stopped early
     if human_preference_column:
-        human = [r.get(human_preference_column) for r in rows]
-        out.update(_alignment(choices, [str(h) for h in human]))
-    out.update(_order_stats(rows, human))
-    out.update(bias_metrics(rows, [r for r, c in zip(rows, choices, strict=True) if c in ("A", "B", "TIE")]))
+        out.update(_alignment(choices, human))
+    out.update(order_stats.result())
+    out.update(bias.result())
     if ties_as_half:
-        _count_ties_as_half(out, judged, [str(h) for h in human] if human_preference_column else None)
+        _count_ties_as_half(out, judged, human if human_preference_column else None)
     return out
 
 

@@ -43,6 +43,7 @@ def validate_run(
     project: str = "",
     probe_endpoint: bool = False,
     dataset: Any = None,
+    examples_path: str | None = None,
 ) -> ValidatedRun:
     """Check a whole AutoSxS run before any model call: parameters, models, export target and data.
 
@@ -56,9 +57,13 @@ def validate_run(
             fails at once (``autorater run`` and the DataFrame API, where the run starts on this machine).
         dataset: Rows already read (an :class:`autorater_pipelines.io.Dataset`; the DataFrame API's), used instead
             of reading ``evaluation_dataset``.
+        examples_path: Stream the prepared examples to this JSONL file instead of returning them
+            (:func:`~autorater_pipelines.autosxs.prepare.write_examples`: memory bounded by one row; ``rows`` is
+            None and ``row_count`` their number). Ignored with ``dataset``.
 
     Returns:
-        The converted parameters, the prepared examples (``rows``) when the dataset was read, and notes.
+        The converted parameters, the prepared examples (``rows``) when the dataset was read (and not streamed),
+        notes, and ``row_count``.
 
     Raises:
         InputError: the first problem found, naming the parameter (and file, row and column for data).
@@ -83,8 +88,13 @@ def validate_run(
     unread = [p for p in sources if readable is not None and not readable(p)]
     if unread:  # not read from here: still refused now if malformed, with the message a run gives
         io.check_sources(run.evaluation_dataset)
-    examples = None if unread else prepare.build_examples(run, task, dataset)
-    for side in _generating_sides(run, examples):
+    examples, count, generated = None, None, None
+    if not unread and examples_path and dataset is None:
+        count, generated = prepare.write_examples(run, task, examples_path)
+    elif not unread:
+        examples = prepare.build_examples(run, task, dataset)
+        count = len(examples)
+    for side in generated if generated is not None else _generating_sides(run, examples):
         stage = run.response_model(side, project)
         stage.check(readable=readable, notes=notes)
         if probe_endpoint:
@@ -94,7 +104,7 @@ def validate_run(
             f"evaluation_dataset {', '.join(unread)} not read from here: its columns and ids are checked by the "
             "pipeline's first step"
         )
-    return ValidatedRun(run, examples, notes)
+    return ValidatedRun(run, examples, notes, count)
 
 
 def _generating_sides(run: AutosxsParams, examples: list[dict[str, Any]] | None) -> list[str]:

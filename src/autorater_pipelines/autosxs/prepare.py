@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from autorater_pipelines import io
 from autorater_pipelines.autosxs import sides as model_sides
@@ -25,7 +25,14 @@ from autorater_pipelines.pairwise import order, tasks
 from autorater_pipelines.pairwise import prompt_parameters as prompts
 from autorater_pipelines.pairwise.verdicts import normalize_preference
 
-__all__ = ["RESERVED_COLUMNS", "build_examples", "check_prompt_setup", "prepare_examples"]
+__all__ = [
+    "RESERVED_COLUMNS",
+    "PreparedFile",
+    "build_examples",
+    "check_prompt_setup",
+    "prepare_examples",
+    "write_examples",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +117,70 @@ def _check_reserved_names(
             )
 
 
+class PreparedFile(NamedTuple):
+    """What :func:`write_examples` wrote."""
+
+    example_count: int
+    """Prepared examples written (one per dataset row)."""
+    generated_sides: list[str]
+    """The sides (``a``/``b``) whose responses are to be generated (their examples have ``model_<side>_prompt``)."""
+
+
+def _sources(run: AutosxsParams, task_def: tasks.TaskDefinition, columns: list[str]) -> list[model_sides.SideSource]:
+    return [
+        model_sides.resolve_side(
+            side,
+            response_column=getattr(run, f"response_column_{side}"),
+            model=getattr(run, f"model_{side}"),
+            prompt_parameters=getattr(run, f"model_{side}_prompt_parameters"),
+            columns=columns,
+            template_variables=task_def.template_variables,
+        )
+        for side in ("a", "b")
+    ]
+
+
+def _require_columns(run: AutosxsParams, ds: Any, sources: list[model_sides.SideSource]) -> None:
+    columns = {f"response_column_{s.side}": s.column for s in sources if s.column is not None}
+    if run.human_preference_column:
+        columns["human_preference_column"] = run.human_preference_column
+    if run.autorater_parameters.flip_column is not None:
+        columns["autorater_parameters.flip_column"] = run.autorater_parameters.flip_column
+    io.require_columns(ds, columns)
+
+
+def _compile(run: AutosxsParams, task_def: tasks.TaskDefinition, columns: list[str]) -> prompts.PromptParameters:
+    return prompts.compile_prompt_parameters(
+        dict(run.autorater_prompt_parameters),
+        available_columns=columns,
+        source_name="autorater_prompt_parameters",
+        extra_variables=task_def.template_variables,
+    )
+
+
+def _example(
+    run: AutosxsParams,
+    compiled: prompts.PromptParameters,
+    sources: list[model_sides.SideSource],
+    row: Mapping[str, Any],
+    where: str,
+) -> dict[str, Any]:
+    """One prepared example (module docstring) from one dataset row read at ``where``."""
+    example: dict[str, Any] = {c: row[c] for c in run.id_columns}
+    example.update(compiled.render(row, location=where))
+    for source in sources:
+        if source.column is None:
+            example.update(source.render_prompt(row, location=where))
+            example[f"response_{source.side}"] = None
+        else:
+            example[f"response_{source.side}"] = _response(row.get(source.column), source.side, source.column, where)
+    if run.human_preference_column:
+        example[run.human_preference_column] = normalize_preference(
+            row.get(run.human_preference_column), column=run.human_preference_column, location=where
+        )
+    return example
+
+
 def build_examples(
     run: AutosxsParams, task_def: tasks.TaskDefinition, dataset: io.Dataset | None = None
 ) -> list[dict[str, Any]]:
@@ -120,49 +191,14 @@ def build_examples(
             an empty response, an invalid human label — naming the file, row and column.
     """
     dataset = dataset if dataset is not None else io.read_dataset(run.evaluation_dataset)
-    sources = [
-        model_sides.resolve_side(
-            side,
-            response_column=getattr(run, f"response_column_{side}"),
-            model=getattr(run, f"model_{side}"),
-            prompt_parameters=getattr(run, f"model_{side}_prompt_parameters"),
-            columns=dataset.columns,
-            template_variables=task_def.template_variables,
-        )
-        for side in ("a", "b")
-    ]
-    columns = {f"response_column_{s.side}": s.column for s in sources if s.column is not None}
-    if run.human_preference_column:
-        columns["human_preference_column"] = run.human_preference_column
-    judge = run.autorater_parameters
-    if judge.flip_column is not None:
-        columns["autorater_parameters.flip_column"] = judge.flip_column
-    io.require_columns(dataset, columns)
+    sources = _sources(run, task_def, dataset.columns)
+    _require_columns(run, dataset, sources)
     io.check_unique_ids(dataset, run.id_columns)
-    compiled = prompts.compile_prompt_parameters(
-        dict(run.autorater_prompt_parameters),
-        available_columns=dataset.columns,
-        source_name="autorater_prompt_parameters",
-        extra_variables=task_def.template_variables,
-    )
-    examples = []
-    for index, row in enumerate(dataset.rows):
-        where = dataset.location(index)
-        example: dict[str, Any] = {c: row[c] for c in run.id_columns}
-        example.update(compiled.render(row, location=where))
-        for source in sources:
-            if source.column is None:
-                example.update(source.render_prompt(row, location=where))
-                example[f"response_{source.side}"] = None
-            else:
-                example[f"response_{source.side}"] = _response(
-                    row.get(source.column), source.side, source.column, where
-                )
-        if run.human_preference_column:
-            example[run.human_preference_column] = normalize_preference(
-                row.get(run.human_preference_column), column=run.human_preference_column, location=where
-            )
-        examples.append(example)
+    compiled = _compile(run, task_def, dataset.columns)
+    examples = [
+        _example(run, compiled, sources, row, dataset.location(index)) for index, row in enumerate(dataset.rows)
+    ]
+    judge = run.autorater_parameters
     order.assign_orders(
         examples,
         judge,
@@ -173,6 +209,83 @@ def build_examples(
     )
     logger.info("prepared %d examples from %s", len(examples), dataset.uri or dataset.source_name)
     return examples
+
+
+def _orders(run: AutosxsParams, scan: io.DatasetScan) -> tuple[list[Any] | None, InputError | None]:
+    """Each row's presentation order when it is fixed per row (:func:`order.assign_orders`, one pass), or None.
+
+    Returns:
+        ``(orders, None)``, ``(None, None)`` when the order is not fixed per row, or ``(None, error)``: a bad
+        ``flip_column`` value, raised after every row is checked (as :func:`build_examples` raises it).
+    """
+    judge = run.autorater_parameters
+    if judge.flip_column is None and judge.flip != "random":
+        return None, None
+    slim: list[dict[str, Any]] = []
+    values, locations = [], []
+    for scanned in scan.rows():
+        slim.append({c: scanned.row.get(c) for c in run.id_columns} if judge.flip_column is None else {})
+        if judge.flip_column:
+            values.append(scanned.row.get(judge.flip_column))
+            locations.append(scan.location(scanned.file, scanned.number))
+    try:
+        order.assign_orders(
+            slim,
+            judge,
+            id_columns=run.id_columns,
+            seed=judge.settings().get("seed") or 0,
+            column_values=values,
+            locations=locations,
+        )
+    except InputError as exc:
+        return None, exc
+    return [e.get(order.ORDER_KEY) for e in slim], None
+
+
+def write_examples(run: AutosxsParams, task_def: tasks.TaskDefinition, output_path: str) -> PreparedFile:
+    """:func:`build_examples` streamed: the dataset read in two passes, the examples written as they are rendered.
+
+    Memory is bounded by one row plus the ids seen (~150 bytes a row), not by the dataset. The checks, their
+    order and their messages are :func:`build_examples`'s (every id is checked before a template or row error is
+    reported), and the file appears only when every row is prepared: nothing is written when any row is bad.
+    The first pass (:class:`~autorater_pipelines.io.DatasetScan`) finds the columns and every unreadable line.
+
+    Raises:
+        InputError: as :func:`build_examples`.
+    """
+    scan = io.DatasetScan(run.evaluation_dataset)
+    sources = _sources(run, task_def, scan.columns)
+    _require_columns(run, scan, sources)
+    ids = io.UniqueIds(scan, run.id_columns)
+    deferred: InputError | None = None  # the first template or row error, raised once every id is checked
+    try:
+        compiled = _compile(run, task_def, scan.columns)
+    except InputError as exc:
+        deferred = exc
+
+    def describe(ref: int) -> str:
+        return scan.location(scan.files[ref >> 32], ref & 0xFFFFFFFF)
+
+    orders, order_error = _orders(run, scan)
+
+    with io.JsonlWriter(output_path) as writer:
+        for scanned in scan.rows():
+            ids.add(scanned.row, scanned.file, scanned.number, scanned.file_index << 32 | scanned.number, describe)
+            if deferred is not None:
+                continue
+            try:
+                example = _example(run, compiled, sources, scanned.row, scan.location(scanned.file, scanned.number))
+            except InputError as exc:
+                deferred = exc
+                continue
+            if orders is not None:
+                example[order.ORDER_KEY] = orders[writer.count]
+            writer.write(example)
+        if deferred is not None or order_error is not None:
+            raise deferred or order_error  # type: ignore[misc]
+        count = writer.commit()
+    logger.info("prepared %d examples from %s", count, scan.uri or scan.source_name)
+    return PreparedFile(count, [s.side for s in sources if s.column is None])
 
 
 def _response(value: Any, side: str, column: str, where: str) -> str:

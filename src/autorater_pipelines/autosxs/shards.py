@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from typing import Any
 
 from autorater_pipelines import io
 from autorater_pipelines.autosxs.params import AutoraterParameters
 from autorater_pipelines.errors import AutoraterError
 
-__all__ = ["merge_shards", "select_shard", "shard_count"]
+__all__ = ["iter_shard", "merge_shards", "select_shard", "shard_count"]
 
 
 def shard_count(params: Mapping[str, Any] | AutoraterParameters | None) -> int:
@@ -29,6 +30,32 @@ def select_shard(examples: Sequence[Mapping[str, Any]], shard_index: int, shards
     if not 0 <= shard_index < shards:
         raise ValueError(f"shard_index {shard_index} is outside 0..{shards - 1}")
     return list(examples[shard_index::shards])
+
+
+class _Shard:
+    """Every ``shards``-th example of a sized stream, sized itself (for the progress bar's total)."""
+
+    def __init__(self, examples: Iterable[Mapping[str, Any]], shard_index: int, shards: int) -> None:
+        self.examples, self.shard_index, self.shards = examples, shard_index, shards
+
+    def __iter__(self) -> Iterator[Mapping[str, Any]]:
+        return itertools.islice(self.examples, self.shard_index, None, self.shards)
+
+    def __len__(self) -> int:
+        return len(range(self.shard_index, len(self.examples), self.shards))  # type: ignore[arg-type]
+
+
+def iter_shard(examples: Iterable[Mapping[str, Any]], shard_index: int, shards: int) -> Iterable[Mapping[str, Any]]:
+    """:func:`select_shard` on a stream (``io.iter_jsonl(path)``, ``io.JsonlFile(path)``): the same examples, none held.
+
+    The result has a ``len`` when ``examples`` has one (``io.JsonlFile`` counts its lines); it is iterated once
+    per pass over ``examples``.
+    """
+    if not 0 <= shard_index < shards:
+        raise ValueError(f"shard_index {shard_index} is outside 0..{shards - 1}")
+    if isinstance(examples, Sized):
+        return _Shard(examples, shard_index, shards)
+    return itertools.islice(examples, shard_index, None, shards)
 
 
 def merge_shards(

@@ -14,10 +14,9 @@ export). The components' calls and their keyword names are part of the compiled 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from autorater_pipelines import io
 from autorater_pipelines.autosxs.params import AutoraterParameters
 from autorater_pipelines.autosxs.preflight import validate_run
 from autorater_pipelines.evaluation.parameters import ValidatedRun
@@ -30,19 +29,19 @@ __all__ = ["judge_examples", "prepare_run"]
 def prepare_run(params: Mapping[str, Any], output_path: str) -> ValidatedRun:
     """The pipeline's first step (``prepare_pairwise_examples``): check the run, then write the prepared examples.
 
-    The check is :func:`~autorater_pipelines.autosxs.preflight.validate_run` on every parameter.
+    The check is :func:`~autorater_pipelines.autosxs.preflight.validate_run` on every parameter; the examples are
+    streamed to ``output_path`` as they are rendered (memory bounded by one row; ``rows`` is None,
+    ``row_count`` their number).
 
     Raises:
         InputError: the first problem ``validate_run`` finds; nothing is written then.
     """
-    run = validate_run(params)
-    io.write_jsonl(output_path, run.rows or [])
-    return run
+    return validate_run(params, examples_path=output_path)
 
 
 def judge_examples(
     *,
-    examples: Sequence[Mapping[str, Any]],
+    examples: Iterable[Mapping[str, Any]],
     task: str,
     id_columns: Sequence[str],
     autorater_model: str = "",
@@ -57,6 +56,7 @@ def judge_examples(
     pace_dir: str | None = None,
     autorater_panel: Sequence[str] | None = None,
     panel_vote: str = "",
+    collect: bool = True,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], judge.JudgeSummary]:
     """The ``judge_pairwise_examples`` component's call: build the autorater stage, then :func:`judge.judge_shard`.
 
@@ -70,7 +70,8 @@ def judge_examples(
     response cache).
 
     Args:
-        examples: Prepared examples (:mod:`autorater_pipelines.autosxs.prepare`).
+        examples: Prepared examples (:mod:`autorater_pipelines.autosxs.prepare`): a list, or any iterable read once
+            as judging goes (``io.iter_jsonl(path)``, :func:`~autorater_pipelines.autosxs.iter_shard`).
         task: Task name, as for :func:`~autorater_pipelines.autosxs.prepare_examples`.
         id_columns: Id columns of the examples.
         autorater_model: Model spec (docs/models.md); empty = :data:`~autorater_pipelines.evaluation.DEFAULT_MODEL`.
@@ -88,6 +89,7 @@ def judge_examples(
             pace (:func:`autorater_pipelines.models.shared_pace`); None = a static split of a declared quota.
         autorater_panel: Jurors' model specs (two or more) judging instead of ``autorater_model``; empty = none.
         panel_vote: How the panel votes: ``majority`` (default) or ``mean``.
+        collect: Return the rows (False: empty lists; rows are only written, memory bounded by the calls in flight).
 
     Returns:
         ``(judgments, error_messages, summary)``: one judgment per example in input order.
@@ -102,7 +104,7 @@ def judge_examples(
     specs = panel.check_panel(autorater_panel, autorater_model=autorater_model, panel_vote=vote)
     if specs:
         return panel.judge_panel_shard(
-            examples,
+            examples if isinstance(examples, Sequence) else list(examples),  # a panel holds its rows
             panel.panel_jurors(specs, autorater),
             definition,
             id_columns,
@@ -123,4 +125,5 @@ def judge_examples(
         shard_count=shard_count,
         shard_index=shard_index,
         pace_dir=pace_dir,
+        collect=collect,
     )

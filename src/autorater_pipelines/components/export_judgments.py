@@ -28,10 +28,10 @@ def export_pairwise_judgments(
         evaluation_dataset: The exported evaluation dataset with judgments (JSONL for `jsonl` and `bigquery`, a JSON array for `json`).
         evaluation_dataset_path: URI of the exported evaluation dataset with judgments: `bq://project.dataset.table` for `bigquery`.
     """
-    from autorater_pipelines import autosxs, io
+    from autorater_pipelines import autosxs
 
     result = autosxs.export_judgments(
-        judgments=io.read_jsonl(judgments.path),
+        judgments_path=judgments.path,  # streamed
         judgments_format=judgments_format,
         destination=evaluation_dataset.path,
         bigquery_destination_prefix=bigquery_destination_prefix,

@@ -53,7 +53,7 @@ def judge_pairwise_examples(
 
     models.use_pipeline_root_cache(pipeline_root)
     _, _, summary = autosxs.judge_examples(
-        examples=autosxs.select_shard(io.read_jsonl(prepared_examples.path), shard_index, shard_count),
+        examples=autosxs.iter_shard(io.JsonlFile(prepared_examples.path), shard_index, shard_count),  # streamed
         task=task,
         id_columns=id_columns,
         autorater_model=autorater_model,
@@ -68,5 +68,6 @@ def judge_pairwise_examples(
         pace_dir=f"{prepared_examples.uri}.pace" if shard_count > 1 else None,  # the shards' shared pace
         autorater_panel=autorater_panel,
         panel_vote=panel_vote,
+        collect=False,  # rows are written as they finish: memory bounded by the calls in flight
     )
     return (summary.evaluation_count, summary.error_count)

@@ -47,7 +47,7 @@ def model_evaluation_text_generation_pairwise(
     from autorater_pipelines.autosxs import model_registry
 
     result = autosxs.aggregate_judgments(
-        judgments=io.read_jsonl(judgments.path),
+        judgments=io.JsonlFile(judgments.path),  # streamed: running aggregates
         human_preference_column=human_preference_column,
         metrics_path=metrics_json.path,
     )

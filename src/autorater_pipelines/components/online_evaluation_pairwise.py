@@ -38,14 +38,14 @@ def online_evaluation_pairwise(
         evaluation_count: Number of judgments.
         error_count: Number of judgments whose choice is ERROR.
     """
-    from autorater_pipelines import autosxs, io
+    from autorater_pipelines.autosxs.merge import merge_shard_files
 
-    merged, errors = autosxs.merge_shards(
-        io.read_jsonl(examples.path),
+    count, error_count = merge_shard_files(  # streamed, file to file
+        examples.path,
         id_columns,
-        [io.read_jsonl(s.path) for s in judgment_shards],
-        [io.read_jsonl(s.path) for s in error_shards],
+        [s.path for s in judgment_shards],
+        [s.path for s in error_shards],
+        judgments.path,
+        error_messages.path,
     )
-    io.write_jsonl(judgments.path, merged)
-    io.write_jsonl(error_messages.path, errors)
-    return (judgments.uri, len(merged), sum(j["choice"] == "ERROR" for j in merged))
+    return (judgments.uri, count, error_count)

@@ -75,4 +75,4 @@ def prepare_pairwise_examples(
 
     run = autosxs.prepare_run(params, prepared_examples.path)
     shards = run.params.autorater_parameters.shards
-    return (len(run.rows or []), list(range(shards)), shards)
+    return (run.row_count or 0, list(range(shards)), shards)

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from autorater_pipelines import io
 
-__all__ = ["ExportResult", "export_rows"]
+__all__ = ["ExportResult", "export_file", "export_rows"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +75,57 @@ def export_rows(
         project=project,
         api_endpoint=bigquery_api_endpoint,
         description=f"{what} ({len(data)} rows) written by autorater-pipelines",
+    )
+    logger.info("loaded %d %s into %s", count, what, table.uri)
+    return ExportResult(destination, table.uri)
+
+
+def export_file(
+    source: str,
+    *,
+    fmt: str,
+    destination: str,
+    table: io.BigQueryTable | None,
+    fields: Mapping[str, dict[str, Any]],
+    project: str = "",
+    bigquery_api_endpoint: str | None = None,
+    what: str,
+) -> ExportResult:
+    """:func:`export_rows` on the rows of a JSONL file, streamed: the same files and table, memory bounded by one row.
+
+    With a ``table``, a first pass infers the schema (and checks its column names before anything is written);
+    the table is loaded from the written JSONL file (the bytes :func:`export_rows` would send).
+
+    Args:
+        source: JSONL file of the rows (local or ``gs://``), e.g. a step's judgments.
+        fmt: As :func:`export_rows`.
+        destination: As :func:`export_rows`.
+        table: As :func:`export_rows`.
+        fields: As :func:`export_rows`.
+        project: As :func:`export_rows`.
+        bigquery_api_endpoint: As :func:`export_rows`.
+        what: As :func:`export_rows`.
+
+    Raises:
+        InputError: as :func:`export_rows`, or a line of ``source`` that is not a JSON object (names file and line).
+    """
+    schema = None
+    if table is not None:
+        schema = io.infer_schema(io.iter_jsonl(source), fields)
+        io.check_column_names([f["name"] for f in schema], source="bigquery_destination_prefix")
+    with (io.JsonArrayWriter if fmt == "json" else io.JsonlWriter)(destination) as writer:
+        for row in io.iter_jsonl(source):
+            writer.write(row)
+        count = writer.commit()
+    if table is None or schema is None:
+        return ExportResult(destination, "")
+    io.load_rows_to_new_table(
+        destination,
+        table,
+        schema,
+        project=project,
+        api_endpoint=bigquery_api_endpoint,
+        description=f"{what} ({count} rows) written by autorater-pipelines",
     )
     logger.info("loaded %d %s into %s", count, what, table.uri)
     return ExportResult(destination, table.uri)

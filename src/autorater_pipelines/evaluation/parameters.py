@@ -322,3 +322,5 @@ class ValidatedRun(NamedTuple):
     dataset was not read from here."""
     notes: list[str]
     """What was not checked from here and why (``autorater submit`` prints them)."""
+    row_count: int | None = None
+    """How many rows the first step works on, also when they were streamed to a file (``rows`` None then)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from autorater_pipelines.errors import InputError
@@ -139,8 +139,8 @@ def _value_type(value: Any) -> str:
     return "JSON"
 
 
-def _column_type(values: Sequence[Any]) -> str:
-    types = {_value_type(v) for v in values if v is not None}
+def _types_column(types: set[str]) -> str:
+    """A column's type from the types of its non-null values."""
     if not types:
         return "STRING"
     if types == {"INTEGER", "FLOAT"}:
@@ -149,7 +149,7 @@ def _column_type(values: Sequence[Any]) -> str:
 
 
 def infer_schema(
-    rows: Sequence[Mapping[str, Any]], hints: Mapping[str, SchemaField] | None = None
+    rows: Iterable[Mapping[str, Any]], hints: Mapping[str, SchemaField] | None = None
 ) -> list[SchemaField]:
     """Build a BigQuery schema for JSON-compatible rows: one NULLABLE column per key, in first-seen order.
 
@@ -167,27 +167,51 @@ def infer_schema(
         The schema as REST-form fields.
 
     """
-    hints = dict(hints or {})
-    columns: dict[str, list[Any]] = {}
+    builder = _SchemaBuilder(hints)
     for row in rows:
-        for key, value in row.items():
-            columns.setdefault(key, []).append(value)
-    schema: list[SchemaField] = []
-    for name, values in columns.items():
-        hint = hints.get(name)
-        if hint is None:
-            schema.append({"name": name, "type": _column_type(values), "mode": "NULLABLE"})
-            continue
-        field = {"mode": "NULLABLE", **hint, "name": name}
-        if field["type"] == "RECORD":
-            repeated = field["mode"] == "REPEATED"
-            records = [v for value in values if value is not None for v in (value if repeated else [value])]
-            sub_hints = {f["name"]: f for f in field.get("fields", [])}
-            field["fields"] = infer_schema([r for r in records if isinstance(r, Mapping)], sub_hints)
-            known = {f["name"] for f in field["fields"]}
-            field["fields"] += [f for f in hint.get("fields", []) if f["name"] not in known]
-        schema.append(field)
-    return schema
+        builder.add(row)
+    return builder.schema()
+
+
+class _SchemaBuilder:
+    """:func:`infer_schema` one row at a time: per column, the set of value types seen (rows are not kept)."""
+
+    def __init__(self, hints: Mapping[str, SchemaField] | None) -> None:
+        self.hints = dict(hints or {})
+        self.types: dict[str, set[str]] = {}
+        self.records: dict[str, _SchemaBuilder] = {}
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        for name, value in row.items():
+            types = self.types.setdefault(name, set())
+            hint = self.hints.get(name)
+            if hint is None:
+                if value is not None:
+                    types.add(_value_type(value))
+                continue
+            if hint.get("type") != "RECORD" or value is None:
+                continue
+            if name not in self.records:
+                self.records[name] = _SchemaBuilder({f["name"]: f for f in hint.get("fields", [])})
+            repeated = {"mode": "NULLABLE", **hint}["mode"] == "REPEATED"
+            for record in value if repeated else [value]:
+                if isinstance(record, Mapping):
+                    self.records[name].add(record)
+
+    def schema(self) -> list[SchemaField]:
+        schema: list[SchemaField] = []
+        for name, types in self.types.items():
+            hint = self.hints.get(name)
+            if hint is None:
+                schema.append({"name": name, "type": _types_column(set(types)), "mode": "NULLABLE"})
+                continue
+            field = {"mode": "NULLABLE", **hint, "name": name}
+            if field["type"] == "RECORD":
+                field["fields"] = self.records[name].schema() if name in self.records else []
+                known = {f["name"] for f in field["fields"]}
+                field["fields"] += [f for f in hint.get("fields", []) if f["name"] not in known]
+            schema.append(field)
+        return schema
 
 
 def _ndjson(rows: Sequence[Mapping[str, Any]]) -> bytes:
@@ -196,7 +220,7 @@ def _ndjson(rows: Sequence[Mapping[str, Any]]) -> bytes:
 
 
 def load_rows_to_new_table(
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[Mapping[str, Any]] | str,
     table: BigQueryTable,
     schema: Sequence[SchemaField],
     *,
@@ -212,7 +236,9 @@ def load_rows_to_new_table(
     being appended to or overwritten. The dataset must exist.
 
     Args:
-        rows: JSON-compatible rows; every key must be a column of ``schema``.
+        rows: JSON-compatible rows; every key must be a column of ``schema``. Or the path (local or ``gs://``) of
+            a JSONL file of such rows written by :func:`write_jsonl`/:class:`JsonlWriter` (the same bytes the rows
+            would be sent as), uploaded as it is, without holding it.
         table: The destination table.
         schema: REST-form fields (see :func:`infer_schema`).
         project: Project that runs the load job; empty = the table's project.
@@ -221,7 +247,7 @@ def load_rows_to_new_table(
         source: Parameter name for error messages.
 
     Returns:
-        The number of rows loaded.
+        The number of rows loaded (0 for a file: its writer knows its count).
 
     Raises:
         InputError: A column name is invalid, the dataset does not exist, permission is denied, or
@@ -251,7 +277,13 @@ def load_rows_to_new_table(
     if description:
         config.destination_table_description = description
     try:
-        job = client.load_table_from_file(io.BytesIO(_ndjson(rows)), table.table_id, job_config=config)
+        if isinstance(rows, str):  # a JSONL file: uploaded as it is, streamed
+            from autorater_pipelines.io._stream import open_read
+
+            with open_read(rows) as handle:
+                job = client.load_table_from_file(handle, table.table_id, job_config=config)
+        else:
+            job = client.load_table_from_file(io.BytesIO(_ndjson(rows)), table.table_id, job_config=config)
         job.result()
     except forbidden as exc:
         raise InputError(
@@ -263,4 +295,4 @@ def load_rows_to_new_table(
     except bad_request as exc:
         details = "; ".join(str(e.get("message", e)) for e in (getattr(exc, "errors", None) or [])) or exc.message
         raise InputError(f"BigQuery rejected the load into {table.table_id}: {details}", source=source) from exc
-    return len(rows)
+    return 0 if isinstance(rows, str) else len(rows)

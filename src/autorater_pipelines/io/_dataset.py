@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.io._ids import check_id_columns
 from autorater_pipelines.io._values import is_missing
 from autorater_pipelines.unencodable import replaced_note
 
-__all__ = ["Dataset", "IdKey", "canonical_id_value", "check_unique_ids", "id_key", "is_missing", "require_columns"]
+__all__ = [
+    "Dataset",
+    "IdKey",
+    "UniqueIds",
+    "canonical_id_value",
+    "check_unique_ids",
+    "id_key",
+    "is_missing",
+    "require_columns",
+]
 
 
 @dataclass
@@ -62,7 +71,17 @@ def _did_you_mean(name: str, options: Sequence[str]) -> str:
     return f" Did you mean {close[0]!r}?" if close else ""
 
 
-def require_columns(ds: Dataset, columns: Mapping[str, str | None]) -> None:
+class _HasColumns(Protocol):
+    """What :func:`require_columns` reads: a :class:`Dataset` or a :class:`~autorater_pipelines.io.DatasetScan`."""
+
+    columns: list[str]
+    source_name: str
+    uri: str
+
+    def __len__(self) -> int: ...
+
+
+def require_columns(ds: _HasColumns, columns: Mapping[str, str | None]) -> None:
     """Check that the named columns exist in the dataset (in at least one row).
 
     Per-row missing or null values are reported where the values are used, with the row.
@@ -83,7 +102,7 @@ def require_columns(ds: Dataset, columns: Mapping[str, str | None]) -> None:
             raise InputError(f"expected a column name (string), got {column!r}", source=param)
         if column not in ds.columns:
             where = f"{ds.source_name} {ds.uri!r}" if ds.uri else ds.source_name
-            if not ds.rows:  # "columns found: []" would read as if the data had no such column
+            if not len(ds):  # "columns found: []" would read as if the data had no such column
                 raise InputError(
                     f"column {column!r} cannot be checked: {where} has no rows, so no columns; pass data with at "
                     "least one example",
@@ -177,12 +196,40 @@ def check_unique_ids(ds: Dataset, id_columns: Sequence[str]) -> list[tuple[str |
             :func:`id_key` text so ``7`` and ``"7"`` collide (names both locations and the id values).
 
     """
-    columns = check_id_columns(id_columns)
-    require_columns(ds, {f"id_columns[{i}]": c for i, c in enumerate(columns)})
-    seen: dict[tuple[str | None, ...], int] = {}
-    keys: list[tuple[str | None, ...]] = []
-    for index, row in enumerate(ds.rows):
-        source, number = ds.locations[index]
+    checker = UniqueIds(ds, id_columns)
+    return [checker.add(row, *ds.locations[index], index, ds.location) for index, row in enumerate(ds.rows)]
+
+
+class UniqueIds:
+    """:func:`check_unique_ids` one row at a time, for rows read in a stream (the same checks and messages).
+
+    Per row it keeps the id's canonical text and an int the caller chooses (``ref``, e.g. the row's position),
+    plus the values as written when their text differs from it (``7`` for ``"7"``): ~150 bytes a row.
+
+    Args:
+        ds: The dataset's columns (:func:`require_columns` is checked on the id columns first).
+        id_columns: The id columns.
+
+    Raises:
+        InputError: ``id_columns`` is malformed or names a missing column.
+    """
+
+    def __init__(self, ds: _HasColumns, id_columns: Sequence[str]) -> None:
+        self.columns = check_id_columns(id_columns)
+        require_columns(ds, {f"id_columns[{i}]": c for i, c in enumerate(self.columns)})
+        self._seen: dict[tuple[str | None, ...], tuple[int, tuple[Any, ...] | None]] = {}
+
+    def add(
+        self, row: Mapping[str, Any], source: str, number: int, ref: int, describe: Callable[[int], str]
+    ) -> tuple[str | None, ...]:
+        """Check one row (from ``source``, line/row ``number``); return its :func:`id_key`.
+
+        ``describe(ref)`` says where the row of ``ref`` came from (``Dataset.location``), for a duplicate's message.
+
+        Raises:
+            InputError: a missing, null or non-scalar id value, or an id seen before (as :func:`check_unique_ids`).
+        """
+        columns = self.columns
         for column in columns:
             value = row.get(column)
             if is_missing(value):
@@ -201,19 +248,21 @@ def check_unique_ids(ds: Dataset, id_columns: Sequence[str]) -> list[tuple[str |
                     column=column,
                 )
         key = id_key(row, columns)
-        if key in seen:
-            first = {c: ds.rows[seen[key]].get(c) for c in columns}
+        canonical = tuple(key)
+        if canonical in self._seen:
+            first_ref, first_values = self._seen[canonical]
+            first = dict(zip(columns, first_values if first_values is not None else canonical, strict=True))
             this = {c: row.get(c) for c in columns}
             values = repr(this)
             if repr(first) != values:  # e.g. 7 and "7": the same id once compared as text
                 values = f'{first!r} and {this!r} (ids are compared as text: 7, 7.0 and "7" are the same id)'
             raise InputError(
-                f"duplicate id {values}: {ds.location(seen[key])} and "
-                f"{ds.location(index)} have the same values in id columns {columns}; make the ids unique or "
+                f"duplicate id {values}: {describe(first_ref)} and "
+                f"{describe(ref)} have the same values in id columns {columns}; make the ids unique or "
                 f"add a column to id_columns{replaced_note(values)}",
                 source=source,
                 row=number,
             )
-        seen[key] = index
-        keys.append(key)
-    return keys
+        written = key.values  # type: ignore[attr-defined]
+        self._seen[canonical] = (ref, None if written == canonical else written)
+        return key

@@ -59,22 +59,25 @@ def _extension(name: str) -> str:
     return os.path.splitext(name.rstrip("/"))[1].lower()
 
 
-def decode_utf8(data: bytes, name: str) -> str:
+def decode_utf8(data: bytes, name: str, *, line: int = 1, offset: int = 0) -> str:
     """Decode ``data`` as UTF-8 (a leading byte-order mark is dropped).
+
+    ``line`` and ``offset`` say where ``data`` starts in its file (1-based line, byte offset), for a file read
+    line by line; a byte-order mark is dropped only at the file's start.
 
     Raises:
         InputError: The bytes are not UTF-8; names the line, the byte offset and the bad bytes.
 
     """
-    if data.startswith(b"\xef\xbb\xbf"):
+    if offset == 0 and data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+        line += data.count(b"\n", 0, exc.start)
         bad = data[exc.start : exc.end]
         raise InputError(
-            f"is not valid UTF-8: byte(s) {bad!r} at byte offset {exc.start}; re-save the file as UTF-8 "
+            f"is not valid UTF-8: byte(s) {bad!r} at byte offset {offset + exc.start}; re-save the file as UTF-8 "
             "(e.g. `iconv -f latin1 -t utf-8 in > out`)",
             source=name,
             row=line,
@@ -145,7 +148,7 @@ def load_json(text: str, name: str, line: int | None) -> Any:
     return value
 
 
-def parse_jsonl_text(text: str, name: str, *, note: str = "") -> NumberedRows:
+def parse_jsonl_text(text: str, name: str, *, note: str = "", first_line: int = 1) -> NumberedRows:
     r"""Parse JSONL text: one JSON object per line, blank lines skipped.
 
     Lines are split on ``\n`` only (``\r\n`` works), never on U+2028, U+0085 or form feed, which may appear in
@@ -155,6 +158,7 @@ def parse_jsonl_text(text: str, name: str, *, note: str = "") -> NumberedRows:
         text: The decoded file content.
         name: File name or URI, for error messages.
         note: Extra sentence appended to parse errors (e.g. why the file was read as JSONL).
+        first_line: The line number of ``text``'s first line (for a file read line by line).
 
     Returns:
         ``(line number, object)`` pairs.
@@ -165,7 +169,7 @@ def parse_jsonl_text(text: str, name: str, *, note: str = "") -> NumberedRows:
 
     """
     rows: NumberedRows = []
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in enumerate(text.split("\n"), start=first_line):
         if not line.strip():
             continue
         try:

@@ -19,7 +19,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable
-from typing import Any
+from typing import IO, Any
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.io._fs import has_wildcard
@@ -30,6 +30,7 @@ STORAGE_EMULATOR_ENV = "STORAGE_EMULATOR_HOST"
 """Environment variable google-cloud-storage reads to talk to an emulator instead of Cloud Storage."""
 
 _SPOOL_BYTES = 64 * 1024 * 1024
+_READ_CHUNK_BYTES = 8 * 1024 * 1024
 
 _BUCKET_NAME = re.compile(r"[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?")
 """The characters of a Cloud Storage bucket name (its length and reserved words are left to the server)."""
@@ -190,6 +191,24 @@ class GcsFileSystem:
             return bytes(self.client().bucket(bucket).blob(name).download_as_bytes())
         except (exceptions.NotFound, exceptions.Forbidden) as exc:
             raise self._api_error(exc, uri, "read it") from exc
+
+    def open_read(self, uri: str) -> IO[bytes]:
+        """Open the object for reading in chunks (8 MiB ranged downloads), for files read line by line.
+
+        Raises:
+            InputError: Bad URI, object or bucket not found, or permission denied.
+
+        """
+        from google.api_core import exceptions
+
+        bucket, name = self.check_uri(uri)
+        blob = self.client().bucket(bucket).blob(name)
+        try:
+            blob.reload()  # a missing object fails here, with read_bytes's message, not at the first line
+        except (exceptions.NotFound, exceptions.Forbidden) as exc:
+            raise self._api_error(exc, uri, "read it") from exc
+        reader: IO[bytes] = blob.open("rb", chunk_size=_READ_CHUNK_BYTES)
+        return reader
 
     def write_atomic(self, uri: str, chunks: Iterable[bytes]) -> None:
         """Upload ``chunks`` as one object; Cloud Storage shows an object only once its upload is complete.

@@ -10,9 +10,10 @@ also an error row (:mod:`autorater_pipelines.evaluation.error_rows`): stage ``ju
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from typing import Any
 
 from autorater_pipelines import io, pairwise
@@ -58,8 +59,28 @@ class _Judging:
     task: tasks.TaskDefinition
     judgments: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     errors: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    collect: bool = True
+    """Keep the rows in ``judgments``/``errors`` (False: only written, counted)."""
+    writers: tuple[io.JsonlWriter | None, io.JsonlWriter | None] = (None, None)
+    """Where judgment and error rows are written as they finish (in input order)."""
+    counts: collections.Counter = dataclasses.field(default_factory=collections.Counter)
 
-    def requests(self, examples: Sequence[Mapping[str, Any]], queued: collections.deque) -> Iterator[ModelRequest]:
+    def _judgment(self, row: dict[str, Any]) -> None:
+        self.counts["rows"] += 1
+        self.counts["error"] += row["choice"] == "ERROR"
+        self.counts["not_called"] += _not_called(row)
+        if self.writers[0] is not None:
+            self.writers[0].write(row)
+        if self.collect:
+            self.judgments.append(row)
+
+    def _error(self, row: dict[str, Any]) -> None:
+        if self.writers[1] is not None:
+            self.writers[1].write(row)
+        if self.collect:
+            self.errors.append(row)
+
+    def requests(self, examples: Iterable[Mapping[str, Any]], queued: collections.deque) -> Iterator[ModelRequest]:
         """Yield every sample request, lazily, queueing ``(example, ids, request count)`` per example.
 
         Requests are built while earlier ones are in flight and dropped once answered, so the ~3 KB prompts of a
@@ -93,7 +114,7 @@ class _Judging:
     ) -> None:
         """Vote over one example's samples and record its judgment and error rows."""
         if not answered and order.is_identical(example, self.settings):
-            self.judgments.append({**example, **order.identical_judgment(), "samples": [], **_NO_TOKENS})
+            self._judgment({**example, **order.identical_judgment(), "samples": [], **_NO_TOKENS})
             return
         samples = [pairwise.to_sample(r, o, self.settings, self.task.score_scale) for r, o in answered]
         choice, confidence, explanation = pairwise.combine_samples(samples)
@@ -107,7 +128,7 @@ class _Judging:
             explanation = self._inference_errors(example, ids)
         complete, incomplete_reason = pairwise.row_completeness(samples) if answered else (False, explanation)
         usage = pairwise.total_usage([o for _, o in answered])
-        self.judgments.append(
+        self._judgment(
             {
                 **example,
                 "choice": choice,
@@ -123,7 +144,7 @@ class _Judging:
         )
         for sample in (s for s in samples if s.error):
             kind, message = split_error(sample.error or "")
-            self.errors.append(
+            self._error(
                 error_row(
                     ids,
                     self.id_columns,
@@ -146,7 +167,7 @@ class _Judging:
         }
         for side, reason in reasons.items():
             kind, message = split_error(reason)
-            self.errors.append(
+            self._error(
                 error_row(
                     ids,
                     self.id_columns,
@@ -163,7 +184,7 @@ class _Judging:
 
 
 def _run(
-    model: Model, judging: _Judging, examples: Sequence[Mapping[str, Any]], reask: Any = None
+    model: Model, judging: _Judging, examples: Iterable[Mapping[str, Any]], reask: Any = None
 ) -> ModelCallError | None:
     """Send every request through ``model`` and finish each row, in input order, as its outputs arrive.
 
@@ -188,13 +209,16 @@ def _run(
         row.append((request, output))
         finish_rows()
 
-    calls = [
-        e.get("response_a") is not None
-        and e.get("response_b") is not None
-        and not order.is_identical(e, judging.settings)
-        for e in examples
-    ]
-    total = sum(calls) * judging.settings.sampling_count  # rows without a response or identical ones make no call
+    if isinstance(examples, Sequence):  # rows without a response or identical ones make no call
+        calls = [
+            e.get("response_a") is not None
+            and e.get("response_b") is not None
+            and not order.is_identical(e, judging.settings)
+            for e in examples
+        ]
+        total: int | None = sum(calls) * judging.settings.sampling_count
+    else:  # a stream (read once): at most this many
+        total = len(examples) * judging.settings.sampling_count if isinstance(examples, Sized) else None
     stopped: ModelCallError | None = None
     try:
         model.generate_each(judging.requests(examples, queued), consume, desc="judging", total=total, reask=reask)
@@ -214,7 +238,7 @@ def _not_called(judgment: Mapping[str, Any]) -> bool:
 
 
 def judge_shard(
-    examples: Sequence[Mapping[str, Any]],
+    examples: Iterable[Mapping[str, Any]],
     autorater: Autorater,
     task: tasks.TaskDefinition,
     id_columns: Sequence[str],
@@ -224,8 +248,13 @@ def judge_shard(
     shard_count: int = 1,
     shard_index: int = 0,
     pace_dir: str | None = None,
+    collect: bool = True,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], JudgeSummary]:
     """Judge prepared examples with the autorater stage and vote over samples.
+
+    Rows are judged as they are read from ``examples`` (any iterable, e.g. :func:`autorater_pipelines.io.iter_jsonl`)
+    and written as they finish, in input order; with ``collect=False`` nothing is kept, so memory is bounded by
+    the calls in flight, not by the dataset. The files appear only once every row is done.
 
     When the model calls stop early (see :mod:`autorater_pipelines.models`: a wrong endpoint, no progress for
     ``max_stall_s``, ``max_consecutive_failures``), the judgments so far are kept, the rest become ERROR rows with
@@ -250,6 +279,7 @@ def judge_shard(
             pace (:func:`autorater_pipelines.models.shared_pace`): a declared quota is divided among the shards
             running *now* (a finished shard hands its share over), an unknown one is found together. None = a
             static split of a declared quota.
+        collect: Return the judgment and error rows (False: two empty lists; the rows are only written).
 
     Returns:
         ``(judgments, error_messages, summary)``: one judgment per example in input order.
@@ -259,7 +289,7 @@ def judge_shard(
         ModelCallError: the model calls stopped early and ``strict`` is set, or the process got SIGTERM.
     """
     options = autorater.options.for_task(task)
-    judging = _Judging(check_id_columns(id_columns), options, task)
+    judging = _Judging(check_id_columns(id_columns), options, task, collect=collect)
     config = autorater.generate_config()
     if shard_count > 1 and config.requests_per_minute:
         logger.info(
@@ -271,25 +301,29 @@ def judge_shard(
     model = get_model(autorater.model, config)
     check_verdict_settings(judging.task, judging.settings)
     reask = pairwise.unparseable_check(judging.settings, config.temperature, judging.task.score_scale)
-    with shared_pace(model, pace_dir, shard_index, shard_count):
-        stopped = _run(model, judging, examples, reask)
-    if judgments_path:
-        io.write_jsonl(judgments_path, judging.judgments)
-    if error_messages_path:
-        io.write_jsonl(error_messages_path, judging.errors)
+    with contextlib.ExitStack() as files:
+        judging.writers = tuple(  # type: ignore[assignment]
+            files.enter_context(io.JsonlWriter(path)) if path else None
+            for path in (judgments_path, error_messages_path)
+        )
+        with shared_pace(model, pace_dir, shard_index, shard_count):
+            stopped = _run(model, judging, examples, reask)
+        for writer in judging.writers:
+            if writer is not None:
+                writer.commit()
     stats = model.stats
     summary = JudgeSummary(
-        evaluation_count=len(judging.judgments),
-        error_count=sum(j["choice"] == "ERROR" for j in judging.judgments),
+        evaluation_count=judging.counts["rows"],
+        error_count=judging.counts["error"],
         model_calls=stats.calls,
         cache_hits=stats.cache_hits,
         retries=stats.retries,
         input_tokens=stats.usage.input_tokens,
         output_tokens=stats.usage.output_tokens,
-        not_called_count=sum(_not_called(j) for j in judging.judgments),
+        not_called_count=judging.counts["not_called"],
         stopped=str(stopped or ""),
     )
-    logger.info("judged %d examples: %s", len(judging.judgments), summary)
+    logger.info("judged %d examples: %s", summary.evaluation_count, summary)
     if stopped is not None:
         logger.error(
             "model calls stopped early: %s (%d rows not judged; judgments written)", stopped, summary.not_called_count
