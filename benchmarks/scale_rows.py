@@ -6,7 +6,8 @@ Runs the real step entry points one after another, as the pipeline's components 
 ``autosxs.aggregate_judgments`` on the streamed judgments), writing
 the same files (prepared examples, judgments, error messages, metrics). The dataset (one ~3 KB judge prompt per
 sample: a ~1.2 KB question and two responses of 0.3-0.6 KB) and its replay file are generated first and
-not timed. Each step runs in its own child process, as each component runs in its own container, so its peak
+not timed. The merge (one shard) and the JSONL export follow, as in the pipeline. Each step runs in its own child
+process, as each component runs in its own container, so its peak
 RSS (``ru_maxrss``, and VmRSS sampled every 20 ms) is the step's own.
 
     python benchmarks/scale_rows.py                # 100,000 rows × 2 samples
@@ -81,7 +82,7 @@ class StepMeter:
         self.timings[f"{name}_rss_mb"] = max(self._peak, self.rss_kib()) / 1024
 
 
-STEPS = ("load", "judge", "metrics")
+STEPS = ("load", "judge", "merge", "metrics", "export")
 
 
 def run_step(workdir: Path, step: str) -> None:
@@ -116,9 +117,27 @@ def run_step(workdir: Path, step: str) -> None:
             )
             timings["rows"] = summary.evaluation_count
             timings["error_rows"] = summary.error_count
+        elif step == "merge":  # as the online_evaluation_pairwise component (one shard), file to file
+            from autorater_pipelines.autosxs.merge import merge_shard_files
+
+            count, errors = merge_shard_files(
+                str(workdir / "examples.jsonl"),
+                ["id"],
+                [str(workdir / "judgments.jsonl")],
+                [str(workdir / "error_messages.jsonl")],
+                str(workdir / "merged.jsonl"),
+                str(workdir / "merged_errors.jsonl"),
+            )
+            timings["rows"], timings["error_rows"] = count, errors
+        elif step == "export":  # as the export_pairwise_judgments component (jsonl), streamed
+            autosxs.export_judgments(
+                judgments_path=str(workdir / "merged.jsonl"),
+                judgments_format="jsonl",
+                destination=str(workdir / "export.jsonl"),
+            )
         else:  # as the metrics component: running aggregates over the streamed judgments
             metrics = autosxs.aggregate_judgments(
-                judgments=io.iter_jsonl(str(workdir / "judgments.jsonl")),
+                judgments=io.iter_jsonl(str(workdir / "merged.jsonl")),
                 human_preference_column="human",
                 metrics_path=str(workdir / "metrics.json"),
             )
@@ -160,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
         result["peak_rss_mb"] = max(result[f"{step}_peak_rss_mb"] for step in STEPS)
     print(
         f"load {result['load_s']:.1f} s, judge (replay, {2 * result['rows']} samples) {result['judge_s']:.1f} s, "
-        f"metrics {result['metrics_s']:.1f} s; {result['error_rows']} error rows; load average {load:.1f} "
+        f"merge {result['merge_s']:.1f} s, metrics {result['metrics_s']:.1f} s, export {result['export_s']:.1f} s; "
+        f"{result['error_rows']} error rows; load average {load:.1f} "
         f"on {os.cpu_count()} CPUs"
     )
     for step in STEPS:
@@ -168,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             f"  {step:<8} {result[f'{step}_s']:7.1f} s wall  {result[f'{step}_cpu_s']:7.1f} s CPU  "
             f"peak RSS {result[f'{step}_rss_mb']:6.0f} MB (ru_maxrss {result[f'{step}_peak_rss_mb']:6.0f} MB)"
         )
-    print(f"rows={result['rows']} seconds={result['total_s']:.1f} peak_rss_mb={result['peak_rss_mb']:.0f}")
+    print(f"rows={result['rows']:.0f} seconds={result['total_s']:.1f} peak_rss_mb={result['peak_rss_mb']:.0f}")
     return 0 if result["error_rows"] == 0 else 1
 
 

@@ -73,7 +73,7 @@ def test_scale_rows_tiny(capsys: pytest.CaptureFixture[str]) -> None:
     lines = [line.strip() for line in capsys.readouterr().out.strip().splitlines()]
     assert lines[-1].startswith("rows=300 seconds=")
     steps = [line.split()[0] for line in lines if "s CPU  peak RSS" in line]
-    assert steps == ["load", "judge", "metrics"]  # wall, CPU and peak RSS of each step
+    assert steps == ["load", "judge", "merge", "metrics", "export"]  # wall, CPU and peak RSS of each step
 
 
 def test_image_startup_reads_step_times_and_top_level_imports_from_the_runner_log() -> None:

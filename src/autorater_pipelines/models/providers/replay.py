@@ -25,12 +25,13 @@ Replay reads no media, calls no network, uses no cache or rate limiter and repor
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.io import canonical_id_value
-from autorater_pipelines.io._formats import NumberedRows, decode_utf8, parse_jsonl_text
+from autorater_pipelines.io._formats import decode_utf8, parse_jsonl_text
 from autorater_pipelines.io._fs import check_file_uri, filesystem_for, split_scheme
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._provider import Provider
@@ -64,10 +65,23 @@ def check_recording_uri(uri: str) -> None:
         raise InputError(f"replay file {uri!r}: {exc}", source="model spec") from None
 
 
-def _read_records(uri: str) -> NumberedRows:
+_NOTE = '; a replay line looks like {"id": 1, "response": "raw model output"}'
+
+
+def _local_file(uri: str) -> Path | None:
+    """The local file of ``uri`` (a plain path or ``file://``), or None for other file systems."""
+    scheme = split_scheme(uri)[0]
+    return Path(filesystem_for(uri)[1]).expanduser() if scheme in ("", "file") else None
+
+
+def _read_records(uri: str) -> Iterator[tuple[int, dict[str, Any], int, int]]:
     """Read the recording: a local path, ``file://`` or ``gs://`` URI (any scheme registered in ``io``).
 
-    Decoding and JSONL parsing are the dataset reader's (:func:`io._formats.parse_jsonl_text`).
+    Decoding and JSONL parsing are the dataset reader's (:func:`io._formats.parse_jsonl_text`); a local file is
+    read line by line.
+
+    Yields:
+        ``(line number, record, byte offset of the line, its length)``; offset -1 for a file read whole.
 
     Raises:
         InputError: unsupported scheme, missing or unreadable file ("model spec: replay file ...");
@@ -76,19 +90,34 @@ def _read_records(uri: str) -> NumberedRows:
     check_recording_uri(uri)
     try:
         filesystem, target = filesystem_for(uri)
-        if split_scheme(uri)[0] in ("", "file") and not Path(target).expanduser().exists():
+        local = _local_file(uri)
+        if local is not None and not local.exists():
             raise InputError(f"replay file {uri!r} does not exist.", source="model spec")
-        data = filesystem.read_bytes(target)
+        if local is None or not local.is_file():
+            data = filesystem.read_bytes(target)
     except InputError as exc:
         if exc.source == "model spec":
             raise
         raise InputError(f"replay file {uri!r}: {exc}", source="model spec") from None
-    note = '; a replay line looks like {"id": 1, "response": "raw model output"}'
-    return parse_jsonl_text(decode_utf8(data, uri), uri, note=note)
+    if local is None or not local.is_file():
+        for number, record in parse_jsonl_text(decode_utf8(data, uri), uri, note=_NOTE):
+            yield number, record, -1, 0
+        return
+    with open(local, "rb") as handle:
+        offset = 0  # of the line in the file
+        decoded = 0  # bytes after the byte-order mark, as the whole-file decoder counts them
+        for number, raw in enumerate(handle, start=1):
+            text = decode_utf8(raw, uri, line=number, offset=decoded)
+            bom = 3 if number == 1 and raw.startswith(b"\xef\xbb\xbf") else 0
+            if text.strip():
+                for _, record in parse_jsonl_text(text.rstrip("\n"), uri, note=_NOTE, first_line=number):
+                    yield number, record, offset + bom, len(raw) - bom
+            offset += len(raw)
+            decoded += len(raw) - bom
 
 
 class ReplayProvider(Provider):
-    """Recorded answers, loaded once when the model is built.
+    """Recorded answers, checked once when the model is built (a local file's answers are read when asked for).
 
     Args:
         path: Local path (or ``file://`` URI) of the JSONL recording.
@@ -105,15 +134,17 @@ class ReplayProvider(Provider):
         super().__init__("replay", path, config)
         if not path:
             raise InputError("replay model spec has no file: use replay/<path to JSONL>.", source="model spec")
-        # field names (sorted) -> normalized values -> (line number, record)
-        self._groups: dict[tuple[str, ...], dict[tuple[str, ...], tuple[int, dict[str, Any]]]] = {}
-        self._logprobs: dict[int, tuple[TokenLogprob, ...] | None] = {}  # line number -> the record's logprobs
-        for number, record in _read_records(path):
-            self._add(number, record)
+        # field names (sorted) -> normalized values -> (line number, where the line is or the record itself):
+        # a local file's records are read again at their offset when asked for, so memory holds keys only
+        self._groups: dict[tuple[str, ...], dict[tuple[str, ...], tuple[int, Any]]] = {}
+        self._logprobs: dict[int, tuple[TokenLogprob, ...]] = {}  # line number -> the record's logprobs, if any
+        self._local = _local_file(path)
+        for number, record, offset, length in _read_records(path):
+            self._add(number, record, record if offset < 0 else (offset, length))
         # most specific (most fields) first; ties in a stable order
         self._order = sorted(self._groups, key=lambda names: (-len(names), names))
 
-    def _add(self, number: int, record: dict[str, Any]) -> None:
+    def _add(self, number: int, record: dict[str, Any], stored: Any) -> None:
         response = record.get(RESPONSE_FIELD)
         if not isinstance(response, str):
             raise InputError(
@@ -122,7 +153,9 @@ class ReplayProvider(Provider):
                 row=number,
                 column=RESPONSE_FIELD,
             )
-        self._logprobs[number] = _read_logprobs(record.get(LOGPROBS_FIELD), self.name, number)
+        logprobs = _read_logprobs(record.get(LOGPROBS_FIELD), self.name, number)
+        if logprobs is not None:
+            self._logprobs[number] = logprobs
         names = tuple(sorted(k for k in record if k not in ANSWER_FIELDS))
         values = tuple(normalize_key_value(record[k]) for k in names)
         group = self._groups.setdefault(names, {})
@@ -134,7 +167,17 @@ class ReplayProvider(Provider):
                 source=self.name,
                 row=number,
             )
-        group[values] = (number, record)
+        group[values] = (number, stored)
+
+    def _record(self, number: int, stored: Any) -> dict[str, Any]:
+        """The record of line ``number``: kept, or read again from the local file at its offset."""
+        if isinstance(stored, dict):
+            return stored
+        offset, length = stored
+        with open(self._local, "rb") as handle:  # type: ignore[arg-type]
+            handle.seek(offset)
+            line = handle.read(length).decode("utf-8")
+        return dict(parse_jsonl_text(line.rstrip("\n"), self.name, note=_NOTE, first_line=number)[0][1])
 
     def cache_identity(self) -> dict[str, Any]:
         """Replays are never cached; identity kept for completeness."""
@@ -150,8 +193,8 @@ class ReplayProvider(Provider):
             if required.issubset(names) and all(name in key for name in names):
                 found = self._groups[names].get(tuple(key[name] for name in names))
                 if found is not None:
-                    number, record = found
-                    logprobs = self._logprobs[number]
+                    record = self._record(*found)
+                    logprobs = self._logprobs.get(found[0])
                     return ModelOutput(text=record[RESPONSE_FIELD], attempts=0, raw=record, logprobs=logprobs)
         fields = " or ".join(repr(list(names)) for names in self._order) or "none (empty file)"
         shown = dict(request.key)
