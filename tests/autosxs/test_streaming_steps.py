@@ -3,8 +3,8 @@
 ``data/streaming/`` holds a 40-row dataset (ids both ints and strings, non-ASCII text with U+2028, human labels
 A/B/TIE/``model_a``, one identical pair) and a replay recording where some rows have no recording (both samples
 fail), some only one order (rows judged in one order) and some an unparseable answer. ``examples.jsonl``,
-``judgments.jsonl``, ``error_messages.jsonl`` and ``metrics.json`` there were written by main at 96de1ad, before
-any streaming, with ``prepare_examples``, ``judge_examples(examples=io.read_jsonl(...))`` and
+``judgments.jsonl``, ``error_messages.jsonl`` and ``metrics.json`` there were written by main before any streaming
+(at 96de1ad; ``metrics.json`` again at 04bef33, which added the bias metrics; the other three were unchanged there), with ``prepare_examples``, ``judge_examples(examples=io.read_jsonl(...))`` and
 ``aggregate_judgments(judgments=io.read_jsonl(...))``, run in that directory with relative paths.
 """
 
