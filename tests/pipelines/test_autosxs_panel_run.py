@@ -302,3 +302,30 @@ def test_bad_panels_fail_before_any_call_naming_the_parameter(case, tmp_path, ca
     assert main(["run", "autosxs", "--params", str(params_path), "--output-dir", str(out), "--quiet"]) != 0
     assert re.search(message, capsys.readouterr().err)
     assert not out.exists()
+
+
+@pytest.mark.pipeline
+@pytest.mark.parametrize("vote", ["majority", "mean"])
+def test_dataframe_panel_gives_the_pipeline_metrics(vote, tmp_path, shared_data):
+    """``autosxs.evaluate(df, autorater_panel=…)`` judges through the pipeline's step: the same metrics.json."""
+    import pandas as pd
+
+    from autorater_pipelines import autosxs
+
+    params, texts, dataset = _llmbar(shared_data, tmp_path)
+    params["panel_vote"] = vote
+    params_path = tmp_path / "params.json"
+    params_path.write_text(json.dumps(params))
+    out = tmp_path / "out"
+    assert main(["run", "autosxs", "--params", str(params_path), "--output-dir", str(out), "--quiet"]) == 0
+    expected = json.loads((out / "metrics.json").read_text())
+
+    df = pd.read_json(params["evaluation_dataset"], lines=True, dtype=False)
+    kwargs = {k: v for k, v in params.items() if k != "evaluation_dataset"}
+    judgments, metrics = autosxs.evaluate(df, **kwargs, progress=False)
+    assert metrics == expected
+    assert metrics["panel_vote"] == vote and set(metrics["jurors"]) == set(texts)
+    votes = [[_juror_verdict(t, r["id"]) for t in texts.values()] for r in dataset]
+    assert list(judgments["choice"]) == [(_mean if vote == "mean" else _majority)(v) for v in votes]
+    assert list(judgments["panel_vote"]) == [vote] * len(dataset)
+    assert [[j["juror"] for j in row] for row in judgments["jurors"]] == [params["autorater_panel"]] * len(dataset)

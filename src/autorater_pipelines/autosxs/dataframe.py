@@ -17,9 +17,10 @@ It checks the whole run first with the pipeline's :func:`~autorater_pipelines.au
 parameter, ``model_a_parameters``/``model_b_parameters`` included, the models and an explicit ``base_url``, the
 rows), so a bad parameter is refused before the first model call; then it calls the same step functions as the
 ``autosxs`` pipeline (:func:`~autorater_pipelines.autosxs.inference.generate_missing`,
-:func:`~autorater_pipelines.pairwise.judge.judge_shard`, :func:`~autorater_pipelines.autosxs.
-aggregate_judgments`) through the same model-call layer (cache, retries, rate limits, a tqdm progress bar),
-takes the pipeline's parameters by the same names, and works inside Jupyter's running event loop.
+:func:`~autorater_pipelines.autosxs.judge_examples`: one judge, or a panel's jurors with ``autorater_panel``,
+:func:`~autorater_pipelines.autosxs.aggregate_judgments`) through the same model-call layer (cache, retries,
+rate limits, a tqdm progress bar), takes the pipeline's parameters by the same names, and works inside
+Jupyter's running event loop.
 """
 
 from __future__ import annotations
@@ -28,10 +29,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from autorater_pipelines import io
-from autorater_pipelines.autosxs import export, inference
+from autorater_pipelines.autosxs import export, inference, steps
 from autorater_pipelines.autosxs.preflight import validate_run
 from autorater_pipelines.evaluation.notebook import frame_rows, outside_event_loop
-from autorater_pipelines.pairwise import judge, tasks
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,6 +77,8 @@ def evaluate(
     model_b_parameters: Mapping[str, Any] | None = None,
     autorater_model: str = "",
     autorater_parameters: Mapping[str, Any] | None = None,
+    autorater_panel: Sequence[str] | None = None,
+    panel_vote: str = "",
     experimental_args: Mapping[str, Any] | None = None,
     project: str = "",
     location: str = "",
@@ -102,6 +104,10 @@ def evaluate(
         model_b_parameters: Generation settings of model B.
         autorater_model: Judge model spec; empty = the pipeline's default Gemini model.
         autorater_parameters: ``sampling_count``, ``flip``, ``verdict_pattern``/``verdict_map`` and model settings.
+        autorater_panel: A panel of judges: two or more model specs (jurors) judging instead of
+            ``autorater_model``, each with ``autorater_parameters``; the panel votes over their row verdicts
+            (docs/autosxs.md). None or empty = one judge.
+        panel_vote: How the panel votes: ``majority`` (default) or ``mean``.
         experimental_args: May hold ``custom_task_definition``.
         project: Google Cloud project of Vertex AI calls.
         location: Google Cloud region of Vertex AI calls.
@@ -111,7 +117,9 @@ def evaluate(
         ``(judgments, metrics)``: one judgment row per input row, with the input index, as the pipeline writes
         ``judgments.jsonl`` (``choice``, ``confidence``, ``explanation``, ``samples`` …; the error rows of
         ``error_messages.jsonl`` in ``judgments.attrs["error_messages"]``), and the metrics of ``metrics.json``
-        (win rates with intervals, position consistency, alignment with human labels).
+        (win rates with intervals, position consistency, alignment with human labels; with a panel also
+        ``jurors`` and ``juror_agreement``). With a panel, each judgment row also has ``jurors``, ``panel_vote``
+        and ``panel_preference_a``.
 
     Raises:
         InputError: bad parameters or data (naming the DataFrame row and column), or an explicit ``base_url`` where
@@ -140,6 +148,8 @@ def evaluate(
         "model_b_parameters": model_b_parameters,
         "autorater_model": autorater_model,
         "autorater_parameters": judge_parameters,
+        "autorater_panel": list(autorater_panel or []),
+        "panel_vote": panel_vote,
         "experimental_args": experimental_args,
         "project": project,
         "location": location,
@@ -149,8 +159,19 @@ def evaluate(
     examples, checked = run.rows or [], run.params
     stages = [checked.response_model(side) for side in ("a", "b")]
     inference.generate_missing(examples, stages, checked.id_columns)
-    task_def = tasks.get_task(checked.task, dict(checked.experimental_args))
-    judgments, errors, _ = judge.judge_shard(examples, checked.autorater(), task_def, checked.id_columns)
+    # the pipeline's judging step: one judge, or every juror of a panel and the panel's vote
+    judgments, errors, _ = steps.judge_examples(
+        examples=examples,
+        task=checked.task,
+        id_columns=checked.id_columns,
+        autorater_model=checked.autorater_model,
+        autorater_parameters=checked.autorater_parameters,
+        project=checked.project,
+        location=checked.location,
+        experimental_args=checked.experimental_args,
+        autorater_panel=checked.autorater_panel,
+        panel_vote=checked.panel_vote,
+    )
     metrics = export.aggregate_judgments(judgments=judgments, human_preference_column=human_preference_column)
     records = [{k: v for k, v in j.items() if k != frame.index_column} for j in judgments]
     result = pd.DataFrame.from_records(records, index=df.index)
