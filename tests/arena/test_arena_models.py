@@ -181,7 +181,10 @@ def test_a_model_whose_every_generation_fails_is_named_not_ranked_and_fails_the_
     captured = capsys.readouterr()
     # 24 of the 36 pairs have no response of oai-short; 12 pairs × 2 samples were judged: 24 of 48 units failed.
     assert code == 1
-    assert "error: 24 of 48 rows (50%) ended with an error, more than --max-failed-share 0.1" in captured.err
+    assert (
+        "error: 24 of 48 samples and unjudged pairs (50%) ended with an error, more than --max-failed-share 0.1"
+        in captured.err
+    )
     assert "Arena: 2 models, 12 judged pairs (+24 not judged: a response was not generated)" in captured.out
     board = _read_jsonl(out / "leaderboard.jsonl")  # written either way
     assert [r["model"] for r in board] == ["gem-long", "base"]

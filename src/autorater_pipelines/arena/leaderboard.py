@@ -128,17 +128,17 @@ def leaderboard_from_judgments(
         ``ranking_options`` (``options``), ``id_columns`` and, with a baseline, ``length_controlled``
         (AlpacaEval's length-controlled win rates).
 
+        With no battle at all (every sample an ERROR), an empty leaderboard and metrics that say so
+        (``battle_count`` 0, ``models`` empty, a note with the sample counts): the run's judgments and
+        error_messages are still its outputs.
+
     Raises:
-        InputError: no judged sample at all (nothing to rank), or fewer than 2 models with battles.
+        InputError: fewer than 2 models with battles, or a baseline without battles.
     """
     ids = list(id_columns)
     records, counts = battle_records(judgments, ids, options.strong_verdict_weight)
     if not records:
-        raise InputError(
-            f"no battles to rank: {counts['sample_count']} samples, {counts['error_sample_count']} of them errors "
-            "(see error_messages)",
-            source="judgments",
-        )
+        return [], _finite(_unranked_metrics(judgments, ids, options, counts))
     battles = battles_from_records(records, source="judgments")
     baseline = options.baseline or None
     if baseline is not None and baseline not in battles.models:
@@ -181,6 +181,41 @@ def leaderboard_from_judgments(
             battles, baseline, bootstrap_rounds=options.bootstrap_rounds, seed=options.seed
         )
     return _finite(ranking.leaderboard), _finite(metrics)
+
+
+def _unranked_metrics(
+    judgments: Sequence[Mapping[str, Any]], ids: list[str], options: RankingOptions, counts: dict[str, Any]
+) -> dict[str, Any]:
+    """The metrics of a run without any battle: the counts, no model ranked, and a note saying why."""
+    why = (
+        f"nothing ranked: 0 battles from {counts['sample_count']} samples, {counts['error_sample_count']} of them "
+        "ERROR samples (see error_messages)"
+    )
+    return {
+        **counts,
+        "evaluation_count": counts["pair_count"],
+        "battle_count": 0.0,
+        "models": [],
+        "leaderboard": {},
+        "win_matrix": {},
+        "separability": None,
+        "style_coefficients": None,
+        "tie_parameter": None,
+        "computed_over": {
+            "battles": 0.0,
+            "battle_records": 0,
+            "models": 0,
+            "prompts": len({tuple(str(row.get(k)) for k in ids) for row in judgments}),
+            "bootstrap_rounds": options.bootstrap_rounds,
+            "seed": options.seed,
+            "ties": options.ties,
+            "battle_unit": "one judged sample (both presentation orders count); ERROR samples are not battles",
+            "strong_verdict_weight": options.strong_verdict_weight,
+        },
+        "notes": [why],
+        "ranking_options": options.model_dump(),
+        "id_columns": ids,
+    }
 
 
 def strong_verdict_summary(metrics: Mapping[str, Any]) -> str | None:

@@ -70,7 +70,7 @@ def rank_run(
     """The ranking step: read the judgments, write the leaderboard (JSONL) and the metrics (JSON); return them.
 
     Raises:
-        InputError: nothing to rank (every sample failed), or a baseline without battles.
+        InputError: a baseline without battles (with no battle at all, an empty leaderboard is written).
     """
     ranking = options if isinstance(options, RankingOptions) else RankingOptions(**dict(options))
     leaderboard, metrics = leaderboard_from_judgments(io.read_jsonl(judgments_path), id_columns, ranking)

@@ -107,6 +107,10 @@ def print_summary(metrics: dict[str, Any]) -> None:
     if strong:
         print(f"  {strong}")
     rows = list(metrics["leaderboard"].values())
+    if not rows:  # no battle at all: the note says why
+        for note in metrics.get("notes") or []:
+            print(f"  note: {note}")
+        return
     print_leaderboard(rows, baseline=any("win_rate_vs_baseline" in r for r in rows))
     print(
         f"  intervals: {over.get('interval')} over {over.get('bootstrap_rounds')} prompt-bootstrap rounds "
@@ -124,5 +128,6 @@ RUN = RunSpec(
     print_summary=print_summary,
     extra_outputs=extra_outputs,
     failed_rows=failed_rows,
+    failed_unit=lambda m: "samples and unjudged pairs" if m.get("unjudged_pair_count") else "samples",
 )
 """How ``autorater run arena`` treats the arena (the ``run`` of :data:`autorater_pipelines.arena.spec.SPEC`)."""

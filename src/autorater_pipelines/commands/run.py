@@ -258,7 +258,7 @@ def run(args: argparse.Namespace) -> int:
     spec.print_outputs(out_dir, written)
     _print_error_reasons(os.path.join(out_dir, "error_messages.jsonl"))
     print(f"Outputs in {out_dir}: {', '.join(written)}")
-    return _exit_status(*spec.failed_rows(metrics), args.max_failed_share)
+    return _exit_status(*spec.failed_rows(metrics), args.max_failed_share, unit=spec.failed_unit(metrics))
 
 
 def _run_into(
@@ -325,14 +325,15 @@ def _rename_report(staging: str, out_dir: str, options: dict[str, Any]) -> None:
     write_report(staging, os.path.join(staging, REPORT_FILE), source=out_dir, **options)
 
 
-def _exit_status(failed: int, total: int, max_share: float) -> int:
-    """1 when no row was evaluated or more than ``max_share`` of the rows failed (message on stderr), else 0."""
+def _exit_status(failed: int, total: int, max_share: float, *, unit: str = "rows") -> int:
+    """1 when nothing was evaluated or more than ``max_share`` of the ``unit`` failed (message on stderr), else 0."""
     if total > 0 and failed >= total:
-        print("error: no row could be evaluated; see error_messages.jsonl", file=sys.stderr)
+        one = unit.split(" ")[0].removesuffix("s")
+        print(f"error: no {one} could be evaluated; see error_messages.jsonl", file=sys.stderr)
         return 1
     if total > 0 and failed / total > max_share:
         print(
-            f"error: {failed} of {total} rows ({failed / total:.0%}) ended with an error, more than "
+            f"error: {failed} of {total} {unit} ({failed / total:.0%}) ended with an error, more than "
             f"--max-failed-share {max_share:g}; see error_messages.jsonl",
             file=sys.stderr,
         )
@@ -377,7 +378,33 @@ def _print_error_reasons(path: str, limit: int = 3) -> None:
         return
     from autorater_pipelines.evaluation.error_rows import error_text
 
-    reasons = collections.Counter(_shortened(error_text(r)) for r in rows)
+    reasons: collections.Counter[str] = collections.Counter()
+    example: dict[str, str] = {}
+    for row in rows:
+        reason, key = _without_key(error_text(row))
+        reasons[reason] += 1
+        example.setdefault(reason, key)
     print(f"{len(rows)} error message(s) in error_messages.jsonl; most common:")
     for reason, count in reasons.most_common(limit):
-        print(f"  {count} × {reason}")
+        shown = f" (e.g. key {_shortened(example[reason], 160)})" if example[reason] else ""
+        print(f"  {count} × {_shortened(reason)}{shown}")
+
+
+def _without_key(text: str) -> tuple[str, str]:
+    """``(text with its 'for key {...}' written 'for key {…}', the key)``; ``(text, "")`` without one.
+
+    Messages that name the request's key (replay's ``no recording … for key {...}``) then group as one reason.
+    """
+    start = text.find(_KEY_MARK)
+    if start < 0:
+        return text, ""
+    open_at = start + len(_KEY_MARK) - 1
+    depth = 0
+    for end in range(open_at, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[end], 0)
+        if depth == 0:
+            return text[:open_at] + "{…}" + text[end + 1 :], text[open_at : end + 1]
+    return text, ""
+
+
+_KEY_MARK = "for key {"

@@ -1,0 +1,66 @@
+"""``autorater run arena`` when judge samples fail: outputs written, one ``error:`` line, reasons grouped."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+from autorater_pipelines.cli import main
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+QUICKSTART = ROOT / "examples" / "arena_quickstart"
+
+
+def _params(tmp_path: pathlib.Path, **changes: object) -> pathlib.Path:
+    params = json.loads((QUICKSTART / "params.json").read_text())
+    params["evaluation_dataset"] = str(QUICKSTART / "dataset.jsonl")
+    params["autorater_model"] = f"replay/{QUICKSTART / 'replay.jsonl'}"
+    params.update(changes)
+    path = tmp_path / "params.json"
+    path.write_text(json.dumps(params))
+    return path
+
+
+def test_an_arena_run_whose_every_sample_fails_writes_its_outputs_and_exits_1(tmp_path, capfd) -> None:
+    # the recording answers question_answering's prompt; arena_hard's verdict pattern finds no [[A>B]] in it
+    out = tmp_path / "out"
+    code = main(
+        ["run", "arena", "--params", str(_params(tmp_path, task="arena_hard@001")), "--output-dir", str(out), "--quiet"]
+    )
+    captured = capfd.readouterr()
+    assert code == 1
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
+        "error_messages.jsonl",
+        "judgments.jsonl",
+        "leaderboard.jsonl",
+        "metrics.json",
+        "report.html",
+    ]
+    assert (out / "leaderboard.jsonl").read_text() == ""
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert (metrics["battle_count"], metrics["sample_count"], metrics["error_sample_count"]) == (0, 96, 96)
+    assert metrics["notes"] == [
+        "nothing ranked: 0 battles from 96 samples, 96 of them ERROR samples (see error_messages)"
+    ]
+    assert len((out / "error_messages.jsonl").read_text().splitlines()) == 96
+    assert "96 × parse_error: verdict_pattern" in captured.out
+    assert "pipeline run failed" not in captured.err and "executor" not in captured.err + captured.out
+    assert captured.err == "error: no sample could be evaluated; see error_messages.jsonl\n"
+
+
+def test_reasons_naming_the_request_key_group_as_one_and_failures_count_samples(tmp_path, capfd) -> None:
+    rows = [json.loads(line) for line in (QUICKSTART / "dataset.jsonl").read_text().splitlines()]
+    for row in rows[:4]:  # 4 of 8 prompts have no recording under their new id
+        row["question_id"] = f"new-{row['question_id']}"
+    dataset = tmp_path / "dataset.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    params = _params(tmp_path, evaluation_dataset=str(dataset))
+    code = main(["run", "arena", "--params", str(params), "--output-dir", str(tmp_path / "out"), "--quiet"])
+    captured = capfd.readouterr()
+    assert code == 1
+    lines = [line for line in captured.out.splitlines() if line.startswith("  ") and " × " in line]
+    assert len(lines) == 1, captured.out
+    assert lines[0].startswith("  48 × not_recorded: no recording in ")
+    assert " for key {…} (recorded key fields: " in lines[0]
+    assert "(e.g. key {'question_id': 'new-q" in lines[0]
+    assert "error: 48 of 96 samples (50%) ended with an error, more than --max-failed-share 0.1" in captured.err
