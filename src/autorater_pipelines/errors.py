@@ -7,7 +7,10 @@ The CLI prints these without a traceback and exits with status 2.
 
 from __future__ import annotations
 
-__all__ = ["AutoraterError", "InputError", "ModelCallError"]
+import difflib
+from collections.abc import Iterable
+
+__all__ = ["AutoraterError", "InputError", "ModelCallError", "did_you_mean", "unknown_names"]
 
 
 class AutoraterError(Exception):
@@ -62,3 +65,24 @@ class ModelCallError(AutoraterError):
     def __init__(self, message: str, *, interrupted: bool = False) -> None:
         super().__init__(message)
         self.interrupted = interrupted
+
+
+def did_you_mean(name: str, options: Iterable[str]) -> str:
+    """``" Did you mean 'closest'?"`` for the option closest to ``name`` (difflib), or ``""`` if none is close."""
+    close = difflib.get_close_matches(str(name), [str(o) for o in options], n=1)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def unknown_names(what: str, unknown: Iterable[str], valid: Iterable[str]) -> str:
+    """``"unknown keys ['flipp'] (did you mean 'flip'?); valid keys: [...]"``: unknown names with their closest valid.
+
+    Args:
+        what: The plural noun of the names (``"keys"``, ``"pipeline parameters"``).
+        unknown: The names given that are not valid.
+        valid: The valid names, listed in this order.
+    """
+    unknown, valid = list(unknown), [str(v) for v in valid]
+    close = {u: difflib.get_close_matches(str(u), valid, n=1) for u in unknown}
+    hints = [f"{m[0]!r}" + (f" for {u!r}" if len(unknown) > 1 else "") for u, m in close.items() if m]
+    hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
+    return f"unknown {what} {unknown}{hint}; valid {what}: {valid}"

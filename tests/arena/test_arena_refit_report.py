@@ -63,7 +63,7 @@ def test_rescore_refits_with_other_bootstrap_and_style_control_and_no_model_call
 def test_rescore_refuses_an_unknown_option_and_a_bound(run, capsys):
     out, _ = run
     assert main(["rescore", str(out), "--params", '{"rounds": 5}']) != 0
-    assert "unknown ['rounds']; valid keys: ['baseline', 'bootstrap_rounds'" in capsys.readouterr().err
+    assert "unknown keys ['rounds']; valid keys: ['baseline', 'bootstrap_rounds'" in capsys.readouterr().err
     assert main(["rescore", str(out), "--params", '{"bootstrap_rounds": 5000}']) != 0
     assert "bootstrap_rounds must be an integer from 0 to 2000, got 5000" in capsys.readouterr().err
 

@@ -125,7 +125,10 @@ def test_a_prompt_refused_by_max_input_tokens_is_no_model_call_attempt():
 
 BAD_MODEL_PARAMETERS = [
     ({"temperature": 5}, r"^model_b_parameters: temperature must be a number from 0 to 2, got 5$"),
-    ({"temprature": 0.2}, r"^model_b_parameters: unknown keys \['temprature'\]; valid keys: \["),
+    (
+        {"temprature": 0.2},
+        r"^model_b_parameters: unknown keys \['temprature'\] \(did you mean 'temperature'\?\); valid keys: \[",
+    ),
     ({"base_url": "ftp://127.0.0.1:1/v1"}, r"^model_b_parameters: invalid model parameters: base_url='ftp://"),
 ]
 

@@ -141,7 +141,49 @@ REFUSED: list[RefusedCase] = [
         "autosxs",
         {"data.jsonl": AUTOSXS_ROWS, "replay.jsonl": REPLAY},
         autosxs_params(evaluation_datset="{dir}/data.jsonl"),
-        r"unknown pipeline parameters \['evaluation_datset'\]",
+        r"unknown pipeline parameters \['evaluation_datset'\] \(did you mean 'evaluation_dataset'\?\); "
+        r"valid pipeline parameters: \[",
+    ),
+    RefusedCase(
+        "unknown_parameter_typo_nested",
+        "autosxs",
+        {"data.jsonl": AUTOSXS_ROWS, "replay.jsonl": REPLAY},
+        autosxs_params(autorater_paramters={"flipp": True}),
+        r"unknown pipeline parameters \['autorater_paramters'\] \(did you mean 'autorater_parameters'\?\)",
+    ),
+    RefusedCase(
+        "unknown_setting_typo",
+        "autosxs",
+        {"data.jsonl": AUTOSXS_ROWS, "replay.jsonl": REPLAY},
+        autosxs_params(autorater_parameters={"flipp": True, "sed": 1}),
+        r"^error: autorater_parameters: unknown keys \['flipp', 'sed'\] \(did you mean 'flip' for 'flipp', "
+        r"'seed' for 'sed'\?\); valid keys: \['adaptive_concurrency'",
+    ),
+    RefusedCase(
+        "unknown_task_typo",
+        "autosxs",
+        {"data.jsonl": AUTOSXS_ROWS, "replay.jsonl": REPLAY},
+        autosxs_params(task="question_answer"),
+        r"^error: task: unknown task 'question_answer'; valid values: \[.*'question_answering', "
+        r"'question_answering@001', 'question_answering@latest'.*\]\. Did you mean 'question_answering'\?$",
+    ),
+    RefusedCase(
+        "gecko_scoring_typo",
+        "gecko",
+        {"data.jsonl": GECKO_ROWS},
+        gecko_params(scoring={"dependancy_masking": True}),
+        r"^error: scoring: unknown keys \['dependancy_masking'\] \(did you mean 'dependency_masking'\?\); "
+        r"valid keys: \['dependency_masking', 'group_by', 'logprob_weighting', 'missing_answer_policy', "
+        r"'unparseable_answer_policy'\]$",
+        why="no Python True, no pydantic 'Extra inputs are not permitted'",
+    ),
+    RefusedCase(
+        "autosxs_params_given_to_gecko",
+        "gecko",
+        {"data.jsonl": AUTOSXS_ROWS, "replay.jsonl": REPLAY},
+        autosxs_params(),
+        r"unknown pipeline parameters \['autorater_model', .*'task'\]; these look like autosxs parameters: "
+        r"autorater run autosxs --params \S+$",
     ),
     RefusedCase(
         "missing_required_parameter",

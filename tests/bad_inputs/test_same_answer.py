@@ -43,7 +43,7 @@ REFUSED = [
     ({"timeout_s": 0}, r"timeout_s must be a number greater than 0 and at most 86400, got 0$"),
     ({"max_retries": "lots"}, r"max_retries must be an integer from 0 to 100, got 'lots'$"),
     ({"progress": "yes"}, r"progress must be true or false, got 'yes'$"),
-    ({"temprature": 0.2}, r"unknown keys \['temprature'\]; valid keys: \["),
+    ({"temprature": 0.2}, r"unknown keys \['temprature'\] \(did you mean 'temperature'\?\); valid keys: \["),
     (  # hostile trial (issue 25): these passed both preflights, then stalled 20-26 s
         {"base_url": "not a url"},
         r"invalid model parameters: base_url='not a url': is not an http\(s\) URL \(it has no http\(s\):// scheme\); "

@@ -126,7 +126,9 @@ def test_dry_run_rejects_unknown_names_listing_valid_ones(tmp_path, capsys):
     params = {**json.loads((DOCS / "compare_predictions.json").read_text()), "resposne_column_a": "x"}
     code, _, err = _dry_run(capsys, "autosxs", "--params", _write(tmp_path, params))
     assert code == 2
-    assert "unknown pipeline parameters ['resposne_column_a']; valid: [" in err
+    assert (
+        "unknown pipeline parameters ['resposne_column_a'] (did you mean 'response_column_a'?); valid pipeline " in err
+    )
 
 
 @pytest.mark.parametrize("pipeline", PIPELINE_NAMES)

@@ -148,6 +148,11 @@ BAD = [
         r"response_columns names columns not in evaluation_dataset '.*rows\.jsonl': \{'b': 'nope'\}; columns: ",
     ),
     (
+        {"response_columns": {"a": "resp_a", "b": "respb"}},
+        "response_columns",
+        r"not in evaluation_dataset '.*rows\.jsonl': \{'b': 'respb'\}; columns: \[.*\]\. Did you mean 'resp_b'\?$",
+    ),
+    (
         {"media_column": "resp_a"},
         "response_columns",
         r"set media_column \(one response column\) or response_columns \(one column per candidate\), not both: "

@@ -76,10 +76,13 @@ def test_get_task_returns_a_copy():
 
 def test_available_tasks():
     assert available_tasks() == [
+        "arena_hard",
         "arena_hard@001",
         "arena_hard@latest",
+        "question_answering",
         "question_answering@001",
         "question_answering@latest",
+        "summarization",
         "summarization@001",
         "summarization@latest",
         "custom",
@@ -102,7 +105,12 @@ def test_available_tasks():
         (
             "translation@001",
             r"^task: unknown task 'translation' in 'translation@001'; valid values: "
-            r"\['arena_hard@001', 'arena_hard@latest', 'question_answering@001', .*'custom'\]",
+            r"\['arena_hard', 'arena_hard@001', 'arena_hard@latest', 'question_answering', .*'custom'\]\.$",
+        ),
+        (
+            "question_answer",
+            r"^task: unknown task 'question_answer'; valid values: \[.*'question_answering', "
+            r"'question_answering@001'.*\]\. Did you mean 'question_answering'\?$",
         ),
         ("", r"^task: expected '\{task\}@\{version\}' such as 'summarization@001', got ''"),
         (None, r"got None; valid values: \["),

@@ -399,7 +399,10 @@ BAD_PARAMETERS = {
         {"rubric_generation_parameters": {"sampling_count": 2}},
         r"rubric_generation_parameters: unknown keys \['sampling_count'\]",
     ),
-    "scoring typo": ({"scoring": {"dependency_mask": True}}, r"scoring: invalid scoring options: dependency_mask"),
+    "scoring typo": (
+        {"scoring": {"dependency_mask": True}},
+        r"scoring: unknown keys \['dependency_mask'\] \(did you mean 'dependency_masking'\?\)",
+    ),
     "scoring policy": ({"scoring": {"missing_answer_policy": "drop"}}, r"missing_answer_policy='drop'"),
     "validator provider": ({"validator_model": "anthropic/claude"}, r"validator_model: .*unknown model provider"),
     "replay file missing": ({"validator_model": "replay/nowhere.jsonl"}, r"validator_model: .*nowhere.jsonl' does not"),

@@ -83,7 +83,10 @@ def test_rescore_command_inline_json_and_output_dir(mixed_gecko_out, tmp_path, c
 
 def test_rescore_command_bad_params(quickstart_out, capsys):
     assert main(["rescore", str(quickstart_out), "--params", '{"ties": true}']) == 2
-    assert "invalid re-scoring options for an AutoSxS run: ties=True: Extra inputs" in capsys.readouterr().err
+    assert (
+        "invalid re-scoring options for an AutoSxS run: unknown keys ['ties']; valid keys: ['evaluation_dataset'"
+        in capsys.readouterr().err
+    )
     assert main(["rescore", str(quickstart_out), "--params", "{not json"]) == 2
     assert "--params: not valid JSON" in capsys.readouterr().err
     assert main(["rescore", str(quickstart_out), "--params", "missing.json"]) == 2

@@ -160,7 +160,9 @@ def test_label_column_errors(quickstart_out, tmp_path):
     io.write_jsonl(str(tmp_path / "short.jsonl"), rows[:2])
     with pytest.raises(InputError, match=r"judgment \{'question_id': 'q3'\} has no row in this dataset"):
         rescore(str(quickstart_out), {**params, "evaluation_dataset": str(tmp_path / "short.jsonl")})
-    with pytest.raises(InputError, match=r"invalid re-scoring options for an AutoSxS run: scoring=.*valid keys: \["):
+    with pytest.raises(
+        InputError, match=r"invalid re-scoring options for an AutoSxS run: unknown keys \['scoring'\]; valid keys: \["
+    ):
         rescore(str(quickstart_out), {"scoring": {"dependency_masking": True}})
     with pytest.raises(InputError, match=r"ties_as_half='often'"):
         rescore(str(quickstart_out), {"ties_as_half": "often"})
@@ -225,7 +227,7 @@ def test_gecko_rescore_from_results_alone_matches_validations(mixed_gecko_out, c
     assert [e["id"] for e in strict.files["error_messages.jsonl"]] == ["r4", "r3"]
     with pytest.raises(InputError, match=r"logprob_weighting needs the validator's choice probabilities"):
         rescore(str(out), {"scoring": {"logprob_weighting": True}})
-    with pytest.raises(InputError, match=r"invalid scoring options: masking=True: Extra inputs"):
+    with pytest.raises(InputError, match=r"unknown keys \['masking'\]; valid keys: \['dependency_masking'"):
         rescore(str(out), {"scoring": {"masking": True}})
 
 

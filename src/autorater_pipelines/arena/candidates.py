@@ -22,7 +22,7 @@ from typing import Any
 
 import pydantic
 
-from autorater_pipelines.errors import InputError
+from autorater_pipelines.errors import InputError, unknown_names
 from autorater_pipelines.evaluation.error_rows import split_error
 from autorater_pipelines.evaluation.parameters import ParameterModel
 from autorater_pipelines.pairwise.responses import ModelParameters, ResponseModel, check_prompt_form, generate_responses
@@ -103,7 +103,7 @@ def parse_models(value: Any) -> dict[str, CandidateModel]:
             raise InputError(f"must be an object like {_EXAMPLE}, got {entry!r}", source=where)
         unknown = sorted(str(k) for k in entry if k not in _KEYS)
         if unknown:
-            raise InputError(f"unknown keys {unknown}; valid keys: {list(_KEYS)}", source=where)
+            raise InputError(unknown_names("keys", unknown, list(_KEYS)), source=where)
         spec = entry.get("model")
         if not isinstance(spec, str) or not spec.strip():
             raise InputError(

@@ -20,7 +20,7 @@ import pydantic
 from autorater_pipelines.arena.candidates import CandidateModel, parse_models
 from autorater_pipelines.arena.ranking import TIES
 from autorater_pipelines.bounds import Bound
-from autorater_pipelines.errors import InputError
+from autorater_pipelines.errors import InputError, unknown_names
 from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.evaluation.parameters import BOUNDS, Flag, RunParameters, nested, to_choice
@@ -142,9 +142,7 @@ class ArenaParams(RunParameters):
         if info.field_name == "experimental_args":
             unknown = sorted(str(k) for k in value if k not in EXPERIMENTAL_ARGS)
             if unknown:
-                raise InputError(
-                    f"unknown keys {unknown}; valid keys: {list(EXPERIMENTAL_ARGS)}", source="experimental_args"
-                )
+                raise InputError(unknown_names("keys", unknown, list(EXPERIMENTAL_ARGS)), source="experimental_args")
         return dict(value)
 
     @pydantic.field_validator("autorater_panel", mode="before")

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import pydantic
 
-from autorater_pipelines.errors import InputError
+from autorater_pipelines.errors import InputError, unknown_names
 from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.evaluation.parameters import ParameterModel, RunParameters, nested
@@ -116,9 +116,7 @@ class AutosxsParams(RunParameters):
             raise InputError(f"expected a JSON object of settings, got {value!r}", source="experimental_args")
         unknown = sorted(str(k) for k in value if k not in EXPERIMENTAL_ARGS)
         if unknown:
-            raise InputError(
-                f"unknown keys {unknown}; valid keys: {list(EXPERIMENTAL_ARGS)}", source="experimental_args"
-            )
+            raise InputError(unknown_names("keys", unknown, list(EXPERIMENTAL_ARGS)), source="experimental_args")
         return dict(value)
 
     @pydantic.field_validator("judgments_format", mode="before")

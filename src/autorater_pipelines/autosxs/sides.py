@@ -21,13 +21,12 @@ models), or ``contents`` with an optional ``system_instruction`` (Gemini request
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from autorater_pipelines.autosxs.inference import RESPONSE_COLUMN_CANDIDATES
-from autorater_pipelines.errors import InputError
+from autorater_pipelines.errors import InputError, did_you_mean
 from autorater_pipelines.pairwise import prompt_parameters as prompts
 from autorater_pipelines.pairwise.responses import MODEL_PROMPT_FORMS, compile_model_prompt
 
@@ -119,8 +118,7 @@ def resolve_side(
             logger.info("model %s: responses read from dataset column %r; %s is not called", side, column, model)
         return SideSource(side=side, column=response_column)
     if column and column not in MODEL_OUTPUT_FIELDS:
-        close = difflib.get_close_matches(column, [*columns, *MODEL_OUTPUT_FIELDS], n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(column, [*columns, *MODEL_OUTPUT_FIELDS])
         raise InputError(
             f"{column!r} is neither a column of evaluation_dataset (columns: {list(columns)}) nor a field of "
             f"model {side.upper()}'s output ({list(MODEL_OUTPUT_FIELDS)}: each is the generated text); name the "

@@ -8,7 +8,7 @@ from importlib import resources
 from typing import Any
 
 from autorater_pipelines.commands._validate import check_param_types, parameter_type
-from autorater_pipelines.errors import InputError
+from autorater_pipelines.errors import InputError, unknown_names
 from autorater_pipelines.io._jsondup import DuplicateKeyError, duplicate_key_line, duplicate_key_message, unique_keys
 
 __all__ = [
@@ -95,13 +95,31 @@ def check_param_names(params: dict[str, Any], template: str, source: str) -> dic
         ) from None
     unknown = sorted(set(params) - set(inputs))
     if unknown:
-        raise InputError(f"unknown pipeline parameters {unknown}; valid: {sorted(inputs)}", source=source)
+        other = _other_pipeline(unknown, inputs)
+        if other:
+            raise InputError(
+                f"unknown pipeline parameters {unknown}; these look like {other} parameters: "
+                f"autorater run {other} --params {source}",
+                source=source,
+            )
+        raise InputError(unknown_names("pipeline parameters", unknown, sorted(inputs)), source=source)
     missing = sorted(n for n, spec in inputs.items() if not getattr(spec, "optional", False) and n not in params)
     if missing:
         types = ", ".join(f"{n}: {parameter_type(inputs[n]) or getattr(inputs[n], 'type', '?')}" for n in missing)
         raise InputError(f"missing required pipeline parameters {missing} ({types})", source=source)
     check_param_types(params, inputs, source)
     return inputs
+
+
+def _other_pipeline(unknown: list[str], inputs: dict[str, Any]) -> str:
+    """The registered pipeline that takes every ``unknown`` name (a file meant for it), or ``""``."""
+    from autorater_pipelines import registry
+
+    for spec in registry.specs():
+        fields = set(spec.load("parameters").model_fields)
+        if fields != set(inputs) and set(unknown) <= fields:
+            return spec.name
+    return ""
 
 
 def absolutize_local_paths(params: dict[str, Any]) -> None:

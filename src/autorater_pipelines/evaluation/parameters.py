@@ -29,7 +29,7 @@ from typing import Annotated, Any, ClassVar, NamedTuple, TypeVar
 import pydantic
 
 from autorater_pipelines.bounds import Bound, bounds_of
-from autorater_pipelines.errors import InputError
+from autorater_pipelines.errors import InputError, unknown_names
 from autorater_pipelines.evaluation.model_checks import check_model_spec
 from autorater_pipelines.models._config import GenerateConfig, _reason
 
@@ -191,7 +191,7 @@ class ParameterModel(pydantic.BaseModel):
             raise InputError(f"expected a JSON object of settings, got {value!r}", source=source)
         unknown = sorted(str(k) for k in value if not cls._is_known(k))
         if unknown:
-            raise InputError(f"unknown keys {unknown}; valid keys: {cls.valid_keys()}", source=source)
+            raise InputError(unknown_names("keys", unknown, cls.valid_keys()), source=source)
         try:
             return cls.model_validate(dict(value))
         except pydantic.ValidationError as exc:

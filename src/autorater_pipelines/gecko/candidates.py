@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from autorater_pipelines.errors import InputError
+from autorater_pipelines.errors import InputError, did_you_mean
 from autorater_pipelines.gecko.vertex_rubrics import per_rubric_comparison, win_rates
 
 if TYPE_CHECKING:
@@ -135,7 +135,8 @@ def check_columns(response_columns: Mapping[str, str], columns: Any, where: str)
     missing = {n: c for n, c in response_columns.items() if c not in present}
     if missing:
         raise InputError(
-            f"response_columns names columns not in {where}: {missing}; columns: {present}",
+            f"response_columns names columns not in {where}: {missing}; columns: {present}."
+            + "".join(did_you_mean(c, present) for c in missing.values()),
             source="response_columns",
         )
     if CANDIDATE_COLUMN in present:

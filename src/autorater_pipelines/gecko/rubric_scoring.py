@@ -43,7 +43,7 @@ from typing import Any, Literal, NamedTuple
 
 import pydantic
 
-from autorater_pipelines.errors import InputError
+from autorater_pipelines.errors import InputError, unknown_names
 from autorater_pipelines.evaluation.error_rows import error_row
 from autorater_pipelines.evaluation.parameters import Flag, ParameterModel
 from autorater_pipelines.gecko._groups import scores_by_group, type_intervals
@@ -92,6 +92,9 @@ class ScoringOptions(ParameterModel):
         """
         if isinstance(params, ScoringOptions):
             return params
+        unknown = sorted(str(k) for k in dict(params or {}) if k not in cls.model_fields)
+        if unknown:
+            raise InputError(unknown_names("keys", unknown, sorted(cls.model_fields)), source=source)
         try:
             return cls(**dict(params or {}))
         except pydantic.ValidationError as exc:

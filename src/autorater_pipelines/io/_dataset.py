@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from autorater_pipelines.errors import InputError
+from autorater_pipelines.errors import InputError, did_you_mean
 from autorater_pipelines.io._ids import check_id_columns
 from autorater_pipelines.io._values import is_missing
 from autorater_pipelines.unencodable import replaced_note
@@ -66,11 +65,6 @@ class Dataset:
         return f"{source} {self.units.get(source, 'row')} {number}"
 
 
-def _did_you_mean(name: str, options: Sequence[str]) -> str:
-    close = difflib.get_close_matches(name, options, n=1)
-    return f" Did you mean {close[0]!r}?" if close else ""
-
-
 class _HasColumns(Protocol):
     """What :func:`require_columns` reads: a :class:`Dataset` or a :class:`~autorater_pipelines.io.DatasetScan`."""
 
@@ -110,7 +104,7 @@ def require_columns(ds: _HasColumns, columns: Mapping[str, str | None]) -> None:
                 )
             raise InputError(
                 f"column {column!r} is not in {where}; columns found: {ds.columns}."
-                f"{_did_you_mean(column, ds.columns)} Set {param} to one of those columns or add the column "
+                f"{did_you_mean(column, ds.columns)} Set {param} to one of those columns or add the column "
                 "to the data.",
                 source=param,
             )

@@ -18,7 +18,6 @@ compiled, and anything else the sandbox refuses at render time becomes an :class
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from typing import Any
 import jinja2
 from jinja2 import meta, nodes
 
-from autorater_pipelines.errors import InputError
+from autorater_pipelines.errors import InputError, did_you_mean
 from autorater_pipelines.evaluation.templates import BoundedEnvironment, SecurityError
 from autorater_pipelines.evaluation.values import is_missing
 from autorater_pipelines.io import to_jsonable
@@ -154,11 +153,6 @@ class PromptParameters:
             ) from exc
 
 
-def _did_you_mean(name: str, options: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(options), n=1)
-    return f" Did you mean {close[0]!r}?" if close else ""
-
-
 def _refuse_private_access(ast: nodes.Template, where: str, source: str) -> None:
     for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
         if isinstance(node, nodes.Getattr):
@@ -198,7 +192,7 @@ def _compile_one(
     if kind == "column":
         if value not in columns:
             raise InputError(
-                f"column {value!r} is not in the dataset; available columns: {columns}.{_did_you_mean(value, columns)}",
+                f"column {value!r} is not in the dataset; available columns: {columns}.{did_you_mean(value, columns)}",
                 source=where,
                 column=value,
             )
@@ -218,7 +212,7 @@ def _compile_one(
         extras = f"; other variables: {sorted(extra)}" if extra else ""
         raise InputError(
             f"template variable {variable!r} is not a column of the dataset; available columns: {columns}"
-            f"{extras}.{_did_you_mean(variable, known)} (Columns whose names are not Python identifiers "
+            f"{extras}.{did_you_mean(variable, known)} (Columns whose names are not Python identifiers "
             'cannot be used in templates: use {"column": ...} instead.)',
             source=where,
             column=variable,

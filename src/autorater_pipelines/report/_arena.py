@@ -18,7 +18,7 @@ import pydantic
 from autorater_pipelines import io
 from autorater_pipelines.arena.leaderboard import leaderboard_from_judgments, strong_verdict_summary
 from autorater_pipelines.arena.params import ArenaParams, RankingOptions
-from autorater_pipelines.errors import InputError
+from autorater_pipelines.errors import InputError, unknown_names
 from autorater_pipelines.report._figures import figure, forest, heatmap
 from autorater_pipelines.report._outputs import RunOutputs
 from autorater_pipelines.report._rescore import RescoreResult
@@ -57,7 +57,7 @@ def rescore_arena(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreResu
     unknown = sorted(set(params) - known)
     if unknown:
         raise InputError(
-            f"invalid re-scoring options for an Arena run: unknown {unknown}; valid keys: {sorted(known)}",
+            "invalid re-scoring options for an Arena run: " + unknown_names("keys", unknown, sorted(known)),
             source="--params",
         )
     before = dict(previous.get("ranking_options") or {})

@@ -44,7 +44,7 @@ import pydantic
 from autorater_pipelines import gecko, io, pairwise, registry
 from autorater_pipelines.autosxs.metrics import pairwise_metrics
 from autorater_pipelines.autosxs.panel_metrics import panel_metrics
-from autorater_pipelines.errors import InputError
+from autorater_pipelines.errors import InputError, unknown_names
 from autorater_pipelines.evaluation.parameters import Flag
 from autorater_pipelines.gecko.candidates import CANDIDATE_COLUMN
 from autorater_pipelines.gecko.vertex_rubrics import vertex_row_fields
@@ -105,6 +105,13 @@ class RescoreResult(NamedTuple):
 
 
 def _parse(model: type[pydantic.BaseModel], params: Mapping[str, Any], kind: str) -> Any:
+    unknown = sorted(str(k) for k in params if k not in model.model_fields)
+    if unknown:
+        raise InputError(
+            f"invalid re-scoring options for {registry.get(kind).a_run}: "
+            + unknown_names("keys", unknown, sorted(model.model_fields)),
+            source="--params",
+        )
     try:
         return model(**dict(params))
     except pydantic.ValidationError as exc:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from autorater_pipelines.errors import InputError
+from autorater_pipelines.errors import InputError, did_you_mean
 from autorater_pipelines.pairwise.tasks._builtin import BUILTIN_TASKS
 from autorater_pipelines.pairwise.tasks._custom import SOURCE as CUSTOM_SOURCE
 from autorater_pipelines.pairwise.tasks._custom import parse_custom_task
@@ -26,12 +26,13 @@ _VERSION = re.compile(r"^(\d{3}|latest)$")
 
 
 def available_tasks() -> list[str]:
-    """Every valid ``task`` value, e.g. ``["question_answering@001", "question_answering@latest", ...]``.
+    """Every valid ``task`` value, e.g. ``["question_answering", "question_answering@001", ...]``.
 
-    A built-in task name without a version (``question_answering``) is valid too and means ``@latest``.
+    A built-in task name without a version (``question_answering``) means ``@latest``.
     """
     specs: list[str] = []
     for name, versions in sorted(BUILTIN_TASKS.items()):
+        specs.append(name)
         specs.extend(f"{name}@{v}" for v in sorted(versions))
         specs.append(f"{name}@latest")
     return [*specs, _CUSTOM]
@@ -91,7 +92,11 @@ def get_task(
             )
         return parse_custom_task(custom, version=version or "latest", readable=readable)
     if name not in BUILTIN_TASKS:
-        raise InputError(f"unknown task {name!r} in {task!r}; valid values: {available_tasks()}", source="task")
+        given = f"unknown task {name!r}" + ("" if name == task.strip().lower() else f" in {task!r}")
+        raise InputError(
+            f"{given}; valid values: {available_tasks()}.{did_you_mean(name, [*BUILTIN_TASKS, _CUSTOM])}",
+            source="task",
+        )
     versions = BUILTIN_TASKS[name]
     if custom is not None:
         raise InputError(
