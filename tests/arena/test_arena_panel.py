@@ -103,3 +103,17 @@ def test_the_dataframe_api_judges_with_the_panel(tmp_path):
     assert list(many["choice"]) == list(one["choice"])
     assert [len(j) for j in many["jurors"]] == [2] * len(many)
     assert metrics["battle_count"] == 2 * len(one)
+
+
+@pytest.mark.parametrize("name", ["jurors", "panel_vote", "panel_preference_a"])
+def test_an_id_column_named_like_a_panel_field_is_refused(tmp_path, capsys, name):
+    dataset, replay = write_arena(tmp_path, prompts=5)
+    rows = _read_jsonl(dataset)
+    renamed = tmp_path / "renamed.jsonl"
+    renamed.write_text("".join(json.dumps({name: r.pop("prompt_id"), **r}) + "\n" for r in rows))
+    panel = [f"replay/{replay}", f"replay/{replay.with_name('copy.jsonl')}"]
+    shutil.copy(replay, replay.with_name("copy.jsonl"))
+    params = arena_params(renamed, replay, id_columns=[name], autorater_model="", autorater_panel=panel)
+    code, out = _run(params, tmp_path, "bad")
+    assert code != 0 and not out.exists()
+    assert f"id_columns[0]: column name {name!r} is also a field of the judgments" in capsys.readouterr().err

@@ -92,7 +92,10 @@ def test_output_dir_problems_are_found_before_the_run(tmp_path, capsys):
     assert code == 2 and "is not a writable directory" in err
 
 
-@pytest.mark.parametrize("name", ["choice", "confidence", "samples", "sample_index", "response_a"])
+@pytest.mark.parametrize(
+    "name",
+    ["choice", "confidence", "samples", "sample_index", "response_a", "jurors", "panel_vote", "panel_preference_a"],
+)
 def test_columns_named_like_output_fields_are_refused(tmp_path, capsys, name):
     rows = [json.loads(line) for line in (QUICKSTART / "dataset.jsonl").read_text().splitlines()]
     data = tmp_path / "d.jsonl"

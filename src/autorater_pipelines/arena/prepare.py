@@ -47,8 +47,13 @@ _RESERVED = frozenset(
         "model_b_system_instruction",
         "inference_error_a",
         "inference_error_b",
+        "jurors",
+        "panel_vote",
+        "panel_preference_a",
     }
 )
+"""Field names of the arena's judgments (a panel's ``jurors``, ``panel_vote``, ``panel_preference_a`` included):
+id columns may not use them."""
 
 
 def prompt_key(example: dict[str, Any], id_columns: list[str]) -> str:

@@ -65,6 +65,9 @@ RESERVED_COLUMNS = frozenset(
         "model",
         "identical_responses",
         "uncalibrated_choice",
+        "jurors",
+        "panel_vote",
+        "panel_preference_a",
     }
 )
 """Field names of judgments and error messages: id and human-preference columns may not use them."""
