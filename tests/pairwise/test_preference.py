@@ -175,8 +175,8 @@ def test_a_replay_line_with_malformed_logprobs_names_the_line(tmp_path):
     path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
     with pytest.raises(
         InputError,
-        match=r"judge\.jsonl, row 2, column 'logprobs': logprobs\[0\] = \{'token': 'm', 'logprob': '-0\.1'\} does not fit: "
-        r"logprobs must be a list of \{\"token\": str, \"logprob\": number <= 0",
+        match=r"judge\.jsonl, row 2, column 'logprobs': logprobs\[0\]\.logprob = '-0\.1' is not a log-probability "
+        r"\(a finite number <= 0\); logprobs must be a list of \{\"token\": str, \"logprob\": number <= 0",
     ):
         _evaluate(f"replay/{path}", WEIGHTED)
 

@@ -195,8 +195,21 @@ class ResponseCache:
 
     def flush(self) -> None:
         """Wait until every entry handed to :meth:`put` is written (no-op without background writes)."""
-        if self._background:
-            self._queue.join()
+        if not self._background:
+            return
+        done = self._queue.all_tasks_done
+        with done:
+            while self._queue.unfinished_tasks:
+                writer = self._writer
+                if writer is None or not writer.is_alive():
+                    # the writer is gone (killed by an error it could not catch): nothing will drain the queue
+                    logger.warning(
+                        "response cache %s: the writer stopped, %d entries not cached",
+                        self.directory,
+                        self._queue.unfinished_tasks,
+                    )
+                    break
+                done.wait(0.5)
 
     def _write_queued(self) -> None:
         while True:
@@ -205,7 +218,10 @@ class ResponseCache:
                 with self._lock:
                     output = self._pending.get(key)
                 if output is not None:
-                    self._write(key, output)
+                    try:
+                        self._write(key, output)
+                    except Exception:  # noqa: BLE001 - one bad entry must not stop the writer (flush waits on it)
+                        logger.exception("response cache %s: entry %s not cached", self.directory, key)
                     with self._lock:
                         if self._pending.get(key) is output:
                             del self._pending[key]
@@ -214,7 +230,17 @@ class ResponseCache:
 
     def _write(self, key: str, output: ModelOutput) -> None:
         path = self._path(key)
-        entry = encode_entry(key, output)
+        try:
+            entry = encode_entry(key, output)
+        except Exception as exc:  # noqa: BLE001 - an output no entry can hold is not cached, and said so
+            logger.warning(
+                "response cache %s: entry %s not cached, its output cannot be encoded: %s: %s",
+                self.directory,
+                key,
+                type(exc).__name__,
+                exc,
+            )
+            return
         tmp_name = None
         try:
             data = json.dumps(entry, ensure_ascii=False, default=str).encode("utf-8")
@@ -262,6 +288,8 @@ def encode_entry(key: str, output: ModelOutput) -> dict[str, Any]:
         else [[apply(lp.token), lp.logprob, [[apply(t), v] for t, v in lp.top]] for lp in output.logprobs],
         "raw": redact_value(output.raw, apply),
     }
+    if output.logprobs_problem is not None:
+        entry["logprobs_problem"] = apply(output.logprobs_problem)
     return replace_unencodable(entry)[0]
 
 
@@ -286,6 +314,7 @@ def _as_hit(output: ModelOutput) -> ModelOutput:
         attempts=0,
         cached=True,
         logprobs=output.logprobs,
+        logprobs_problem=output.logprobs_problem,
         raw=output.raw if isinstance(output.raw, dict) else None,
     )
 
@@ -309,11 +338,13 @@ def _decode(entry: dict[str, Any], key: str) -> ModelOutput | None:
             for token, lp, top in entry["logprobs"]
         )
     raw = entry.get("raw")
+    problem = entry.get("logprobs_problem")
     return ModelOutput(
         text=entry["text"],
         finish_reason=entry.get("finish_reason"),
         attempts=0,
         cached=True,
         logprobs=logprobs,
+        logprobs_problem=problem if isinstance(problem, str) else None,
         raw=raw if isinstance(raw, dict) else None,
     )

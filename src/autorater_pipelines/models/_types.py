@@ -178,6 +178,8 @@ class ModelOutput:
         attempts: Number of attempts made (1 = no retry; 0 = served from cache or replay).
         cached: True when served from the response cache.
         logprobs: Per-token log-probabilities when requested and returned.
+        logprobs_problem: Why the answer's log-probabilities were dropped although returned (a field that is
+            no log-probability, e.g. ``logprobs[0].token = None``; :mod:`._logprobs`); None almost always.
         raw: The provider's response as a JSON-compatible dict, when available.
         error: Set when the call failed; ``text`` is then None.
         replaced_characters: Lone UTF-16 surrogates (its JSON body spelt U+D800 as an escape, say) that were
@@ -192,6 +194,7 @@ class ModelOutput:
     attempts: int = 1
     cached: bool = False
     logprobs: tuple[TokenLogprob, ...] | None = None
+    logprobs_problem: str | None = None
     raw: dict[str, Any] | None = None
     error: ModelError | None = None
     replaced_characters: int = 0

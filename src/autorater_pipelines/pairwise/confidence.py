@@ -117,8 +117,10 @@ def verdict_probability(
         ``VerdictProbability(None, None)`` when no log-probabilities were returned; otherwise a distribution,
         or None with the reason it could not be read.
     """
-    if not logprobs:
+    if logprobs is None:
         return VerdictProbability(None, None)
+    if not logprobs:
+        return VerdictProbability(None, "the log-probabilities came without any token (an empty list)")
     if span is None:
         return VerdictProbability(None, "the position of the verdict in the answer is unknown")
     tokens = [str(t.token) for t in logprobs]
@@ -143,7 +145,9 @@ def verdict_probability(
     prefix, suffix = chosen.token[: start - low], chosen.token[end - low :]
     if not chosen.top:
         return VerdictProbability(None, f"the verdict token {chosen.token!r} came without alternatives (top logprobs)")
-    mass: dict[str, float] = {}
+    # log-probabilities per named position, normalised by log-sum-exp: no overflow (a logprob of 800), no
+    # underflow (two alternatives at -1e308 are equally likely, not both impossible)
+    named_logprobs: dict[str, list[float]] = {}
     seen: set[str] = set()
     for alternative, logprob in ((chosen.token, chosen.logprob), *tuple(chosen.top)):
         if alternative in seen:
@@ -151,11 +155,16 @@ def verdict_probability(
         seen.add(alternative)
         middle = _frame(alternative, prefix, suffix)
         named = label(middle) if middle else None
-        if named is not None:
-            mass[named] = mass.get(named, 0.0) + math.exp(float(logprob))
-    total = sum(mass.values())
-    if total <= 0:
+        value = float(logprob)
+        if named is not None and not math.isnan(value) and value != -math.inf:
+            named_logprobs.setdefault(named, []).append(value)
+    if not named_logprobs:
         return VerdictProbability(None, f"no alternative of the verdict token {chosen.token!r} names a verdict")
+    peak = max(v for values in named_logprobs.values() for v in values)
+    if not math.isfinite(peak):
+        return VerdictProbability(None, f"the verdict token {chosen.token!r} has a non-finite log-probability {peak}")
+    mass = {k: math.fsum(math.exp(v - peak) for v in values) for k, values in named_logprobs.items()}
+    total = math.fsum(mass.values())
     return VerdictProbability({k: v / total for k, v in mass.items()}, None)
 
 

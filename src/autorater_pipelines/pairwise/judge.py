@@ -114,7 +114,9 @@ class _Judging:
     ) -> None:
         """Vote over one example's samples and record its judgment and error rows."""
         if not answered and order.is_identical(example, self.settings):
-            self._judgment({**example, **order.identical_judgment(), "samples": [], **_NO_TOKENS})
+            # with preference "probability" the row has no preference of its own: the weighted win rate counts it 0.5
+            weighted = row_preference([]) if self.settings.preference == "probability" else {}
+            self._judgment({**example, **order.identical_judgment(), **weighted, "samples": [], **_NO_TOKENS})
             return
         samples = [pairwise.to_sample(r, o, self.settings, self.task.score_scale) for r, o in answered]
         choice, confidence, explanation = pairwise.combine_samples(samples)

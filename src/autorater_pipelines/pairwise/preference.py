@@ -9,7 +9,7 @@ alternative missing from the top log-probabilities has probability 0) and mapped
 ``P(m) / (P(m) + P(M))`` for the response shown as ``m``. The row's preference is the mean over its voting
 samples.
 
-A sample whose log-probabilities do not give its verdict's distribution (none returned, the verdict token not
+A sample whose log-probabilities do not give its verdict's distribution (none returned, malformed, the verdict token not
 found, no alternatives) falls back to its discrete verdict — 1 for ``A``, 0.5 for ``TIE``, 0 for ``B`` — and is
 counted in the row's ``preference_fallback_count`` and the metrics' ``preference_fallback_sample_count``.
 

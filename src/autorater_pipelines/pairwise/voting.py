@@ -28,7 +28,7 @@ from typing import Any
 
 from autorater_pipelines.models import ModelOutput, ModelRequest, Usage
 from autorater_pipelines.pairwise.answers import json_label, parse_verdict, parse_verdict_at
-from autorater_pipelines.pairwise.confidence import row_confidence, verdict_probability
+from autorater_pipelines.pairwise.confidence import VerdictProbability, row_confidence, verdict_probability
 from autorater_pipelines.pairwise.pointwise import parse_scores
 from autorater_pipelines.pairwise.preference import one_token_verdict
 from autorater_pipelines.pairwise.settings import JudgeSettings
@@ -144,6 +144,10 @@ def to_sample(
         error = f"{why} match in the unfinished reasoning is not taken"
         return Sample(request.sample_index, flipped, "ERROR", "", output.text, error, **calls)
     probability = verdict_probability(output.logprobs, output.text or "", parsed.span, _label(settings))
+    if output.logprobs_problem is not None:  # returned but malformed (models._logprobs): the vote stands
+        probability = VerdictProbability(
+            None, f"the answer's log-probabilities are malformed: {output.logprobs_problem}"
+        )
     distribution = None
     if probability.distribution is not None:
         distribution = {_unflip(k, flipped): v for k, v in probability.distribution.items()}

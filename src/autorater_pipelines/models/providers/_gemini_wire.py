@@ -17,12 +17,12 @@ from google.genai import types
 
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.models._batch import BatchJob
+from autorater_pipelines.models._logprobs import LogprobsError, gemini_logprobs
 from autorater_pipelines.models._types import (
     ErrorKind,
     MediaPart,
     ModelError,
     ModelOutput,
-    TokenLogprob,
     Usage,
     token_count,
 )
@@ -82,22 +82,14 @@ def read_response(response: Mapping[str, Any]) -> ModelOutput:
             raw=raw,
             error=ModelError(ErrorKind.BLOCKED, f"the model returned no text (finish reason: {finish or 'none'})"),
         )
-    logprobs = None
-    result = (candidate or {}).get("logprobsResult") or {}
-    if result.get("chosenCandidates"):
-        tops = result.get("topCandidates") or []
-        logprobs = tuple(
-            TokenLogprob(
-                token=chosen.get("token") or "",
-                logprob=float(chosen.get("logProbability") or 0.0),
-                top=tuple(
-                    (alt.get("token") or "", float(alt.get("logProbability") or 0.0))
-                    for alt in ((tops[i].get("candidates") or []) if i < len(tops) else [])
-                ),
-            )
-            for i, chosen in enumerate(result["chosenCandidates"])
-        )
-    return ModelOutput(text=text, finish_reason=finish, usage=usage, raw=raw, logprobs=logprobs)
+    logprobs, problem = None, None
+    try:
+        logprobs = gemini_logprobs((candidate or {}).get("logprobsResult"), "candidates[0].logprobsResult")
+    except LogprobsError as exc:
+        problem = str(exc)
+    return ModelOutput(
+        text=text, finish_reason=finish, usage=usage, raw=raw, logprobs=logprobs, logprobs_problem=problem
+    )
 
 
 def _text(candidate: Mapping[str, Any] | None) -> str | None:

@@ -54,6 +54,7 @@ from autorater_pipelines.models._context import (
     prompt_chars,
     window_from_models,
 )
+from autorater_pipelines.models._logprobs import LogprobsError, openai_logprobs, show
 from autorater_pipelines.models._provider import Provider, ProviderError, display_url, parse_retry_after
 from autorater_pipelines.models._structured import (
     MODES,
@@ -479,15 +480,25 @@ def _output(response: Any, *, structured: bool, limit: int | None, where: str = 
         failure = truncation_error(usage.output_tokens, limit)
     if failure is not None:
         return ModelOutput(text=None, finish_reason=finish, usage=usage, raw=raw, error=failure)
-    logprobs = None
-    items = choice.logprobs.content if choice is not None and choice.logprobs is not None else None
-    if items:
-        logprobs = tuple(
-            TokenLogprob(
-                token=item.token,
-                logprob=float(item.logprob),
-                top=tuple((alt.token, float(alt.logprob)) for alt in (item.top_logprobs or [])),
-            )
-            for item in items
-        )
-    return ModelOutput(text=text, finish_reason=finish, usage=usage, raw=raw, logprobs=logprobs)
+    logprobs, problem = _logprobs(raw)
+    return ModelOutput(
+        text=text, finish_reason=finish, usage=usage, raw=raw, logprobs=logprobs, logprobs_problem=problem
+    )
+
+
+def _logprobs(raw: dict[str, Any]) -> tuple[tuple[TokenLogprob, ...] | None, str | None]:
+    """``choices[0].logprobs.content`` of the answer, checked (:mod:`.._logprobs`), or None and why not."""
+    choices = raw.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    value = choice.get("logprobs")
+    if value is None:
+        return None, None
+    if not isinstance(value, dict):
+        return None, f"choices[0].logprobs = {show(value)} is not an object"
+    content = value.get("content")
+    if content is None or content == []:
+        return None, None
+    try:
+        return openai_logprobs(content, "choices[0].logprobs.content"), None
+    except LogprobsError as exc:
+        return None, str(exc)

@@ -34,6 +34,7 @@ from autorater_pipelines.io import canonical_id_value
 from autorater_pipelines.io._formats import decode_utf8, parse_jsonl_text
 from autorater_pipelines.io._fs import check_file_uri, filesystem_for, split_scheme
 from autorater_pipelines.models._config import GenerateConfig
+from autorater_pipelines.models._logprobs import LogprobsError, openai_logprobs
 from autorater_pipelines.models._provider import Provider
 from autorater_pipelines.models._types import ErrorKind, ModelError, ModelOutput, ModelRequest, TokenLogprob
 
@@ -215,45 +216,18 @@ _LOGPROBS_SHAPE = (
 def _read_logprobs(value: Any, source: str, line: int) -> tuple[TokenLogprob, ...] | None:
     """A record's ``logprobs`` (OpenAI's ``choices[0].logprobs.content`` shape) as ``ModelOutput.logprobs``.
 
+    Checked as a live answer's are (:func:`~autorater_pipelines.models._logprobs.openai_logprobs`); a JSON
+    ``NaN`` is read as null (:mod:`autorater_pipelines.io`), so a ``None`` logprob is named "null or NaN".
+
     Raises:
-        InputError: not that shape, naming the file, line, column and the item.
+        InputError: not that shape, naming the file, line, column and the field.
     """
     if value is None:
         return None
-
-    def bad(what: str, got: Any) -> InputError:
-        return InputError(
-            f"{what} = {got!r} does not fit: logprobs must be {_LOGPROBS_SHAPE}",
-            source=source,
-            row=line,
-            column=LOGPROBS_FIELD,
-        )
-
-    if not isinstance(value, list):
-        raise bad("logprobs", value)
-    items = []
-    for i, item in enumerate(value):
-        token, logprob = _token_logprob(item)
-        if token is None:
-            raise bad(f"logprobs[{i}]", item)
-        top = item.get("top_logprobs") or []
-        if not isinstance(top, list):
-            raise bad(f"logprobs[{i}].top_logprobs", top)
-        alternatives = []
-        for j, alternative in enumerate(top):
-            alt_token, alt_logprob = _token_logprob(alternative)
-            if alt_token is None:
-                raise bad(f"logprobs[{i}].top_logprobs[{j}]", alternative)
-            alternatives.append((alt_token, alt_logprob))
-        items.append(TokenLogprob(token, logprob, tuple(alternatives)))
-    return tuple(items)
-
-
-def _token_logprob(item: Any) -> tuple[str | None, float]:
-    """``(token, logprob)`` of ``{"token", "logprob"}``; token None when the item is not that."""
-    if not isinstance(item, dict) or not isinstance(item.get("token"), str):
-        return None, 0.0
-    logprob = item.get("logprob")
-    if isinstance(logprob, bool) or not isinstance(logprob, (int, float)) or logprob != logprob or logprob > 0:
-        return None, 0.0
-    return item["token"], float(logprob)
+    try:
+        return openai_logprobs(value)
+    except LogprobsError as exc:
+        message = str(exc).replace(" = None is not", " = null or NaN is not")
+        raise InputError(
+            f"{message}; logprobs must be {_LOGPROBS_SHAPE}", source=source, row=line, column=LOGPROBS_FIELD
+        ) from None
