@@ -82,3 +82,50 @@ def test_a_quiet_gecko_run_prints_one_line_per_warning_kind_with_its_count(tmp_p
         "(and 2 more like it; the run without --quiet prints each)",
         "WARNING: validator_parameters.logprobs is only used with questions_per_call=1; ignored",
     ], err
+
+
+def test_a_warning_repeated_word_for_word_by_a_later_step_is_counted_once(capsys):
+    # Hostile trial: two steps read the same dataset line and each warned about it: "WARNING ×2: … line 1 …".
+    sink = _QuietSink(io.StringIO())
+    line_1 = "d.jsonl, line 1: 1 lone UTF-16 surrogate escape(s) such as \\ud800 replaced by U+FFFD"
+    sink.write(_kfp("WARNING", line_1))
+    sink.write(_kfp("WARNING", line_1))
+    sink.print_warnings()
+    assert capsys.readouterr().err.splitlines() == [f"WARNING: {line_1}"]
+    sink.write(_kfp("WARNING", line_1.replace("line 1", "line 7")))  # another line: another warning of the kind
+    sink.print_warnings()
+    assert capsys.readouterr().err.startswith("WARNING ×2: d.jsonl, line 1: ")
+
+
+@pytest.mark.pipeline
+def test_a_lone_surrogate_in_a_dataset_line_is_warned_about_once(tmp_path, capsys, caplog):
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text(
+        '{"id": "r1", "q": "x\\ud800y", "a": "4", "b": "5"}\n{"id": "r2", "q": "2+2", "a": "4", "b": "5"}\n'
+    )
+    answer = json.dumps({"explanation": "e", "choice": "A"})
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text(
+        "".join(
+            json.dumps({"id": i, "flipped": f, "response": answer}) + "\n" for i in ("r1", "r2") for f in (False, True)
+        )
+    )
+    params = {
+        "evaluation_dataset": str(dataset),
+        "task": "question_answering@001",
+        "id_columns": ["id"],
+        "autorater_prompt_parameters": {"inference_instruction": {"column": "q"}},
+        "response_column_a": "a",
+        "response_column_b": "b",
+        "autorater_model": f"replay/{replay}",
+        "autorater_parameters": {"cache_dir": "off"},
+    }
+    path = tmp_path / "params.json"
+    path.write_text(json.dumps(params))
+    code = main(["run", "autosxs", "--params", str(path), "--output-dir", str(tmp_path / "out"), "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    # Before: once from autorater run's own check of the rows, once from the step reading them again.
+    logged = [r.getMessage() for r in caplog.records if "lone UTF-16 surrogate" in r.getMessage()]
+    assert (captured.out + captured.err).count("lone UTF-16 surrogate") + len(logged) == 1, (captured.err, logged)
+    assert f"WARNING: {dataset}, line 1: 1 lone UTF-16 surrogate escape(s)" in captured.err

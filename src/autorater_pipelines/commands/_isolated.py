@@ -190,7 +190,8 @@ class _Chain:
 class _QuietSink:
     """The ``--quiet`` log file; model-call heartbeats also go to stderr as they come, warnings once per kind.
 
-    A step's log lines at WARNING or above are counted by kind (:func:`warning_kind`) and, when the pipeline
+    A step's log lines at WARNING or above are counted by kind (:func:`warning_kind`), a message repeated word for
+    word once (two steps that read the same dataset line warn about it in the same words), and, when the pipeline
     ends, :meth:`print_warnings` prints one line per kind: ``WARNING: <message>`` for a kind seen once, else
     ``WARNING ×<n>: <first message> (and <n - 1> more like it; ...)`` (``run --help``: warnings still print).
     Heartbeats (``[autorater progress] ...``: progress, failures and the last error, every ``heartbeat_s``
@@ -201,6 +202,7 @@ class _QuietSink:
         self.log = log
         self.encoding = getattr(log, "encoding", None)
         self.warnings: dict[tuple[str, str], list[Any]] = {}  # kind -> [level, first message, count]
+        self._seen: set[tuple[str, str]] = set()  # (level, message) already counted
 
     def write(self, text: str) -> None:
         self.log.write(text)
@@ -212,8 +214,9 @@ class _QuietSink:
                 _write(sys.stderr, clean.split("]: ", 1)[-1] + "\n")  # without the KFP log prefix
             elif warning := _STEP_WARNING.match(clean):
                 level, message = warning.group("level"), warning.group("message")
-                if any(message.startswith(p) for p in _SUMMARIZED_BY_COMMAND):
-                    continue
+                if any(message.startswith(p) for p in _SUMMARIZED_BY_COMMAND) or (level, message) in self._seen:
+                    continue  # the same words twice: a later step re-read the same file line (warned once)
+                self._seen.add((level, message))
                 entry = self.warnings.setdefault(warning_kind(level, message), [level, message, 0])
                 entry[2] += 1
 

@@ -34,6 +34,7 @@ from autorater_pipelines import registry
 from autorater_pipelines.commands import _common
 from autorater_pipelines.commands._run_spec import RunSpec, run_spec
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.io import surrogate_warnings_left_to_the_steps
 from autorater_pipelines.redaction import redact
 
 __all__ = ["RunSpec", "check_run", "register", "run_spec"]
@@ -209,7 +210,8 @@ def check_run(pipeline: str, params_path: str, template: str) -> tuple[dict[str,
     # GCPC-style project/location placeholders only resolve on Vertex AI: pass explicit values.
     params.setdefault("project", "")
     params.setdefault("location", "us-central1")
-    rows_read, row_files = run_spec(pipeline).preflight(params)
+    with surrogate_warnings_left_to_the_steps():  # the first step reads the same rows and warns once
+        rows_read, row_files = run_spec(pipeline).preflight(params)
     _common.absolutize_local_paths(params)  # the pipeline's steps run in other directories
     return params, rows_read, [*_common.local_inputs(params, params_path), *row_files]
 

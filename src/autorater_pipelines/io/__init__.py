@@ -42,7 +42,7 @@ from autorater_pipelines.io._dataset import (
     is_missing,
     require_columns,
 )
-from autorater_pipelines.io._formats import SUPPORTED_EXTENSIONS
+from autorater_pipelines.io._formats import SUPPORTED_EXTENSIONS, surrogate_warnings_left_to_the_steps
 from autorater_pipelines.io._fs import FileSystem, LocalFileSystem, filesystem_for, register_filesystem
 from autorater_pipelines.io._gcs import STORAGE_EMULATOR_ENV, GcsFileSystem
 from autorater_pipelines.io._jsonl import read_jsonl, write_json, write_jsonl
@@ -93,6 +93,7 @@ __all__ = [
     "register_filesystem",
     "register_source_reader",
     "require_columns",
+    "surrogate_warnings_left_to_the_steps",
     "to_jsonable",
     "write_json",
     "write_jsonl",

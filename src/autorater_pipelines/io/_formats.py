@@ -16,10 +16,11 @@ Formats are chosen by file extension:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from autorater_pipelines.errors import InputError
@@ -36,6 +37,7 @@ __all__ = [
     "load_json",
     "parse_bytes",
     "parse_jsonl_text",
+    "surrogate_warnings_left_to_the_steps",
 ]
 
 logger = logging.getLogger("autorater_pipelines.io")
@@ -115,6 +117,29 @@ def _too_deep(name: str, line: int | None) -> InputError:
     )
 
 
+_SURROGATE_WARNING = "lone UTF-16 surrogate escape(s)"
+
+
+class _LeaveOutSurrogateWarnings(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _SURROGATE_WARNING not in str(record.msg)
+
+
+@contextlib.contextmanager
+def surrogate_warnings_left_to_the_steps() -> Iterator[None]:
+    """Leave out :func:`load_json`'s lone-surrogate warnings while the block runs.
+
+    For ``autorater run``'s in-process check of the parameters: the pipeline's first step reads the same rows
+    and warns about each line itself, so the check warning as well printed every warning twice.
+    """
+    leave_out = _LeaveOutSurrogateWarnings()
+    logger.addFilter(leave_out)
+    try:
+        yield
+    finally:
+        logger.removeFilter(leave_out)
+
+
 def load_json(text: str, name: str, line: int | None) -> Any:
     r"""``json.loads`` with this package's rules: NaN → None, Infinity refused, a key twice in one object refused.
 
@@ -139,7 +164,7 @@ def load_json(text: str, name: str, line: int | None) -> Any:
         value, count = replace_unencodable(value)
         if count:
             logger.warning(
-                "%s%s: %d lone UTF-16 surrogate escape(s) such as \\ud800 (valid JSON that no UTF-8 file can hold) "
+                "%s%s: %d " + _SURROGATE_WARNING + " such as \\ud800 (valid JSON that no UTF-8 file can hold) "
                 "replaced by U+FFFD",
                 name,
                 f", line {line}" if line is not None else "",
