@@ -64,3 +64,33 @@ def test_reasons_naming_the_request_key_group_as_one_and_failures_count_samples(
     assert " for key {…} (recorded key fields: " in lines[0]
     assert "(e.g. key {'question_id': 'new-q" in lines[0]
     assert "error: 48 of 96 samples (50%) ended with an error, more than --max-failed-share 0.1" in captured.err
+
+
+def test_the_call_count_of_sampled_pairing_says_what_the_pairs_are(tmp_path, capfd) -> None:
+    params = _params(tmp_path, pairing="sampled")
+    code = main(["run", "arena", "--params", str(params), "--output-dir", str(tmp_path / "out"), "--quiet"])
+    printed = capfd.readouterr().out
+    judgments = (tmp_path / "out" / "judgments.jsonl").read_text().splitlines()
+    # 4 models × 8 prompts each draw 1 opponent; a pair drawn by both of its models is judged once
+    assert code == 0 and len(judgments) == 27
+    assert (
+        "54 judge calls: 27 pairs (1 opponent per model and prompt, 4 models × 8 prompts, pairing 'sampled') "
+        "× 2 samples, both orders"
+    ) in printed
+
+
+def test_rao_kupper_after_a_style_controlled_rescoring_says_where_style_control_comes_from(tmp_path, capfd) -> None:
+    out = tmp_path / "out"
+    assert main(["run", "arena", "--params", str(_params(tmp_path)), "--output-dir", str(out), "--quiet"]) == 0
+    styled = '{"bootstrap_rounds": 20, "seed": 7, "style_control": true}'
+    assert main(["rescore", str(out), "--params", styled]) == 0
+    capfd.readouterr()
+    code = main(["rescore", str(out), "--params", '{"ties": "rao_kupper"}', "--output-dir", str(tmp_path / "t1")])
+    err = capfd.readouterr().err
+    assert code == 2
+    assert "style_control is true from an earlier re-scoring" in err
+    assert 'add "style_control": false to the options' in err and "(ties='half')" not in err
+    fixed = '{"ties": "rao_kupper", "style_control": false}'
+    assert main(["rescore", str(out), "--params", fixed, "--output-dir", str(tmp_path / "t2")]) == 0
+    metrics = json.loads((tmp_path / "t2" / "metrics.json").read_text())
+    assert metrics["ranking_options"]["ties"] == "rao_kupper" and metrics["tie_parameter"] is not None

@@ -117,7 +117,13 @@ def call_count_note(
     calls = judge_call_count(pair_count, samples)
     flip = run.autorater_parameters.flip
     orders = ", both orders" if flip is True and samples > 1 else ", one order per pair" if flip == "random" else ""
-    if model_pairs is not None and prompts is not None:
+    if run.pairing == "sampled" and prompts is not None:  # the drawn pairs differ by prompt (a pair drawn twice once)
+        n = run.opponents_per_prompt
+        made_of = (
+            f"{n} opponent{'s' if n != 1 else ''} per model and prompt, {len(run.model_names)} models × "
+            f"{prompts:,} prompts"
+        )
+    elif model_pairs is not None and prompts is not None:
         made_of = f"{model_pairs:,} model pairs of {len(run.model_names)} models × {prompts:,} prompts"
     else:
         made_of = f"of {len(run.model_names)} models"

@@ -116,7 +116,10 @@ def rank_models(
     if style_control and battles.length is None:
         raise ValueError("style_control needs the responses of every battle (response_a, response_b)")
     if style_control and ties != "half":
-        raise ValueError("style_control fits ties as half a win (ties='half'); Rao–Kupper has no style covariates")
+        raise ValueError(
+            f"style_control needs ties 'half' (the style covariates are fitted with a tie as half a win), got ties "
+            f"{ties!r}: set style_control false to fit Rao–Kupper ties"
+        )
 
     reference = models.index(baseline) if baseline is not None else None
     counts = bootstrap_counts(len(battles.prompts), bootstrap_rounds, seed) if bootstrap_rounds else None

@@ -20,7 +20,8 @@ from typing import Any
 _HELP_PARAMS = "JSON file, or an inline JSON object, of re-scoring options (listed below)"
 
 OPTIONS_HELP = """\
-re-scoring options (--params); an option left out keeps the value the run used, a run uses the default:
+re-scoring options (--params); an option left out keeps its latest value (the last re-scoring of OUT,
+else the run's); the run used the default unless it set the option:
   AutoSxS
     ties_as_half             true/false (default false): a tie counts as half a win for each model
     include_incomplete       true/false (default false): count the rows judged in one presentation order

@@ -62,6 +62,13 @@ def rescore_arena(outputs: RunOutputs, params: Mapping[str, Any]) -> RescoreResu
         )
     before = dict(previous.get("ranking_options") or {})
     merged = {**before, **{k: v for k, v in params.items() if k != "id_columns"}}
+    if merged.get("style_control") and merged.get("ties") == "rao_kupper" and "style_control" not in params:
+        earlier = "an earlier re-scoring" if previous.get("rescore_options") else "the run"
+        raise InputError(
+            f'"ties": "rao_kupper" cannot be fitted with style control, and style_control is true from {earlier} '
+            '(an option left out keeps its latest value); add "style_control": false to the options',
+            source="--params",
+        )
     ids = list(params.get("id_columns") or previous.get("id_columns") or [])
     if not ids:
         raise InputError("the run's metrics.json names no id_columns; give them in --params", source="--params")
