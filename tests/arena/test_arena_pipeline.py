@@ -111,7 +111,10 @@ def test_run_recovers_the_hidden_order_and_matches_an_independent_fit(all_pairs)
         in printed
     )
     assert "read 200 data row(s)" in printed
-    assert "Arena: 6 models, 3000 judged pairs, 6000 battles from 6000 samples" in printed
+    assert (
+        "Arena: 6 models, 3000 judged pairs, 6000 battle samples of 6000 (0 ERROR samples are not battles), 6000 battles weighted"
+        in printed
+    )
 
 
 @pytest.mark.pipeline

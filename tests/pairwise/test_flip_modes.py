@@ -389,11 +389,13 @@ def test_arena_identical_responses_are_one_tie_battle_without_a_call():
     tie = judgments[(judgments["pid"] == "p0") & (judgments["model_a"] == "m1") & (judgments["model_b"] == "m2")]
     assert tie["choice"].tolist() == ["TIE"] and list(tie["samples"].iloc[0]) == []
     assert (metrics["identical_pair_count"], metrics["unjudged_pair_count"], metrics["sample_count"]) == (1, 0, 22)
-    # By hand, the longer always wins: m1 vs m2 = 1 tie battle (p0) + 3 prompts × 2 samples lost; m1 vs m3 and
-    # m2 vs m3 = 4 prompts × 2 samples lost. m1: 15 battles, 0 won, 14 lost, 1 tie; m2: 15, 6, 8, 1; m3: 16, 16, 0, 0.
+    # By hand, the longer always wins: m1 vs m2 = 2 tie battles (p0: as many as a judged pair's 2 samples) + 3
+    # prompts × 2 samples lost; m1 vs m3 and m2 vs m3 = 4 prompts × 2 samples lost. m1: 16 battles, 0 won, 14 lost,
+    # 2 ties; m2: 16, 6, 8, 2; m3: 16, 16, 0, 0.
+    assert metrics["identical_battle_weight"] == 2
     counts = leaderboard.set_index("model")[["battles", "wins", "losses", "ties"]].to_dict("index")
     assert counts == {
-        "m1": {"battles": 15.0, "wins": 0.0, "losses": 14.0, "ties": 1.0},
-        "m2": {"battles": 15.0, "wins": 6.0, "losses": 8.0, "ties": 1.0},
+        "m1": {"battles": 16.0, "wins": 0.0, "losses": 14.0, "ties": 2.0},
+        "m2": {"battles": 16.0, "wins": 6.0, "losses": 8.0, "ties": 2.0},
         "m3": {"battles": 16.0, "wins": 16.0, "losses": 0.0, "ties": 0.0},
     }

@@ -4,8 +4,13 @@ Every judged sample is a battle (Arena-Hard's convention: both games of a pair c
 model terms: ``A`` = ``model_a``) is the winner, a tie half a win to each; a sample marked ``strong`` (a verdict
 ``A>>B``) counts as ``strong_verdict_weight`` battles. An ``ERROR`` sample is not a battle: it is counted
 (``error_sample_count``) and its reason is in ``error_messages``. The prompt of a battle is its id columns' values,
-so the bootstrap resamples prompts with all their battles. A pair whose two responses were identical, made a ``TIE``
-without a judge call (``identical_responses: "tie"``), is one tie battle (``identical_pair_count``).
+so the bootstrap resamples prompts with all their battles.
+
+A pair whose two responses were identical, made a ``TIE`` without a judge call (``identical_responses: "tie"``), is
+neither judged nor failed: it counts as many tie battles as a judged pair has samples (``sampling_count``, 1 with
+``flip: "random"``; read from the judgments as the most samples of any judged pair, 1 when no pair was judged), so
+it weighs as much as a pair the judge called a tie in every sample. It is counted in ``identical_pair_count`` and
+``identical_response_count`` (AutoSxS's name for the same count).
 """
 
 from __future__ import annotations
@@ -21,7 +26,19 @@ from autorater_pipelines.arena.prepare import prompt_key
 from autorater_pipelines.arena.ranking import rank_models
 from autorater_pipelines.errors import InputError
 
-__all__ = ["battle_records", "leaderboard_from_judgments", "strong_verdict_summary"]
+__all__ = [
+    "battle_records",
+    "identical_battle_weight",
+    "identical_summary",
+    "leaderboard_from_judgments",
+    "strong_verdict_summary",
+]
+
+BATTLE_UNIT = (
+    "one judged sample (both presentation orders count); ERROR samples are not battles; an identical pair is "
+    "identical_battle_weight tie battles"
+)
+"""What one battle is, as ``metrics.json``'s ``computed_over.battle_unit`` says it."""
 
 
 def battle_records(
@@ -33,13 +50,16 @@ def battle_records(
         ``(records, counts)``: records for :func:`~autorater_pipelines.arena.battles.battles_from_records`;
         counts ``pair_count`` (judgment rows), ``sample_count``, ``battle_sample_count``, ``error_sample_count``,
         ``unjudged_pair_count`` (rows without any sample, e.g. a response that could not be generated),
-        ``strong_verdict_count``, ``identical_pair_count`` (identical responses: one tie battle each, no sample).
+        ``strong_verdict_count``, ``identical_pair_count`` and ``identical_response_count`` (pairs with identical
+        responses: no sample, ``identical_battle_weight`` tie battles each), ``identical_battle_weight``.
 
     Raises:
         InputError: a judgment row lacks ``model_a``/``model_b`` or an id column (not an arena judgment file).
     """
     ids = list(id_columns)
     records: list[dict[str, Any]] = []
+    rows = list(judgments)
+    weight = identical_battle_weight(rows)
     counts = dict.fromkeys(
         (
             "pair_count",
@@ -52,7 +72,7 @@ def battle_records(
         ),
         0,
     )
-    for number, row in enumerate(judgments, start=1):
+    for number, row in enumerate(rows, start=1):
         missing = [k for k in (*ids, "model_a", "model_b") if k not in row]
         if missing:
             raise InputError(
@@ -64,9 +84,9 @@ def battle_records(
         key = prompt_key(dict(row), ids)
         battle = {"prompt_id": key, "model_a": row["model_a"], "model_b": row["model_b"]}
         texts = {"response_a": row.get("response_a") or "", "response_b": row.get("response_b") or ""}
-        if row.get("identical_responses") is True and row.get("choice") == "TIE":
-            counts["identical_pair_count"] += 1  # no judge call, no sample: one tie battle
-            records.append({**battle, "winner": "TIE", "weight": 1.0, **texts})
+        if _is_identical(row):
+            counts["identical_pair_count"] += 1  # no judge call, no sample: tie battles as a judged pair's samples
+            records.append({**battle, "winner": "TIE", "weight": float(weight), **texts})
         elif row.get("jurors"):
             _panel_battles(row, battle, texts, records, counts)
             continue
@@ -84,6 +104,8 @@ def battle_records(
             records.append(
                 {**battle, "winner": choice, "weight": float(strong_verdict_weight if strong else 1), **texts}
             )
+    counts["identical_response_count"] = counts["identical_pair_count"]
+    counts["identical_battle_weight"] = weight
     return records, counts
 
 
@@ -99,13 +121,35 @@ def _panel_battles(
     So a panel run weighs each pair as a one-judge run does (``sampling_count`` battles); a panel ``ERROR`` (every
     juror abstained) counts that many error samples. Strong verdicts are a juror's own: a panel battle weighs 1.
     """
-    units = max(1, len(row.get("samples") or []) // max(1, len(row["jurors"])))
+    units = max(1, _samples_per_judge(row))
     counts["sample_count"] += units
     if row.get("choice") not in ("A", "B", "TIE"):
         counts["error_sample_count"] += units
         return
     counts["battle_sample_count"] += units
     records.extend({**battle, "winner": row["choice"], "weight": 1.0, **texts} for _ in range(units))
+
+
+def identical_battle_weight(judgments: Sequence[Mapping[str, Any]]) -> int:
+    """Tie battles an identical pair counts as: the most samples of any judged pair of the run (1 when none).
+
+    Every judged pair of a run has ``sampling_count`` samples (1 with ``flip: "random"``), ERROR samples included,
+    so this is the run's ``sampling_count``, read from the judgments alone (``autorater rescore`` has no
+    parameters of the judge).
+    """
+    judged = [_samples_per_judge(row) for row in judgments if not _is_identical(row)]
+    return max([1, *judged])
+
+
+def _samples_per_judge(row: Mapping[str, Any]) -> int:
+    """A judged pair's samples, per juror for a panel's pair (its samples are every juror's)."""
+    samples = len(row.get("samples") or [])
+    return samples // max(1, len(row["jurors"])) if row.get("jurors") else samples
+
+
+def _is_identical(row: Mapping[str, Any]) -> bool:
+    """A pair made a ``TIE`` for identical responses (``identical_responses: "tie"``), without a judge call."""
+    return row.get("identical_responses") is True and row.get("choice") == "TIE"
 
 
 def leaderboard_from_judgments(
@@ -169,10 +213,10 @@ def leaderboard_from_judgments(
         "tie_parameter": ranking.tie_parameter,
         "computed_over": {
             **ranking.computed_over,
-            "battle_unit": "one judged sample (both presentation orders count); ERROR samples are not battles",
+            "battle_unit": BATTLE_UNIT,
             "strong_verdict_weight": options.strong_verdict_weight,
         },
-        "notes": ranking.notes + _unranked_note(judgments, battles.models),
+        "notes": ranking.notes + _identical_note(counts) + _unranked_note(judgments, battles.models),
         "ranking_options": options.model_dump(),
         "id_columns": ids,
     }
@@ -209,7 +253,7 @@ def _unranked_metrics(
             "bootstrap_rounds": options.bootstrap_rounds,
             "seed": options.seed,
             "ties": options.ties,
-            "battle_unit": "one judged sample (both presentation orders count); ERROR samples are not battles",
+            "battle_unit": BATTLE_UNIT,
             "strong_verdict_weight": options.strong_verdict_weight,
         },
         "notes": [why],
@@ -238,6 +282,27 @@ def strong_verdict_summary(metrics: Mapping[str, Any]) -> str | None:
 def _number(value: Any) -> str:
     """``3`` for 3 or 3.0, ``2.5`` for 2.5; anything else (None) as written."""
     return f"{value:g}" if isinstance(value, int | float) else str(value)
+
+
+def identical_summary(metrics: Mapping[str, Any]) -> str | None:
+    """``4 identical pairs tied without a judge call (2 tie battles each)``, from the metrics; None without any."""
+    count = metrics.get("identical_pair_count")
+    if not count:
+        return None
+    weight = metrics.get("identical_battle_weight") or 1
+    pairs = "pair" if count == 1 else "pairs"
+    each = "1 tie battle" if weight == 1 else f"{_number(weight)} tie battles"
+    return f"{count} identical {pairs} tied without a judge call ({each} each, as a judged pair's samples)"
+
+
+def _identical_note(counts: Mapping[str, int]) -> list[str]:
+    """A note when every battle is a tie of identical responses: the scores say nothing about the models."""
+    if not counts["identical_pair_count"] or counts["battle_sample_count"]:
+        return []
+    return [
+        f"every battle is a tie of identical responses ({counts['identical_pair_count']} pairs, "
+        "identical_responses: tie, no judge call): the scores are all equal and say nothing about the models"
+    ]
 
 
 def _unranked_note(judgments: Sequence[Mapping[str, Any]], ranked: Sequence[str]) -> list[str]:

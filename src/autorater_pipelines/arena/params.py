@@ -12,6 +12,7 @@ The schema only: the one check of a run is :func:`autorater_pipelines.arena.pref
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -196,6 +197,7 @@ class ArenaParams(RunParameters):
                 f"model {both[0]!r} is in both response_columns and models; give each model one source of responses",
                 source="models",
             )
+        _refuse_lookalike_names(self.response_columns, self.models)
         names = self.model_names
         if len(names) < 2:
             raise InputError(
@@ -246,6 +248,30 @@ class ArenaParams(RunParameters):
             ties=self.ties,
             strong_verdict_weight=self.strong_verdict_weight,
         )
+
+
+def _refuse_lookalike_names(response_columns: Mapping[str, Any], models: Mapping[str, Any]) -> None:
+    """Refuse two model names that differ only in surrounding whitespace, letter case or Unicode normalization.
+
+    They would be two leaderboard rows that read the same (``"X"`` and ``"X "``, ``"X"`` and ``"x"``, NFC ``é`` and
+    NFD ``e`` + combining accent).
+
+    Raises:
+        InputError: naming both names (with ``!r``) and where each is given.
+    """
+    seen: dict[str, tuple[str, str]] = {}
+    for source, names in (("response_columns", response_columns), ("models", models)):
+        for name in names:
+            key = unicodedata.normalize("NFC", name).strip().casefold()
+            if key in seen and seen[key][0] != name:
+                other, where = seen[key]
+                raise InputError(
+                    f"model names {other!r} ({where}) and {name!r} ({source}) differ only in surrounding whitespace, "
+                    "letter case or Unicode normalization and would read the same on the leaderboard; give each "
+                    "model a distinct name (or the same model once)",
+                    source=source,
+                )
+            seen.setdefault(key, (name, source))
 
 
 PARAMETERS = ArenaParams

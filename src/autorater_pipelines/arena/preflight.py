@@ -16,6 +16,7 @@ from autorater_pipelines.arena.pairs import judge_call_count
 from autorater_pipelines.arena.params import ArenaParams
 from autorater_pipelines.evaluation.model_checks import probe_model_endpoint
 from autorater_pipelines.evaluation.parameters import ValidatedRun, check_model_spec
+from autorater_pipelines.pairwise.order import is_identical
 from autorater_pipelines.pairwise.preference import refuse_probability_preference
 from autorater_pipelines.pairwise.settings import SOURCE, check_verdict_settings
 
@@ -95,7 +96,10 @@ def validate_run(
     examples = prepare.build_pair_examples(run, task, dataset)
     model_pairs = len({(e["model_a"], e["model_b"]) for e in examples})
     prompt_count = len({prepare.prompt_key(e, run.id_columns) for e in examples})
-    notes.insert(0, call_count_note(run, len(examples), model_pairs=model_pairs, prompts=prompt_count))
+    identical = sum(is_identical(e, run.autorater_parameters) for e in examples)
+    notes.insert(
+        0, call_count_note(run, len(examples), model_pairs=model_pairs, prompts=prompt_count, identical=identical)
+    )
     if run.models:
         notes.insert(
             1,
@@ -106,15 +110,24 @@ def validate_run(
 
 
 def call_count_note(
-    run: ArenaParams, pair_count: int, *, model_pairs: int | None = None, prompts: int | None = None
+    run: ArenaParams,
+    pair_count: int,
+    *,
+    model_pairs: int | None = None,
+    prompts: int | None = None,
+    identical: int = 0,
 ) -> str:
     """``N judge calls: P pairs (M model pairs × K prompts) × S samples…``, with a hint towards ``pairing: sampled``.
 
-    ``pair_count`` counts judged (prompt, model pair) examples; ``model_pairs`` and ``prompts`` (when known) say
-    what they are made of. The hint is added for a large ``pairing: all`` run.
+    ``pair_count`` counts the (prompt, model pair) examples; ``model_pairs`` and ``prompts`` (when known) say
+    what they are made of; ``identical`` of them have the same response twice and, with ``identical_responses:
+    "tie"``, make no call (counted out, and said). With ``models`` the responses are generated later, so the count
+    is an upper bound then (said). The hint is added for a large ``pairing: all`` run.
     """
-    samples = run.autorater_parameters.sampling_count
-    calls = judge_call_count(pair_count, samples)
+    settings = run.autorater_parameters
+    samples = settings.sampling_count
+    tie = settings.identical_responses == "tie"
+    calls = judge_call_count(pair_count - identical, samples)
     flip = run.autorater_parameters.flip
     orders = ", both orders" if flip is True and samples > 1 else ", one order per pair" if flip == "random" else ""
     if run.pairing == "sampled" and prompts is not None:  # the drawn pairs differ by prompt (a pair drawn twice once)
@@ -127,9 +140,15 @@ def call_count_note(
         made_of = f"{model_pairs:,} model pairs of {len(run.model_names)} models × {prompts:,} prompts"
     else:
         made_of = f"of {len(run.model_names)} models"
+    at_most = "at most " if tie and run.models else ""
     note = (
-        f"{calls:,} judge calls: {pair_count:,} pairs ({made_of}, pairing {run.pairing!r}) × {samples} samples{orders}"
+        f"{at_most}{calls:,} judge calls: {pair_count:,} pairs ({made_of}, pairing {run.pairing!r}) × {samples} "
+        f"samples{orders}"
     )
+    if identical:
+        note += f"; {identical:,} identical {'pair' if identical == 1 else 'pairs'} tied without a call"
+    elif at_most:
+        note += "; pairs whose generated responses are identical are tied without a call (identical_responses: tie)"
     if run.pairing == "all" and calls > _LARGE:
         note += (
             '; to judge fewer, set "pairing": "sampled" with "opponents_per_prompt" (e.g. 2 opponents per model '

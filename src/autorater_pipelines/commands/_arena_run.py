@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autorater_pipelines.arena.leaderboard import strong_verdict_summary
+from autorater_pipelines.arena.leaderboard import identical_summary, strong_verdict_summary
 from autorater_pipelines.commands._run_spec import RunSpec
 
 __all__ = [
@@ -67,6 +67,7 @@ def failed_rows(metrics: dict[str, Any]) -> tuple[int, int]:
     """``(failed, total)``: samples, and pairs left unjudged (a response not generated) as failed ones.
 
     An ERROR sample is not a battle; a pair without any sample (its response could not be generated) counts once.
+    A pair with identical responses tied without a call (``identical_pair_count``) is neither judged nor failed.
     """
     unjudged = int(metrics.get("unjudged_pair_count") or 0)
     failed = int(metrics.get("error_sample_count") or 0) + unjudged
@@ -94,15 +95,24 @@ def print_leaderboard(rows: list[dict[str, Any]], *, baseline: bool) -> None:
 
 
 def print_summary(metrics: dict[str, Any]) -> None:
-    """Print the battle counts, the leaderboard and the separability."""
+    """Print the pairs and battle counts, the leaderboard and the separability.
+
+    Samples and weighted battles are both said: a strong verdict or an identical pair weighs more than one battle.
+    """
     over = metrics.get("computed_over") or {}
     unjudged = int(metrics.get("unjudged_pair_count") or 0)
+    identical = int(metrics.get("identical_pair_count") or 0)
     not_judged = f" (+{unjudged} not judged: a response was not generated)" if unjudged else ""
+    same = f" (+{identical} identical: tied without a judge call)" if identical else ""
     print(
-        f"\nArena: {len(metrics['models'])} models, {metrics['pair_count'] - unjudged} judged pairs{not_judged}, "
-        f"{metrics['battle_sample_count']} battles from {metrics['sample_count']} samples "
-        f"({metrics['error_sample_count']} ERROR samples are not battles), {over.get('prompts')} prompts"
+        f"\nArena: {len(metrics['models'])} models, {metrics['pair_count'] - unjudged - identical} judged pairs"
+        f"{same}{not_judged}, {metrics['battle_sample_count']} battle samples of {metrics['sample_count']} "
+        f"({metrics['error_sample_count']} ERROR samples are not battles), "
+        f"{float(metrics['battle_count']):g} battles weighted, {over.get('prompts')} prompts"
     )
+    same_line = identical_summary(metrics)
+    if same_line:
+        print(f"  {same_line}")
     strong = strong_verdict_summary(metrics)
     if strong:
         print(f"  {strong}")

@@ -16,7 +16,11 @@ from typing import Any
 import pydantic
 
 from autorater_pipelines import io
-from autorater_pipelines.arena.leaderboard import leaderboard_from_judgments, strong_verdict_summary
+from autorater_pipelines.arena.leaderboard import (
+    identical_summary,
+    leaderboard_from_judgments,
+    strong_verdict_summary,
+)
 from autorater_pipelines.arena.params import ArenaParams, RankingOptions
 from autorater_pipelines.errors import InputError, unknown_names
 from autorater_pipelines.report._figures import figure, forest, heatmap
@@ -209,8 +213,10 @@ def _battles_note(metrics: Mapping[str, Any]) -> str:
         f"Battles: every judged sample is one ({metrics['battle_sample_count']} from {metrics.get('sample_count')} "
         f"samples, both presentation orders; {errors} ERROR samples are not battles)."
     )
-    strong = strong_verdict_summary(metrics)
-    return f"{note} {strong[0].upper()}{strong[1:]}." if strong else note
+    for extra in (identical_summary(metrics), strong_verdict_summary(metrics)):
+        if extra:
+            note += f" {extra[0].upper()}{extra[1:]}."
+    return note
 
 
 def _count(value: Any) -> Any:
