@@ -91,6 +91,10 @@ def test_run_ties_identical_pairs_without_counting_them_failed_or_unjudged(tmp_p
     assert metrics["battle_count"] == 12
     page = (out / "report.html").read_text()
     assert "4 identical pairs tied without a judge call (1 tie battle each" in page
+    # autorater rescore reads the weight from the judgments (it has no judge parameters): the same battles.
+    assert main(["rescore", str(out), "--params", '{"seed": 5}']) == 0
+    again = json.loads((out / "metrics.json").read_text())
+    assert (again["battle_count"], again["identical_battle_weight"], again["identical_response_count"]) == (12, 1, 4)
 
 
 def test_an_identical_pair_weighs_as_many_tie_battles_as_a_judged_pair_has_samples():
