@@ -94,3 +94,53 @@ def test_rao_kupper_after_a_style_controlled_rescoring_says_where_style_control_
     assert main(["rescore", str(out), "--params", fixed, "--output-dir", str(tmp_path / "t2")]) == 0
     metrics = json.loads((tmp_path / "t2" / "metrics.json").read_text())
     assert metrics["ranking_options"]["ties"] == "rao_kupper" and metrics["tie_parameter"] is not None
+
+
+AUTOSXS = ROOT / "examples" / "quickstart"
+
+
+def _autosxs(tmp_path: pathlib.Path, judge: dict[str, object], dataset: pathlib.Path | None = None) -> pathlib.Path:
+    params = json.loads((AUTOSXS / "params.json").read_text())
+    params["evaluation_dataset"] = str(dataset or AUTOSXS / "dataset.jsonl")
+    params["autorater_model"] = f"replay/{AUTOSXS / 'replay.jsonl'}"
+    params["autorater_parameters"] = judge
+    path = tmp_path / "params.json"
+    path.write_text(json.dumps(params))
+    return path
+
+
+def test_autosxs_says_which_position_order_it_used_with_flip_random(tmp_path, capfd) -> None:
+    out = tmp_path / "out"
+    params = _autosxs(tmp_path, {"flip": "random", "seed": 7})
+    assert main(["run", "autosxs", "--params", str(params), "--output-dir", str(out), "--quiet"]) == 0
+    printed = capfd.readouterr().out
+    swapped = sum(json.loads(line)["flipped"] for line in (out / "judgments.jsonl").read_text().splitlines())
+    assert swapped == 3  # ⌊6/2⌋ rows shown swapped
+    assert (
+        '  position order: flip "random" (seed 7): 3 of 6 rows shown swapped (model B\'s response first); no row '
+        "judged in both orders, so no position consistency\n"
+    ) in printed
+    report = next(out.glob("report*.html")).read_text()
+    assert "0 of 0 rows judged in both orders: each row judged in one order fixed before judging (flip &#34;random" in (
+        report
+    )
+
+
+def test_autosxs_says_which_position_order_it_used_with_flip_false_and_flip_column(tmp_path, capfd) -> None:
+    params = _autosxs(tmp_path, {"flip": False})
+    assert main(["run", "autosxs", "--params", str(params), "--output-dir", str(tmp_path / "f"), "--quiet"]) == 0
+    assert "  position order: flip false: model A's response shown first in every row; no row judged" in (
+        capfd.readouterr().out
+    )
+    report = next((tmp_path / "f").glob("report*.html")).read_text()
+    assert "rows judged in both orders: model A shown first in every row (flip false)" in report
+    rows = [json.loads(line) for line in (AUTOSXS / "dataset.jsonl").read_text().splitlines()]
+    for i, row in enumerate(rows):
+        row["swap"] = i < 2
+    dataset = tmp_path / "dataset.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    params = _autosxs(tmp_path, {"flip_column": "swap"}, dataset)
+    assert main(["run", "autosxs", "--params", str(params), "--output-dir", str(tmp_path / "c"), "--quiet"]) == 0
+    assert "  position order: flip_column 'swap': 2 of 6 rows shown swapped (model B's response first); no row" in (
+        capfd.readouterr().out
+    )

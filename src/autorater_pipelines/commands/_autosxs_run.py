@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from autorater_pipelines.autosxs.spec import AUTORATER_TASK, METRICS_TASK
+from autorater_pipelines.commands._position_order import print_position_order
 from autorater_pipelines.commands._run_spec import RunSpec
 
 __all__ = [
@@ -216,6 +217,7 @@ RUN = RunSpec(
     print_summary=print_summary,
     extra_outputs=extra_outputs,
     print_outputs=print_model_evaluations,
+    print_params_notes=print_position_order,
     child_env=child_env,
     failed_rows=failed_rows,
 )

@@ -30,6 +30,8 @@ class RunSpec:
             the files this run wrote there.
         failed_rows: ``(failed, total)`` rows of a run from its metrics; the exit status is 1 when no row
             was evaluated, or when ``failed / total`` exceeds ``--max-failed-share``.
+        print_params_notes: Prints what the run's parameters explain about the outputs (AutoSxS: the position
+            order), from the parameters and ``--output-dir``.
         failed_unit: What ``failed_rows`` counts, from the metrics, as the exit message names it (``rows``,
             ``samples``).
         report_options: Options of :func:`autorater_pipelines.report.write_report` matching the pipeline's
@@ -44,6 +46,7 @@ class RunSpec:
     extra_outputs: Callable[[dict[str, Any]], dict[str, str]] = lambda params: {}
     print_outputs: Callable[[str, list[str]], None] = lambda out_dir, written: None
     failed_rows: Callable[[dict[str, Any]], tuple[int, int]] = lambda metrics: (0, 0)
+    print_params_notes: Callable[[dict[str, Any], str], None] = lambda params, out_dir: None
     failed_unit: Callable[[dict[str, Any]], str] = lambda metrics: "rows"
     report_options: Callable[[dict[str, Any]], dict[str, Any]] = lambda params: {}
     child_env: Callable[[str], dict[str, str]] = lambda out_dir: {}

@@ -257,6 +257,7 @@ def run(args: argparse.Namespace) -> int:
     with open(os.path.join(out_dir, "metrics.json"), encoding="utf-8") as fh:
         metrics = json.load(fh)
     spec.print_summary(metrics)
+    spec.print_params_notes(params, out_dir)
     spec.print_outputs(out_dir, written)
     _print_error_reasons(os.path.join(out_dir, "error_messages.jsonl"))
     print(f"Outputs in {out_dir}: {', '.join(written)}")

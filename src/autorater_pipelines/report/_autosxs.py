@@ -314,6 +314,20 @@ def _confidence_stats(counted: Sequence[Mapping[str, Any]], m: Mapping[str, Any]
     ]
 
 
+def _one_order_reason(judgments: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why no row of ``judgments`` was judged in both orders; None when one was (or there is no row).
+
+    A row with ``flipped`` had its one order fixed before judging (``flip: "random"`` or ``flip_column``); without
+    it, every sample showing model A first means ``flip: false``.
+    """
+    orders = [{bool(s.get("flipped")) for s in r.get("samples") or []} for r in judgments]
+    if not judgments or any(len(o) == 2 for o in orders):
+        return None
+    if any("flipped" in r for r in judgments):
+        return 'each row judged in one order fixed before judging (flip "random" or flip_column)'
+    return "model A shown first in every row (flip false)"
+
+
 def _position_stats(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any], human: str | None) -> list[Stat]:
     first, decisive = first_position_counts(rows)
     position = [
@@ -322,7 +336,7 @@ def _position_stats(rows: Sequence[Mapping[str, Any]], m: Mapping[str, Any], hum
             "position_consistency",
             "Position consistency",
             note=f"{m.get('position_consistency_count')} of {m.get('both_orders_judged_count')} rows judged in both "
-            "orders",
+            "orders" + (f": {why}" if (why := _one_order_reason(rows)) else ""),
         ),
         metric(
             {"first_position_rate": first / decisive if decisive else None, **m},
