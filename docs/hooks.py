@@ -7,7 +7,9 @@
   description), from :func:`autorater_pipelines.commands.params.parameter_table` (what ``autorater params`` prints)
   and the ranges of :data:`autorater_pipelines.evaluation.parameters.BOUNDS`;
 - ``<!-- bounds-table -->`` becomes the table of every numeric parameter's range (``BOUNDS``);
-- ``<!-- module-map -->`` becomes a table of every module of the package with its docstring's summary.
+- ``<!-- module-map -->`` becomes a table of every module of the package with its docstring's summary;
+- a ``<!-- offline -->`` … ``<!-- /offline -->`` note (for readers of the raw Markdown, who see only the marker:
+  how to get the table without the site) is dropped.
 
 tests/test_docs_reference.py checks what these render.
 """
@@ -21,9 +23,12 @@ from pathlib import Path
 
 _MARKER = re.compile(r"^<!-- parameter-reference (?P<pipeline>\w+) -->$", re.M)
 _REPO = Path(__file__).resolve().parents[1]
+_OFFLINE = re.compile(r"^<!-- offline -->\n.*?^<!-- /offline -->\n\n?", re.M | re.S)
+"""A note for readers of the raw Markdown (the table below is generated): dropped from the site's pages."""
 
 
 def on_page_markdown(markdown, page, config, files):  # noqa: D103 (the MkDocs hook signature)
+    markdown = _OFFLINE.sub("", markdown)
     if "<!-- parameter-references -->" in markdown:
         markdown = markdown.replace("<!-- parameter-references -->", all_parameter_references())
     markdown = _MARKER.sub(lambda m: parameter_reference(m["pipeline"]), markdown)

@@ -82,3 +82,22 @@ def test_the_module_map_names_every_module():
 def test_docstring_markup_becomes_markdown():
     text = "Uses ``max_tokens`` and :class:`~autorater_pipelines.models.GenerateConfig`\n    over lines."
     assert hooks.docstring_markdown(text) == "Uses `max_tokens` and `GenerateConfig` over lines."
+
+
+@pytest.mark.parametrize(
+    "page, marker",
+    [
+        ("reference/parameters.md", "<!-- parameter-references -->"),
+        ("reference/checks.md", "<!-- bounds-table -->"),
+        ("architecture.md", "<!-- module-map -->"),
+    ],
+)
+def test_a_generated_table_says_so_to_readers_of_the_markdown_and_the_site_drops_the_note(page, marker):
+    raw = (REPO / "docs" / page).read_text(encoding="utf-8")
+    note = raw.split("<!-- offline -->\n", 1)[1].split("<!-- /offline -->", 1)[0]
+    assert raw.index("<!-- /offline -->") < raw.index(marker)  # right before the table it explains
+    assert "Reading this file outside the docs site?" in note and "docs/hooks.py" in note
+    if page == "reference/parameters.md":
+        assert "`autorater params autosxs` (or `gecko`, `arena`)" in note
+    built = hooks.on_page_markdown(raw, None, None, None)
+    assert "Reading this file outside" not in built and "<!-- offline -->" not in built and marker not in built

@@ -122,6 +122,19 @@ def test_dry_run_rejects_a_missing_required_parameter(tmp_path, capsys):
     assert "missing required pipeline parameters ['task'] (task: STRING)" in err
 
 
+def test_dry_run_shows_the_integers_given(tmp_path, capsys):
+    # protobuf's Value holds every number as a double: the job's parameterValues say 2.0 for the 2 written
+    params = {
+        **json.loads((DOCS / "compare_predictions.json").read_text()),
+        "autorater_parameters": {"sampling_count": 2, "temperature": 1.0, "flip": True},
+    }
+    code, spec, err = _dry_run(capsys, "autosxs", "--params", _write(tmp_path, params))
+    assert code == 0, err
+    shown = spec["runtimeConfig"]["parameterValues"]["autorater_parameters"]
+    assert shown == {"sampling_count": 2, "temperature": 1.0, "flip": True}
+    assert type(shown["sampling_count"]) is int and type(shown["temperature"]) is float
+
+
 def test_dry_run_rejects_unknown_names_listing_valid_ones(tmp_path, capsys):
     params = {**json.loads((DOCS / "compare_predictions.json").read_text()), "resposne_column_a": "x"}
     code, _, err = _dry_run(capsys, "autosxs", "--params", _write(tmp_path, params))

@@ -4,7 +4,9 @@ Every ``autorater run`` of a page whose parameter file is in the repository and 
 offline: it is run from the repository root (its output folder moved under a temporary folder) and must exit 0;
 when the page shows its output in the block right after, the printed summary must be that block (the page's
 ``/…/OUT`` standing for the output folder). ``autorater report`` and ``autorater rescore`` of a page's earlier
-output folder run on that run's outputs.
+output folder run on that run's outputs. A ``$ ``-prompted ``text`` block shows a command with its output on a
+run these tests cannot make from the repository (the LLMBar rescore of docs/reports.md, whose params file a script
+writes; checked in tests/report/test_rescore.py).
 """
 
 from __future__ import annotations

@@ -43,6 +43,19 @@ def test_every_template_parameter_is_listed_with_its_type_default_and_descriptio
         assert entry["description"] == " ".join(spec["description"].split())
 
 
+def test_integer_defaults_are_shown_as_integers(capsys):
+    # KFP stores an integer parameter's default as a double (defaultValue: 1.0 in compiled/arena.yaml)
+    assert _template_inputs("arena")["opponents_per_prompt"]["defaultValue"] == 1.0
+    table = {e["name"]: e for e in _table(capsys, "arena")}
+    for name, default in {"opponents_per_prompt": 1, "seed": 0, "bootstrap_rounds": 100}.items():
+        assert table[name]["type"] == "NUMBER_INTEGER" and type(table[name]["default"]) is int
+        assert table[name]["default"] == default
+    assert main(["params", "arena"]) == 0
+    printed = capsys.readouterr().out
+    assert "  opponents_per_prompt  (NUMBER_INTEGER, default 1)\n" in printed
+    assert "  bootstrap_rounds  (NUMBER_INTEGER, default 100)\n" in printed
+
+
 def test_dict_parameters_list_the_keys_their_parameter_model_accepts(capsys):
     autosxs = {e["name"]: e for e in _table(capsys, "autosxs")}
     keys = {k["name"]: k for k in autosxs["autorater_parameters"]["keys"]}

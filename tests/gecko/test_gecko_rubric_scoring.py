@@ -266,6 +266,10 @@ def test_unparseable_answer_policy_zero_counts_non_choices_as_wrong():
     assert r["final_score"] == 0.5 and r["questions_scored"] == 4 and r["parse_failures"] == 2
     assert zero.metrics["parse_failures"] == 2 and zero.metrics["questions_scored"] == 4
     assert "name no choice (scored 0, unparseable_answer_policy=zero)" in zero.metrics["final_score_denominator"]
+    assert zero.metrics["final_score_denominator"].startswith(
+        "mean question score over questions whose answer names a choice and questions whose answers name no choice "
+        "(scored 0, unparseable_answer_policy=zero)"
+    )
 
     # With DSG's dependency masking a parent answered with a non-choice fails its children too.
     masked = score(

@@ -40,7 +40,9 @@ def test_text_quickstart_replayed_through_autorater_run(tmp_path, monkeypatch, c
     out = tmp_path / "text"
     assert main(["run", "gecko", "--params", str(EXAMPLE / "params.json"), "--output-dir", str(out), "--quiet"]) == 0
     printed = capsys.readouterr().out
-    assert "  mean_score         0.8333  95% CI [" in printed  # 5/6, see below
+    assert "  mean final_score   0.8333  95% CI [" in printed  # 5/6 (= mean_score), see below
+    # the heading does not repeat "accuracy", which is a text rubric type
+    assert "  share of questions passed, by type:\n    accuracy           0.000  (1 question)" in printed
     assert "  pass_rate          0.6667  95% CI [" in printed and "(share of scored rows with score 1.0)" in printed
     results, metrics, errors = _outputs(out)
     assert errors == []

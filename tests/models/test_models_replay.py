@@ -100,8 +100,21 @@ def test_unsupported_scheme_and_missing_file(tmp_path: Path) -> None:
     # gs:// goes through autorater_pipelines.io (tests/io/test_io_gcs.py); unknown schemes are refused there.
     with pytest.raises(InputError, match=r"replay file 's3://b/rec\.jsonl': .*unsupported URI scheme 's3://'"):
         get_model("replay/s3://b/rec.jsonl")
-    with pytest.raises(InputError, match=r"replay file '.*nope\.jsonl' does not exist"):
+    with pytest.raises(InputError, match=r"replay file '.*nope\.jsonl' not found"):
         get_model(f"replay/{tmp_path / 'nope.jsonl'}")
+
+
+def test_a_missing_relative_replay_file_names_the_path_it_resolved_to(tmp_path: Path, monkeypatch) -> None:
+    # Run from examples/ with a params file whose paths are relative to the repository root: the same help as a
+    # missing dataset (io's LocalFileSystem), naming where the relative path led.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError) as raised:
+        get_model("replay/examples/quickstart/replay.jsonl")
+    resolved = tmp_path / "examples" / "quickstart" / "replay.jsonl"
+    assert str(raised.value) == (
+        f"model spec: replay file 'examples/quickstart/replay.jsonl' not found (resolved to {str(resolved)!r}); "
+        "check the path and the current directory, or pass an absolute path"
+    )
 
 
 def test_file_uri(tmp_path: Path) -> None:

@@ -282,7 +282,7 @@ BAD_PANELS = {
     ),
     "missing recording": (
         {"autorater_panel": [f"replay/{QUICKSTART / 'replay.jsonl'}", "replay/missing.jsonl"]},
-        r"autorater_panel\[1\]: replay file 'missing.jsonl' does not exist",
+        r"autorater_panel\[1\]: replay file 'missing.jsonl' not found \(resolved to '/.*/missing\.jsonl'\); check the path",
     ),
     "bad vote": (
         {"autorater_panel": ["replay/a.jsonl", "replay/b.jsonl"], "panel_vote": "median"},

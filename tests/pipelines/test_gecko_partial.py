@@ -95,7 +95,7 @@ def test_validator_stops_early_every_row_is_written_and_the_judged_ones_kept(tmp
     assert (metrics["rows_scored"], metrics["rows_unscored"], metrics["not_called_count"]) == (2, 4, 2)
     assert metrics["model_calls_stopped"] == errors[5]["error_message"]
     assert metrics["mean_final_score"] == 1.0
-    assert "mean final_score   1.0000  (stdev 0.0000)  over 2 of 6 rows" in printed, printed
+    assert "mean final_score   1.0000  95% CI [" in printed and "(stdev 0.0000)  over 2 of 6 rows" in printed, printed
     assert "model calls stopped early: 2 row(s) not called" in printed, printed
     assert [r["uid"] for r in _jsonl(out / "validations.jsonl")] == [1, 2, 3, 4]
 

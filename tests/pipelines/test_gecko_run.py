@@ -123,7 +123,9 @@ def test_quickstart_from_relative_paths(tmp_path, monkeypatch, capsys):
     assert page.count('src="data:image/') == 3  # each row's local image is still embedded
     printed = capsys.readouterr().out
     assert "Gecko: 3 rows, 3 scored, 0 unscored" in printed
-    assert "mean final_score   0.8500  (stdev 0.1323)  over 3 of 3 rows" in printed
+    # one line for the mean (metrics.json's mean_final_score = Vertex AI's mean_score), with its interval
+    assert "mean final_score   0.8500  95% CI [0.5214, 1.0000]  (stdev 0.1323)  over 3 of 3 rows" in printed
+    assert "mean_score" not in printed and "share of questions passed, by type:" in printed
 
 
 @pytest.mark.pipeline

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
+from doc_pages import DOCS, fenced
 from report_helpers import gecko_run, mixed_gecko_params
 
 from autorater_pipelines import gecko, io
 from autorater_pipelines.autosxs.metrics import pairwise_metrics
+from autorater_pipelines.cli import main
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.report import ABSENT, changes, rescore, validation_rows_from_results, write_rescore
 
@@ -65,6 +68,19 @@ def test_llmbar_ties_as_half_changes_only_tie_dependent_figures(llmbar_out, copy
         json.loads((out / "metrics.json").read_text())["autorater_model_a_win_rate"]
         == before["autorater_model_a_win_rate"]
     )
+
+
+def test_the_llmbar_rescore_of_the_reports_page_prints_what_it_shows(llmbar_out, copy_out, capsys):
+    # The page shows it as a `$ `-prompted text block on the LLMBar run, whose params file a script writes to /tmp
+    # (not a repository file), so tests/commands/test_documented_commands.py cannot run it: it is checked here.
+    (block,) = [b for lang, b in fenced(DOCS / "reports.md") if b.startswith("$ autorater rescore /tmp/llmbar/out ")]
+    command, _, shown = block.partition("\n")
+    args = shlex.split(command.removeprefix("$ autorater "))
+    out = copy_out(llmbar_out)
+    assert main(["report", str(out)]) == 0  # `autorater run` writes report.html too; this fixture does not
+    capsys.readouterr()
+    assert main([args[0], str(out), *args[2:]]) == 0
+    assert capsys.readouterr().out.replace(str(out), "/tmp/llmbar/out") == shown
 
 
 def test_ties_as_half_counts_human_ties_as_half(quickstart_out):

@@ -111,6 +111,21 @@ def check_param_names(params: dict[str, Any], template: str, source: str) -> dic
     return inputs
 
 
+def integers_as_given(value: Any, given: Any) -> Any:
+    """``value`` with each float equal to the int at the same place of ``given`` written as that int.
+
+    A PipelineJob's ``parameterValues`` (protobuf ``Value``) and a compiled template's ``defaultValue`` hold every
+    number as a double: ``"sampling_count": 2`` comes back as ``2.0``. Used where those are shown to the user.
+    """
+    if isinstance(value, float) and isinstance(given, int) and not isinstance(given, bool) and value == given:
+        return given
+    if isinstance(value, dict) and isinstance(given, dict):
+        return {k: integers_as_given(v, given.get(k)) for k, v in value.items()}
+    if isinstance(value, list) and isinstance(given, list) and len(value) == len(given):
+        return [integers_as_given(v, g) for v, g in zip(value, given, strict=True)]
+    return value
+
+
 def _other_pipeline(unknown: list[str], inputs: dict[str, Any]) -> str:
     """The registered pipeline that takes every ``unknown`` name (a file meant for it), or ``""``."""
     from autorater_pipelines import registry

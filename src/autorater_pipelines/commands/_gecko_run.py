@@ -72,6 +72,11 @@ def _fmt(value: Any, spec: str = ".4f") -> str:
     return "n/a" if value is None else format(value, spec)
 
 
+def _ci(metrics: dict[str, Any], key: str) -> str:
+    low, high = metrics.get(f"{key}_ci_lower"), metrics.get(f"{key}_ci_upper")
+    return f"  95% CI [{_fmt(low)}, {_fmt(high)}]" if low is not None and high is not None else ""
+
+
 def print_summary(metrics: dict[str, Any]) -> None:
     """Print row counts, the mean final score, per-question-type accuracy and unscored rows by stage."""
     print(
@@ -79,16 +84,17 @@ def print_summary(metrics: dict[str, Any]) -> None:
         f"{metrics['rows_unscored']} unscored"
     )
     stdev = metrics.get("stdev_final_score")
+    # Vertex AI's mean_score is the same mean (metrics.json keeps both names): one line, with its interval.
+    same = metrics.get("mean_score") is not None and metrics.get("mean_score") == metrics.get("mean_final_score")
     print(
         f"  mean final_score   {_fmt(metrics['mean_final_score'])}"
+        + (_ci(metrics, "mean_score") if same else "")
         + (f"  (stdev {stdev:.4f})" if stdev is not None else "")
         + f"  over {metrics['rows_scored']} of {metrics['evaluation_count']} rows"
     )
     for key, what in (("mean_score", ""), ("pass_rate", "  (share of scored rows with score 1.0)")):
-        if metrics.get(key) is not None:  # text rubrics (Vertex AI's names)
-            low, high = metrics.get(f"{key}_ci_lower"), metrics.get(f"{key}_ci_upper")
-            ci = f"  95% CI [{_fmt(low)}, {_fmt(high)}]" if low is not None and high is not None else ""
-            print(f"  {key:<17}  {_fmt(metrics[key])}{ci}{what}")
+        if metrics.get(key) is not None and not (same and key == "mean_score"):
+            print(f"  {key:<17}  {_fmt(metrics[key])}{_ci(metrics, key)}{what}")
     if metrics.get("rubric_prompt_version"):
         print(f"  rubric prompt      {metrics['rubric_prompt_version']}")
     _print_candidates(metrics)
@@ -120,8 +126,8 @@ def print_summary(metrics: dict[str, Any]) -> None:
         print(f"  unparseable answers {'scored 0' if policy == 'zero' else 'left out of final_score'} ({policy})")
     counts = metrics.get("questions_by_question_type") or {}
     by_type = metrics.get("accuracy_by_question_type") or {}
-    if by_type:
-        print("  accuracy by question type:")
+    if by_type:  # accuracy_by_question_type; "accuracy" is also a text rubric type, so not in the heading
+        print("  share of questions passed, by type:")
     for qtype, accuracy in by_type.items():
         n = counts.get(qtype, 0)
         print(f"    {qtype:<18} {accuracy:.3f}  ({n} question{'' if n == 1 else 's'})")

@@ -156,8 +156,10 @@ def parameter_table(pipeline: str, template: str | None = None) -> list[dict[str
             "required": not spec.get("isOptional", False),
             "description": " ".join(str(spec.get("description") or "").split()),
         }
-        if "defaultValue" in spec:
-            entry["default"] = spec["defaultValue"]
+        if "defaultValue" in spec:  # KFP stores an integer default as a double (1.0)
+            default = spec["defaultValue"]
+            integral = isinstance(default, float) and default.is_integer()
+            entry["default"] = int(default) if integral and spec.get("parameterType") == "NUMBER_INTEGER" else default
         nested = _nested_model(model, name) if model is not None else None
         if nested is not None:
             entry["keys"] = _keys(nested)

@@ -265,10 +265,15 @@ def _build_job(args: argparse.Namespace, params: dict[str, Any], template: _Temp
         raise InputError(f"Vertex AI SDK rejected the job: {exc}", source=args.params) from None
 
 
-def _spec(args: argparse.Namespace, job: Any, template: _Template, labels: dict[str, str]) -> dict[str, Any]:
+def _spec(
+    args: argparse.Namespace, job: Any, template: _Template, labels: dict[str, str], params: dict[str, Any]
+) -> dict[str, Any]:
     """The PipelineJob resource as it will be created (``pipelineSpec`` left out: it is the template)."""
     spec: dict[str, Any] = {"name": f"projects/{args.project}/locations/{args.location}/pipelineJobs/{job.job_id}"}
     spec.update({k: v for k, v in job.to_dict().items() if k != "pipelineSpec"})
+    values = (spec.get("runtimeConfig") or {}).get("parameterValues")
+    if isinstance(values, dict):  # protobuf writes 2 as 2.0: show the integers given
+        spec["runtimeConfig"]["parameterValues"] = _common.integers_as_given(values, params)
     if template.uri:
         spec["templateUri"] = template.uri
     if args.service_account:
@@ -307,7 +312,7 @@ def run(args: argparse.Namespace) -> int:
         for note in notes:
             print(f"note: {note}", file=sys.stderr)
         if args.dry_run:
-            print(redact(json.dumps(_spec(args, job, template, labels), indent=2, sort_keys=True)))
+            print(redact(json.dumps(_spec(args, job, template, labels, params), indent=2, sort_keys=True)))
             checked = f"valid for {template.checked}" if template.checked else "not validated"
             print(
                 f"dry run: {len(params)} parameters {checked}; nothing submitted; console URL once submitted: {url}",

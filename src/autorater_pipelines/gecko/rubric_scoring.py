@@ -144,7 +144,8 @@ def final_score_denominator(options: ScoringOptions) -> str:
         left_out.append(
             "rows with a question the validator did not answer are not scored (missing_answer_policy=error)"
         )
-    text = "mean question score over " + "; ".join(counted)
+    over = counted[0] if len(counted) == 1 else ", ".join(counted[:-1]) + " and " + counted[-1]
+    text = "mean question score over " + over
     return text + (". Left out: " + "; ".join(left_out) if left_out else "")
 
 

@@ -60,6 +60,16 @@ def has_wildcard(uri: str) -> bool:
     return any(ch in uri for ch in "*?[")
 
 
+def not_found(path: str | Path) -> str:
+    """``"not found (resolved to '/abs/path'); check the path and the current directory, ..."``: a missing local file.
+
+    The one wording of a missing local file (datasets, replay files), naming the absolute path a relative one
+    resolved to from the current directory.
+    """
+    resolved = str(Path(path).expanduser().absolute())
+    return f"not found (resolved to {resolved!r}); check the path and the current directory, or pass an absolute path"
+
+
 class LocalFileSystem:
     """Local paths. Writes go to a temporary file in the same directory, then ``os.replace``."""
 
@@ -72,11 +82,7 @@ class LocalFileSystem:
         """
         path = Path(uri).expanduser()
         if not path.exists():
-            raise InputError(
-                f"file not found (resolved to {str(path.absolute())!r}); check the path and the current "
-                "directory, or pass an absolute path",
-                source=uri,
-            )
+            raise InputError(f"file {not_found(path)}", source=uri)
         if path.is_dir():
             raise InputError(
                 "is a directory, expected a file; pass the file path or a wildcard such as 'dir/*.jsonl'",

@@ -32,7 +32,7 @@ from typing import Any
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.io import canonical_id_value
 from autorater_pipelines.io._formats import decode_utf8, parse_jsonl_text
-from autorater_pipelines.io._fs import check_file_uri, filesystem_for, split_scheme
+from autorater_pipelines.io._fs import check_file_uri, filesystem_for, not_found, split_scheme
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._logprobs import LogprobsError, openai_logprobs
 from autorater_pipelines.models._provider import Provider
@@ -93,7 +93,7 @@ def _read_records(uri: str) -> Iterator[tuple[int, dict[str, Any], int, int]]:
         filesystem, target = filesystem_for(uri)
         local = _local_file(uri)
         if local is not None and not local.exists():
-            raise InputError(f"replay file {uri!r} does not exist.", source="model spec")
+            raise InputError(f"replay file {uri!r} {not_found(local)}", source="model spec")
         if local is None or not local.is_file():
             data = filesystem.read_bytes(target)
     except InputError as exc:
