@@ -144,3 +144,26 @@ def test_autosxs_says_which_position_order_it_used_with_flip_false_and_flip_colu
     assert "  position order: flip_column 'swap': 2 of 6 rows shown swapped (model B's response first); no row" in (
         capfd.readouterr().out
     )
+
+
+def test_quiet_counts_every_logged_failure_and_says_further_ones_are_not_logged(tmp_path, capfd) -> None:
+    rows = [json.loads(line) for line in (QUICKSTART / "dataset.jsonl").read_text().splitlines()]
+    for row in rows[:4]:
+        row["question_id"] = f"new-{row['question_id']}"
+    dataset = tmp_path / "dataset.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    params = _params(tmp_path, evaluation_dataset=str(dataset))
+    main(["run", "arena", "--params", str(params), "--output-dir", str(tmp_path / "q"), "--quiet"])
+    quiet = capfd.readouterr().err.splitlines()
+    main(["run", "arena", "--params", str(params), "--output-dir", str(tmp_path / "loud")])
+    loud = capfd.readouterr()
+    # without --quiet: the 5 first failures and the line saying further ones are not logged, each on its own line
+    logged = [line for line in (loud.out + loud.err).splitlines() if "WARNING]: judging" in line]
+    assert len(logged) == 6 and all(line.strip().startswith("[KFP Executor") for line in logged), logged
+    warnings = [line for line in quiet if line.startswith("WARNING")]
+    assert len(warnings) == 2, quiet
+    assert warnings[0].startswith("WARNING ×5: judging (replay/") and "(and 4 more like it;" in warnings[0]
+    assert warnings[1].endswith(
+        "further failed requests are not logged one by one (the step's summary line counts "
+        "them, error_messages lists each)"
+    )

@@ -212,7 +212,7 @@ class _QuietSink:
                 _write(sys.stderr, clean[clean.find(PROGRESS_MARK) :] + "\n")
             elif "calls stopped early" in clean:
                 _write(sys.stderr, clean.split("]: ", 1)[-1] + "\n")  # without the KFP log prefix
-            elif warning := _STEP_WARNING.match(clean):
+            elif warning := _STEP_WARNING.search(clean):
                 level, message = warning.group("level"), warning.group("message")
                 if any(message.startswith(p) for p in _SUMMARIZED_BY_COMMAND) or (level, message) in self._seen:
                     continue  # the same words twice: a later step re-read the same file line (warned once)
@@ -254,8 +254,9 @@ def warning_kind(level: str, message: str) -> tuple[str, str]:
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_STEP_WARNING = re.compile(r"^\[KFP Executor [^\]]* (?P<level>WARNING|ERROR|CRITICAL)\]: (?P<message>.*)$")
-"""A step's log line at WARNING or above (``[KFP Executor 2026-12-01 18:15:42,839 WARNING]: ...``)."""
+_STEP_WARNING = re.compile(r"\[KFP Executor [^\]]* (?P<level>WARNING|ERROR|CRITICAL)\]: (?P<message>.*)$")
+"""A step's log line at WARNING or above (``[KFP Executor 2026-12-01 18:15:42,839 WARNING]: ...``), searched
+anywhere in the line: a progress bar's text may precede it."""
 
 
 def _write(sink: Any, text: str) -> None:

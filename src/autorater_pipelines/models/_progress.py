@@ -78,7 +78,14 @@ class RunProgress:
         self.last_error = f"{output.error.kind.value}: {output.error.message}"[:300]
         if self._logged < _LOGGED_FAILURES:
             self._logged += 1
-            logger.warning("%s: request %r failed: %s", self.label, key, self.last_error)
+            with self._bar.external_write_mode():  # the warning on its own line, not glued onto the bar
+                logger.warning("%s: request %r failed: %s", self.label, key, self.last_error)
+                if self._logged == _LOGGED_FAILURES:
+                    logger.warning(
+                        "%s: further failed requests are not logged one by one (the step's summary line counts "
+                        "them, error_messages lists each)",
+                        self.label,
+                    )
 
     def line(self) -> str:
         """The heartbeat line."""
