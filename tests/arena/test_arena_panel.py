@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from arena_synthetic import arena_params, write_arena
+from test_arena_strength import _params as _strength_params
+from test_arena_strength import _write as _write_strength
 
 from autorater_pipelines.cli import main
 
@@ -60,6 +63,20 @@ def test_a_panel_of_two_copies_and_an_absent_juror_ranks_as_the_one_judge(tmp_pa
         ], model
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["battle_count"] == 2 * len(one)
+    # Per juror: a copy's battles are the one judge's; the absent juror abstains on every pair.
+    alone = json.loads((single / "metrics.json").read_text())
+    assert metrics["panel_size"] == 3 and list(metrics["jurors"]) == panel
+    for spec in panel[:2]:
+        section = metrics["jurors"][spec]
+        for key in ("sample_count", "battle_sample_count", "error_sample_count", "battle_count"):
+            assert section[key] == alone[key], (spec, key)
+        assert (section["vote_count"], section["abstention_count"]) == (len(one), 0)
+    assert (metrics["jurors"][panel[2]]["vote_count"], metrics["jurors"][panel[2]]["abstention_count"]) == (0, len(one))
+    assert metrics["jurors"][panel[2]]["battle_sample_count"] == 0
+    agreement = metrics["juror_agreement"]
+    assert agreement["pairwise_agreement"][panel[0]][panel[1]] == 1.0
+    assert agreement["pairwise_agreement_count"][panel[0]][panel[1]] == len(one)
+    assert agreement["pairwise_agreement_count"][panel[0]][panel[2]] == 0
     ranked = [r["model"] for r in _read_jsonl(single / "leaderboard.jsonl")]
     assert [r["model"] for r in _read_jsonl(out / "leaderboard.jsonl")] == ranked
 
@@ -117,3 +134,64 @@ def test_an_id_column_named_like_a_panel_field_is_refused(tmp_path, capsys, name
     code, out = _run(params, tmp_path, "bad")
     assert code != 0 and not out.exists()
     assert f"id_columns[0]: column name {name!r} is also a field of the judgments" in capsys.readouterr().err
+
+
+_LABEL = re.compile(r"\[\[(A>>B|A>B|A=B|B>A|B>>A)\]\]")
+
+
+def _sample_verdict(text: str, flipped: bool) -> tuple[str, bool] | None:
+    """(winner in model terms, strong) from a raw Arena-Hard answer; None = not a verdict of the five labels."""
+    found = _LABEL.search(text)
+    if found is None:
+        return None
+    label = found.group(1)
+    position = "TIE" if label == "A=B" else label[0]
+    winner = {"A": "B", "B": "A"}.get(position, position) if flipped else position
+    return winner, ">>" in label
+
+
+@pytest.mark.pipeline
+def test_a_majority_panel_verdict_is_strong_when_most_voters_gave_it_strongly(tmp_path):
+    dataset, replay, _ = _write_strength(tmp_path, prompts=12)
+    recorded = _read_jsonl(replay)
+    weak = tmp_path / "weak.jsonl"  # the same verdicts, never strong
+    weaken = re.compile(r"\[\[(A|B)>>(A|B)\]\]")
+    weak.write_text(
+        "".join(json.dumps({**r, "response": weaken.sub(r"[[\1>\2]]", r["response"])}) + "\n" for r in recorded)
+    )
+    shutil.copy(replay, tmp_path / "copy.jsonl")
+    panel = [f"replay/{replay}", f"replay/{tmp_path / 'copy.jsonl'}", f"replay/{weak}"]
+    params = {**_strength_params(dataset, replay), "autorater_model": "", "autorater_panel": panel}
+    params["bootstrap_rounds"] = 0
+    code, out = _run(params, tmp_path, "panel")
+    assert code == 0
+
+    texts = {s: {} for s in panel}
+    for spec, path in zip(panel, (replay, tmp_path / "copy.jsonl", weak), strict=True):
+        for r in _read_jsonl(path):
+            texts[spec][(r["prompt_id"], r["model_a"], r["model_b"])] = texts[spec].get(
+                (r["prompt_id"], r["model_a"], r["model_b"]), []
+            ) + [_sample_verdict(r["response"], r["flipped"])]
+    expected_strong = expected_weight = 0
+    for key in texts[panel[0]]:
+        votes = []
+        for spec in panel:
+            samples = texts[spec][key]
+            if None in samples:
+                continue  # abstains
+            winners = {w for w, _ in samples}
+            verdict = winners.pop() if len(winners) == 1 else "TIE"
+            strong = verdict != "TIE" and all(w == verdict and st for w, st in samples)
+            votes.append((verdict, strong))
+        if not votes:
+            continue
+        label, count = Counter(v for v, _ in votes).most_common(1)[0]
+        verdict = label if count * 2 > len(votes) else "TIE"
+        strong = verdict != "TIE" and sum(v == verdict and st for v, st in votes) * 2 > len(votes)
+        expected_strong += 2 * strong
+        expected_weight += 2 * (3 if strong else 1)
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert expected_strong > 0
+    assert (metrics["strong_verdict_count"], metrics["battle_count"]) == (expected_strong, expected_weight)
+    assert metrics["jurors"][panel[2]]["strong_verdict_count"] == 0
+    assert metrics["jurors"][panel[0]]["strong_verdict_count"] > 0

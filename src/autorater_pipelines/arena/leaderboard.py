@@ -21,6 +21,7 @@ from typing import Any
 
 from autorater_pipelines.arena.battles import battles_from_records
 from autorater_pipelines.arena.length_control import length_controlled_win_rates
+from autorater_pipelines.arena.panel_metrics import arena_panel_metrics, panel_strong
 from autorater_pipelines.arena.params import RankingOptions
 from autorater_pipelines.arena.prepare import prompt_key
 from autorater_pipelines.arena.ranking import rank_models
@@ -88,7 +89,7 @@ def battle_records(
             counts["identical_pair_count"] += 1  # no judge call, no sample: tie battles as a judged pair's samples
             records.append({**battle, "winner": "TIE", "weight": float(weight), **texts})
         elif row.get("jurors"):
-            _panel_battles(row, battle, texts, records, counts)
+            _panel_battles(row, battle, texts, records, counts, strong_verdict_weight)
             continue
         elif not samples:
             counts["unjudged_pair_count"] += 1
@@ -115,11 +116,14 @@ def _panel_battles(
     texts: dict[str, Any],
     records: list[dict[str, Any]],
     counts: dict[str, int],
+    strong_verdict_weight: int,
 ) -> None:
     """A panel's pair (:mod:`autorater_pipelines.pairwise.panel`): its verdict, as many battles as one juror's samples.
 
     So a panel run weighs each pair as a one-judge run does (``sampling_count`` battles); a panel ``ERROR`` (every
-    juror abstained) counts that many error samples. Strong verdicts are a juror's own: a panel battle weighs 1.
+    juror abstained) counts that many error samples. A strong panel verdict
+    (:func:`~autorater_pipelines.arena.panel_metrics.panel_strong`: majority vote, a strict majority of the voting
+    jurors gave it strongly) weighs ``strong_verdict_weight`` per battle, else 1.
     """
     units = max(1, _samples_per_judge(row))
     counts["sample_count"] += units
@@ -127,7 +131,10 @@ def _panel_battles(
         counts["error_sample_count"] += units
         return
     counts["battle_sample_count"] += units
-    records.extend({**battle, "winner": row["choice"], "weight": 1.0, **texts} for _ in range(units))
+    strong = panel_strong(row)
+    counts["strong_verdict_count"] += units if strong else 0
+    weight = float(strong_verdict_weight if strong else 1)
+    records.extend({**battle, "winner": row["choice"], "weight": weight, **texts} for _ in range(units))
 
 
 def identical_battle_weight(judgments: Sequence[Mapping[str, Any]]) -> int:
@@ -220,6 +227,9 @@ def leaderboard_from_judgments(
         "ranking_options": options.model_dump(),
         "id_columns": ids,
     }
+    metrics.update(
+        arena_panel_metrics(judgments, lambda rows: battle_records(rows, ids, options.strong_verdict_weight))
+    )
     if baseline is not None:
         metrics["length_controlled"] = length_controlled_win_rates(
             battles, baseline, bootstrap_rounds=options.bootstrap_rounds, seed=options.seed

@@ -23,44 +23,14 @@ from typing import Any
 
 from autorater_pipelines.autosxs.metrics import pairwise_metrics
 from autorater_pipelines.pairwise.agreement import juror_agreement
-from autorater_pipelines.pairwise.panel import juror_vote
+from autorater_pipelines.pairwise.panel import juror_rows, juror_vote
 
 __all__ = ["is_panel", "juror_rows", "panel_metrics"]
-
-_PANEL_KEYS = frozenset(
-    {"choice", "confidence", "explanation", "complete", "incomplete_reason", "panel_vote", "panel_preference_a"}
-    | {"jurors", "samples", "input_token_count", "output_token_count"}
-)
-"""The panel's own fields of a panel judgment row (the rest are the example's)."""
 
 
 def is_panel(judgments: Iterable[Mapping[str, Any]]) -> bool:
     """True when the judgment rows are a panel's (they carry ``jurors``)."""
     return any(r.get("jurors") for r in judgments)
-
-
-def juror_rows(
-    judgments: Iterable[Mapping[str, Any]], juror: str, human_preference_column: str | None = None
-) -> list[dict[str, Any]]:
-    """One juror's judgment rows, rebuilt from the panel rows, as a run with that juror alone writes them.
-
-    The example's fields (ids, responses, human label) with the juror's own verdict, judging fields, samples and
-    tokens instead of the panel's.
-
-    Raises:
-        ValueError: a row holds no entry for ``juror``.
-    """
-    del human_preference_column  # kept with the example's other fields
-    out = []
-    for index, row in enumerate(judgments):
-        entry = next((j for j in row.get("jurors") or [] if j.get("juror") == juror), None)
-        if entry is None:
-            raise ValueError(f"judgment row {index + 1} has no verdict of juror {juror!r}")
-        rebuilt = {k: v for k, v in row.items() if k not in _PANEL_KEYS}
-        rebuilt.update({k: v for k, v in entry.items() if k != "juror"})
-        rebuilt["samples"] = [s for s in row.get("samples") or [] if s.get("juror") == juror]
-        out.append(rebuilt)
-    return out
 
 
 def panel_metrics(
