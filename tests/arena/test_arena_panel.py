@@ -77,6 +77,13 @@ def test_a_panel_of_two_copies_and_an_absent_juror_ranks_as_the_one_judge(tmp_pa
     assert agreement["pairwise_agreement"][panel[0]][panel[1]] == 1.0
     assert agreement["pairwise_agreement_count"][panel[0]][panel[1]] == len(one)
     assert agreement["pairwise_agreement_count"][panel[0]][panel[2]] == 0
+    html = (out / "report.html").read_text()  # the report's panel section shows the same sections
+    section = html[html.index('id="panel-jurors"') : html.index('id="panel-agreement"')]
+    battles = int(alone["battle_count"])
+    row = f"<td>{panel[0]}</td><td>{len(one)}</td><td>0</td><td>{alone['battle_sample_count']}</td>"
+    assert row in section and f"<td>{battles}</td>" in section
+    assert f"<td>{panel[2]}</td><td>0</td><td>{len(one)}</td>" in section
+    assert '100.0% <span class="muted">(' + str(len(one)) + "; " in html
     ranked = [r["model"] for r in _read_jsonl(single / "leaderboard.jsonl")]
     assert [r["model"] for r in _read_jsonl(out / "leaderboard.jsonl")] == ranked
 

@@ -25,6 +25,7 @@ from autorater_pipelines.arena.params import ArenaParams, RankingOptions
 from autorater_pipelines.errors import InputError, unknown_names
 from autorater_pipelines.report._figures import figure, forest, heatmap
 from autorater_pipelines.report._outputs import RunOutputs
+from autorater_pipelines.report._panel import arena_panel_context
 from autorater_pipelines.report._rescore import RescoreResult
 
 __all__ = ["JUDGMENTS_FILE", "arena_context", "arena_id_columns", "arena_metrics", "rescore_arena"]
@@ -199,6 +200,7 @@ def arena_context(outputs: RunOutputs, *, max_rows: int = 2000) -> dict[str, Any
             **{k: metrics[k] for k in ("pair_count", "sample_count", "error_sample_count") if k in metrics},
         },
         "battles_note": _battles_note(metrics),
+        "panel": arena_panel_context(metrics),
         "arena_notes": metrics.get("notes") or [],
         "errors": outputs.errors[:max_rows],
     }

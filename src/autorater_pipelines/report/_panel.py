@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["panel_context"]
+__all__ = ["agreement_context", "arena_panel_context", "panel_context"]
 
 
 def _percent(value: Any) -> str:
@@ -46,6 +46,11 @@ def panel_context(m: Mapping[str, Any]) -> dict[str, Any] | None:
     names = list(jurors)
     rows = [_row(f"panel ({m.get('panel_vote', 'majority')})", m, m.get("judged_count"), "")]
     rows += [_row(n, jurors[n], jurors[n].get("vote_count"), jurors[n].get("abstention_count")) for n in names]
+    return {"vote": m.get("panel_vote", "majority"), "rows": rows, **agreement_context(names, agreement)}
+
+
+def agreement_context(names: list[str], agreement: Mapping[str, Any]) -> dict[str, Any]:
+    """The agreement matrix and Fleiss' kappa of a ``juror_agreement`` section, for the jurors ``names``."""
     rates = agreement.get("pairwise_agreement") or {}
     counts = agreement.get("pairwise_agreement_count") or {}
     kappas = agreement.get("pairwise_cohens_kappa") or {}
@@ -61,10 +66,31 @@ def panel_context(m: Mapping[str, Any]) -> dict[str, Any] | None:
         for left in names
     ]
     return {
-        "vote": m.get("panel_vote", "majority"),
-        "rows": rows,
         "names": names,
         "matrix": matrix,
         "fleiss": _number(agreement.get("fleiss_kappa")),
         "fleiss_rows": agreement.get("fleiss_kappa_row_count", 0),
     }
+
+
+def arena_panel_context(m: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The arena report's panel section (each juror's battle counts and the agreement), or None without a panel.
+
+    Reads the ``jurors`` and ``juror_agreement`` sections of an arena's ``metrics.json``
+    (:mod:`autorater_pipelines.arena.panel_metrics`).
+    """
+    jurors = m.get("jurors")
+    agreement = m.get("juror_agreement")
+    if not isinstance(jurors, Mapping) or not isinstance(agreement, Mapping):
+        return None
+    names = list(jurors)
+    keys = ("vote_count", "abstention_count", "battle_sample_count", "error_sample_count", "strong_verdict_count")
+    rows = [
+        {"name": n, **{k: jurors[n].get(k, 0) for k in keys}, "battles": _count(jurors[n].get("battle_count"))}
+        for n in names
+    ]
+    return {"vote": m.get("panel_vote", "majority"), "rows": rows, **agreement_context(names, agreement)}
+
+
+def _count(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
