@@ -26,7 +26,7 @@ from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.evaluation.parameters import BOUNDS, Flag, RunParameters, nested, to_choice
 from autorater_pipelines.pairwise.export import JUDGMENTS_FORMATS
-from autorater_pipelines.pairwise.panel import check_panel, check_panel_vote
+from autorater_pipelines.pairwise.panel import PanelParameterChecks
 from autorater_pipelines.pairwise.settings import SOURCE, AutoraterParameters
 
 __all__ = ["EXPERIMENTAL_ARGS", "JUDGMENTS_FORMATS", "PAIRINGS", "PARAMETERS", "ArenaParams", "RankingOptions"]
@@ -66,7 +66,7 @@ class RankingOptions(pydantic.BaseModel):
     strong_verdict_weight: int = 3
 
 
-class ArenaParams(RunParameters):
+class ArenaParams(RunParameters, PanelParameterChecks):
     """Every parameter of the ``arena`` pipeline."""
 
     evaluation_dataset: str
@@ -145,21 +145,6 @@ class ArenaParams(RunParameters):
             if unknown:
                 raise InputError(unknown_names("keys", unknown, list(EXPERIMENTAL_ARGS)), source="experimental_args")
         return dict(value)
-
-    @pydantic.field_validator("autorater_panel", mode="before")
-    @classmethod
-    def _panel(cls, value: Any) -> Any:
-        return check_panel(value, autorater_model=DEFAULT_MODEL)  # shape here; the conflicts after all fields
-
-    @pydantic.field_validator("panel_vote", mode="before")
-    @classmethod
-    def _panel_vote(cls, value: Any) -> Any:
-        return check_panel_vote("" if value is None else value)
-
-    @pydantic.model_validator(mode="after")
-    def _panel_conflicts(self) -> ArenaParams:
-        check_panel(self.autorater_panel, autorater_model=self.autorater_model, panel_vote=self.panel_vote)
-        return self
 
     @pydantic.field_validator("response_columns", mode="before")
     @classmethod

@@ -21,7 +21,7 @@ from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.ids import check_id_columns
 from autorater_pipelines.evaluation.parameters import ParameterModel, RunParameters, nested
 from autorater_pipelines.pairwise.export import JUDGMENTS_FORMATS, check_judgments_format
-from autorater_pipelines.pairwise.panel import Juror, check_panel, check_panel_vote, panel_jurors
+from autorater_pipelines.pairwise.panel import Juror, PanelParameterChecks, panel_jurors
 from autorater_pipelines.pairwise.responses import ModelParameters, ResponseModel
 from autorater_pipelines.pairwise.settings import SOURCE, AutoraterParameters
 from autorater_pipelines.pairwise.stages import Autorater
@@ -49,7 +49,7 @@ def _options(model: type[ParameterModel], source: str) -> Any:
     return nested(model, source)
 
 
-class AutosxsParams(RunParameters):
+class AutosxsParams(RunParameters, PanelParameterChecks):
     """Every parameter of the ``autosxs`` pipeline (docs/reference/parameters.md is generated from it)."""
 
     evaluation_dataset: str
@@ -81,21 +81,6 @@ class AutosxsParams(RunParameters):
     )
     autorater_panel: list[str] = pydantic.Field(default_factory=list)
     panel_vote: str = ""
-
-    @pydantic.field_validator("autorater_panel", mode="before")
-    @classmethod
-    def _panel(cls, value: Any) -> Any:
-        return check_panel(value, autorater_model=DEFAULT_MODEL)  # shape here; the conflicts after all fields
-
-    @pydantic.field_validator("panel_vote", mode="before")
-    @classmethod
-    def _panel_vote(cls, value: Any) -> Any:
-        return check_panel_vote("" if value is None else value)
-
-    @pydantic.model_validator(mode="after")
-    def _panel_conflicts(self) -> AutosxsParams:
-        check_panel(self.autorater_panel, autorater_model=self.autorater_model, panel_vote=self.panel_vote)
-        return self
 
     @pydantic.field_validator("autorater_prompt_parameters", mode="before")
     @classmethod

@@ -29,6 +29,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import pydantic
+
 from autorater_pipelines import io
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation import DEFAULT_MODEL
@@ -38,6 +40,7 @@ from autorater_pipelines.pairwise.judge import JudgeSummary, judge_shard
 from autorater_pipelines.pairwise.stages import Autorater
 
 __all__ = [
+    "PanelParameterChecks",
     "PANEL_SOURCE",
     "PANEL_VOTES",
     "Juror",
@@ -69,6 +72,33 @@ class Juror(Autorater):
     def model_source(self) -> str:
         """``autorater_panel[<index>]``."""
         return f"{PANEL_SOURCE}[{self.index}]"
+
+
+class PanelParameterChecks(pydantic.BaseModel):
+    """The checks of ``autorater_panel`` and ``panel_vote``, shared by every pairwise pipeline's parameter model.
+
+    A pipeline's model (AutoSxS's, the arena's) declares the fields ``autorater_model``, ``autorater_panel`` and
+    ``panel_vote`` with its own descriptions and inherits these validators: the panel's shape when it is read
+    (:func:`check_panel`), ``panel_vote`` (:func:`check_panel_vote`), and the conflicts once every field is read.
+    """
+
+    @pydantic.field_validator("autorater_panel", mode="before", check_fields=False)
+    @classmethod
+    def _panel(cls, value: Any) -> Any:
+        return check_panel(value, autorater_model=DEFAULT_MODEL)  # shape here; the conflicts after all fields
+
+    @pydantic.field_validator("panel_vote", mode="before", check_fields=False)
+    @classmethod
+    def _panel_vote(cls, value: Any) -> Any:
+        return check_panel_vote("" if value is None else value)
+
+    @pydantic.model_validator(mode="after")
+    def _panel_conflicts(self) -> Any:
+        fields = vars(self)
+        check_panel(
+            fields["autorater_panel"], autorater_model=fields["autorater_model"], panel_vote=fields["panel_vote"]
+        )
+        return self
 
 
 def check_panel_vote(value: Any) -> str:
