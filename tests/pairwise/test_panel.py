@@ -91,5 +91,39 @@ def test_panel_shape_errors_name_the_item():
     ):
         check_panel(["replay/a", " replay/a"])
     assert check_panel(["replay/a ", "openai/b"], autorater_model="gemini-2.5-flash") == ["replay/a", "openai/b"]
+
+
+@pytest.mark.parametrize(
+    ("panel", "index", "first"),
+    [
+        (["gemini-2.5-flash", "vertex/gemini-2.5-flash"], 1, 0),
+        (["openai/x", "gemini-2.5-flash", "GEMINI-2.5-flash"], 2, 1),
+        (["gemini/gemini-2.5-pro", "publishers/google/models/Gemini-2.5-Pro"], 1, 0),
+        (["openai/GPT-4o", "openai/gpt-4o"], 1, 0),
+    ],
+)
+def test_two_spellings_of_one_model_are_refused_naming_both(panel, index, first):
+    with pytest.raises(
+        InputError,
+        match=rf"autorater_panel\[{index}\]: {panel[index]!r} is the same model as "
+        rf"autorater_panel\[{first}\] \({panel[first]!r}\)",
+    ):
+        check_panel(panel)
+
+
+def test_replay_paths_naming_one_file_are_refused(tmp_path, monkeypatch):
+    (tmp_path / "quickstart").mkdir()
+    (tmp_path / "x").mkdir()
+    monkeypatch.chdir(tmp_path)
+    relative, absolute = "replay/quickstart/replay.jsonl", f"replay/{tmp_path}/x/../quickstart/replay.jsonl"
+    with pytest.raises(InputError, match=r"autorater_panel\[1\]: .* is the same model as autorater_panel\[0\]"):
+        check_panel([relative, absolute])
+    with pytest.raises(InputError, match=r"autorater_panel\[1\]: .* is the same model as autorater_panel\[0\]"):
+        check_panel([f"replay/{tmp_path}/x/a.jsonl", f"replay/{tmp_path}/x/./a.jsonl"])
+    with pytest.raises(InputError, match=r"autorater_panel\[1\]: .* is the same model as autorater_panel\[0\]"):
+        check_panel(["replay/gs://b/r/a.jsonl", "replay/gs://b/r//x/../a.jsonl"])
+    # different files, a different Gemini model, and a case-differing replay file stay distinct jurors
+    specs = ["replay/quickstart/a.jsonl", "replay/quickstart/A.jsonl", "gemini-2.5-flash", "gemini-2.5-pro"]
+    assert check_panel(specs) == specs
     assert check_panel([]) == [] and check_panel(None) == []
     assert check_panel_vote(" Mean ") == "mean" and check_panel_vote("") == ""

@@ -19,16 +19,27 @@ spec needs them, so a missing SDK fails with a message naming the pip package.
 from __future__ import annotations
 
 import dataclasses
+import os
+import posixpath
 import re
 from collections.abc import Callable
 from typing import NamedTuple
 
 from autorater_pipelines.errors import InputError
+from autorater_pipelines.io._fs import split_scheme
 from autorater_pipelines.models._config import GenerateConfig
 from autorater_pipelines.models._model import Model
 from autorater_pipelines.models._provider import Provider
 
-__all__ = ["MediaInput", "get_model", "media_input", "parse_model_spec", "provider_prefixes", "register_provider"]
+__all__ = [
+    "MediaInput",
+    "get_model",
+    "media_input",
+    "model_identity",
+    "parse_model_spec",
+    "provider_prefixes",
+    "register_provider",
+]
 
 ProviderFactory = Callable[[str, GenerateConfig], Provider]
 
@@ -120,6 +131,36 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
     if not rest:
         raise InputError(f"model spec {spec!r} names no model after {prefix + '/'!r}", source="model spec")
     return prefix, rest
+
+
+_GEMINI_PREFIXES = frozenset({_BARE_GOOGLE, "vertex", "gemini"})
+
+
+def model_identity(spec: str) -> tuple[str, str]:
+    """The model a spec names, normalised so that two spellings of one model compare equal.
+
+    Gemini (bare, ``vertex/``, ``gemini/``, ``publishers/google/models/M``) → ``("gemini", m)``: one model
+    whichever API serves it; model names are case-folded (``GEMINI-2.5-flash`` is ``gemini-2.5-flash``);
+    ``replay/<path>`` → ``("replay", real path)`` for a local path (``os.path.realpath``: ``.``, ``..``, ``//``
+    and symlinks resolved), the URI with ``.``/``..``/``//`` collapsed for ``gs://`` and the like. A spec that
+    does not parse is its stripped self (:func:`parse_model_spec` reports it where the model is built).
+
+    Returns:
+        ``(family, name)``.
+    """
+    try:
+        prefix, name = parse_model_spec(spec)
+    except InputError:
+        return ("", str(spec).strip())
+    if prefix == "replay":
+        scheme, path = split_scheme(name)
+        if scheme in ("", "file"):
+            return (prefix, os.path.realpath(os.path.expanduser(path)))
+        return (prefix, f"{scheme}://{posixpath.normpath(path)}")
+    if prefix in _GEMINI_PREFIXES:
+        name = name.removeprefix("publishers/google/models/")
+        return ("gemini", name.casefold())
+    return (prefix, name.casefold())
 
 
 def get_model(spec: str, config: GenerateConfig | None = None) -> Model:

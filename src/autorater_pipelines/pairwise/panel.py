@@ -35,6 +35,7 @@ from autorater_pipelines import io
 from autorater_pipelines.errors import InputError
 from autorater_pipelines.evaluation import DEFAULT_MODEL
 from autorater_pipelines.evaluation.parameters import to_choice
+from autorater_pipelines.models import model_identity
 from autorater_pipelines.pairwise import tasks
 from autorater_pipelines.pairwise.judge import JudgeSummary, judge_shard
 from autorater_pipelines.pairwise.stages import Autorater
@@ -124,9 +125,10 @@ def check_panel(panel: Any, *, autorater_model: str = "", panel_vote: str = "") 
         panel_vote: ``panel_vote``, after :func:`check_panel_vote`: set only with a panel.
 
     Raises:
-        InputError: not a list, fewer than 2 jurors, an item that is not a non-empty string or repeats an earlier
-            one (naming ``autorater_panel[i]``), a conflicting ``autorater_model``, or ``panel_vote`` without a
-            panel.
+        InputError: not a list, fewer than 2 jurors, an item that is not a non-empty string or names the same
+            model as an earlier one (:func:`~autorater_pipelines.models.model_identity`: ``vertex/gemini-2.5-flash``
+            is ``GEMINI-2.5-flash``; naming ``autorater_panel[i]`` and the earlier spec), a conflicting
+            ``autorater_model``, or ``panel_vote`` without a panel.
     """
     if panel is None:
         panel = []
@@ -144,18 +146,22 @@ def check_panel(panel: Any, *, autorater_model: str = "", panel_vote: str = "") 
             )
         return []
     specs: list[str] = []
+    identities: list[tuple[str, str]] = []
     for index, spec in enumerate(panel):
         source = f"{PANEL_SOURCE}[{index}]"
         if not isinstance(spec, str) or not spec.strip():
             raise InputError(f"model spec must be a non-empty string, got {spec!r}", source=source)
-        if spec.strip() in specs:
-            first = specs.index(spec.strip())
+        identity = model_identity(spec)
+        if identity in identities:
+            first = identities.index(identity)
             raise InputError(
-                f"{spec!r} is the same model as {PANEL_SOURCE}[{first}]: each juror must be a different model "
-                "spec (its verdicts are reported under its spec)",
+                f"{spec!r} is the same model as {PANEL_SOURCE}[{first}] ({specs[first]!r}): each juror must be a "
+                "different model (specs are compared with the provider prefix resolved, the model name "
+                "case-folded and a replay path resolved; one model counted twice would agree with itself)",
                 source=source,
             )
         specs.append(spec.strip())
+        identities.append(identity)
     if len(specs) < 2:
         raise InputError(
             f"a panel needs at least 2 jurors, got {specs!r}: to judge with one model set autorater_model instead",
