@@ -96,6 +96,21 @@ def test_run_refuses_bad_parameters_before_the_pipeline(arena, tmp_path, capsys)
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(("value", "shown"), [({"x": 1}, "{'x': 1} (an object)"), (True, "True (a boolean)")])
+def test_run_refuses_a_response_cell_that_is_not_text(arena, tmp_path, capsys, value, shown):
+    dataset, replay = arena
+    rows = [json.loads(line) for line in dataset.read_text().splitlines()]
+    rows[2]["resp_m1"] = value
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    params = tmp_path / "params.json"
+    params.write_text(json.dumps(arena_params(dataset, replay)))
+    code = main(["run", "arena", "--params", str(params), "--output-dir", str(tmp_path / "out")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"line 3, column 'resp_m1': response_columns['m1'] 'resp_m1' holds {shown}, expected text" in err
+    assert not (tmp_path / "out").exists()
+
+
 def test_params_command_lists_the_arena_parameters(capsys):
     assert main(["params", "arena", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)

@@ -97,6 +97,20 @@ def test_bad_input_names_the_dataframe_row():
         autosxs.evaluate(_frame(), **_kwargs(response_column_b="answer_c"))
 
 
+def test_a_dataframe_response_that_is_an_object_is_refused_and_a_number_is_judged_as_its_text():
+    df = _frame().astype({"answer_model_a": object})
+    df.at[1, "answer_model_a"] = {"x": 1}
+    with pytest.raises(
+        InputError,
+        match=r"the DataFrame index 1, column 'answer_model_a': response_column_a 'answer_model_a' holds "
+        r"\{'x': 1\} \(an object\), expected text",
+    ):
+        autosxs.evaluate(df, **_kwargs())
+    df.at[1, "answer_model_a"] = 42
+    judgments, _ = autosxs.evaluate(df, **_kwargs())
+    assert judgments.loc[1, "response_a"] == "42"
+
+
 def test_a_prompt_refused_by_max_input_tokens_is_no_model_call_attempt():
     """Break-it 25: two samples of a too-long row were 'not sent' yet counted (model_call_attempt_count 4, 2 sent)."""
     from autorater_pipelines.testing import ModelEmulator

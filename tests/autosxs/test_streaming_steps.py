@@ -173,6 +173,27 @@ def test_the_prepare_step_checks_every_id_before_a_row_error_and_writes_nothing(
     assert not target.parent.exists() or list(target.parent.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [({"x": 1}, r"\{'x': 1\} \(an object\)"), ([1], r"\[1\] \(a list\)"), (False, r"False \(a boolean\)")],
+)
+def test_the_prepare_step_refuses_a_response_that_is_not_text_and_writes_nothing(workdir, value, shown):
+    rows = io.read_jsonl("data.jsonl")
+    rows[5]["a"] = value
+    io.write_jsonl("bad.jsonl", rows)
+    target = workdir / "prep" / "examples.jsonl"
+    with pytest.raises(
+        InputError, match=rf"^bad\.jsonl line 6, column 'a': response_column_a 'a' holds {shown}, expected"
+    ):
+        autosxs.prepare_run({**PARAMS, "evaluation_dataset": "bad.jsonl"}, str(target))
+    assert not target.parent.exists() or list(target.parent.iterdir()) == []
+    rows[5]["a"], rows[6]["b"] = 42, 2.5  # numbers are text as written, as before
+    io.write_jsonl("numbers.jsonl", rows)
+    autosxs.prepare_run({**PARAMS, "evaluation_dataset": "numbers.jsonl"}, str(target))
+    examples = io.read_jsonl(str(target))
+    assert (examples[5]["response_a"], examples[6]["response_b"]) == ("42", "2.5")
+
+
 def _shard_files(workdir: Path, shards: int) -> tuple[list[str], list[str]]:
     judgments, errors = [], []
     for index in range(shards):

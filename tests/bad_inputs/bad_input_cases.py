@@ -275,6 +275,27 @@ REFUSED: list[RefusedCase] = [
         r"(row|line) 2, column 'b'.*response is empty",
     ),
     RefusedCase(
+        "object_response",
+        "autosxs",
+        {"data.jsonl": _rows({"index": 0, "a": {"x": 1}}), "replay.jsonl": REPLAY},
+        autosxs_params(),
+        r"line 1, column 'a': response_column_a 'a' holds \{'x': 1\} \(an object\), expected text",
+    ),
+    RefusedCase(
+        "list_response",
+        "autosxs",
+        {"data.jsonl": _rows({"index": 2, "b": ["y", "z"]}), "replay.jsonl": REPLAY},
+        autosxs_params(),
+        r"line 3, column 'b': response_column_b 'b' holds \['y', 'z'\] \(a list\), expected text",
+    ),
+    RefusedCase(
+        "boolean_response",
+        "autosxs",
+        {"data.jsonl": _rows({"index": 1, "a": True}), "replay.jsonl": REPLAY},
+        autosxs_params(),
+        r"line 2, column 'a': response_column_a 'a' holds True \(a boolean\), expected text",
+    ),
+    RefusedCase(
         "nan_human_label",
         "autosxs",
         {"data.jsonl": jsonl(AUTOSXS_ROWS[:2]) + '{"id": "q3", "question": "q", "a": "x", "b": "y", "human": NaN}\n'},

@@ -10,7 +10,7 @@ step's id columns are the prompt's id columns + ``model_a``, ``model_b``, so its
 ``flipped`` and ``sample_index``.
 
 Validation is complete before anything is written: ids present and unique, every response column present and
-every response non-empty, every template (the judge's and every generated model's prompt) renders for every row.
+every response non-empty text, every template (the judge's and every generated model's prompt) renders for every row.
 """
 
 from __future__ import annotations
@@ -24,10 +24,9 @@ from autorater_pipelines import io
 from autorater_pipelines.arena.pairs import pairs_for_prompt
 from autorater_pipelines.arena.params import ArenaParams
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.evaluation.values import is_missing
 from autorater_pipelines.pairwise import order, tasks
 from autorater_pipelines.pairwise import prompt_parameters as prompts
-from autorater_pipelines.pairwise.responses import compile_model_prompt
+from autorater_pipelines.pairwise.responses import compile_model_prompt, given_response
 
 __all__ = ["build_pair_examples", "check_prompt_setup", "prompt_key"]
 
@@ -95,7 +94,7 @@ def build_pair_examples(
 
     Raises:
         InputError: unreadable data, a missing column, a missing or duplicate id, a template that fails on a row,
-            an empty response — naming the file, row and column.
+            an empty response or one that is not text — naming the file, row and column.
     """
     dataset = dataset if dataset is not None else io.read_dataset(run.evaluation_dataset)
     io.require_columns(dataset, {f"response_columns[{name!r}]": c for name, c in run.response_columns.items()})
@@ -123,7 +122,17 @@ def build_pair_examples(
         ids = {c: row[c] for c in run.id_columns}
         rendered = compiled.render(row, location=where)
         responses: dict[str, dict[str, Any]] = {
-            m: {"": _response(row.get(c), m, c, where)} for m, c in run.response_columns.items()
+            m: {
+                "": given_response(
+                    row.get(c),
+                    subject=f"model {m!r}",
+                    parameter=f"response_columns[{m!r}]",
+                    column=c,
+                    where=where,
+                    empty="every row needs a response from every model",
+                )
+            }
+            for m, c in run.response_columns.items()
         }
         for name, prompt in model_prompts.items():
             text = prompt.render(row, location=where)
@@ -160,13 +169,3 @@ def build_pair_examples(
         dataset.uri or dataset.source_name,
     )
     return examples
-
-
-def _response(value: Any, model: str, column: str, where: str) -> str:
-    if is_missing(value):
-        raise InputError(
-            f"model {model!r}'s response is empty; every row needs a response from every model",
-            source=where,
-            column=column,
-        )
-    return value if isinstance(value, str) else str(value)

@@ -20,9 +20,9 @@ from autorater_pipelines import io
 from autorater_pipelines.autosxs import sides as model_sides
 from autorater_pipelines.autosxs.params import AutosxsParams
 from autorater_pipelines.errors import InputError
-from autorater_pipelines.evaluation.values import is_missing
 from autorater_pipelines.pairwise import order, tasks
 from autorater_pipelines.pairwise import prompt_parameters as prompts
+from autorater_pipelines.pairwise.responses import given_response
 from autorater_pipelines.pairwise.verdicts import normalize_preference
 
 __all__ = [
@@ -176,7 +176,14 @@ def _example(
             example.update(source.render_prompt(row, location=where))
             example[f"response_{source.side}"] = None
         else:
-            example[f"response_{source.side}"] = _response(row.get(source.column), source.side, source.column, where)
+            example[f"response_{source.side}"] = given_response(
+                row.get(source.column),
+                subject=f"model {source.side.upper()}",
+                parameter=f"response_column_{source.side}",
+                column=source.column,
+                where=where,
+                empty="every row needs a response",
+            )
     if run.human_preference_column:
         example[run.human_preference_column] = normalize_preference(
             row.get(run.human_preference_column), column=run.human_preference_column, location=where
@@ -191,7 +198,8 @@ def build_examples(
 
     Raises:
         InputError: unreadable data, a missing column, a missing or duplicate id, a template that fails on a row,
-            an empty response, an invalid human label — naming the file, row and column.
+            an empty response or one that is not text (an object, a list, a boolean), an invalid human label —
+            naming the file, row and column.
     """
     dataset = dataset if dataset is not None else io.read_dataset(run.evaluation_dataset)
     sources = _sources(run, task_def, dataset.columns)
@@ -289,14 +297,6 @@ def write_examples(run: AutosxsParams, task_def: tasks.TaskDefinition, output_pa
         count = writer.commit()
     logger.info("prepared %d examples from %s", count, scan.uri or scan.source_name)
     return PreparedFile(count, [s.side for s in sources if s.column is None])
-
-
-def _response(value: Any, side: str, column: str, where: str) -> str:
-    if is_missing(value):
-        raise InputError(
-            f"model {side.upper()}'s response is empty; every row needs a response", source=where, column=column
-        )
-    return value if isinstance(value, str) else str(value)
 
 
 def prepare_examples(

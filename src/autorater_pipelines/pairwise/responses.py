@@ -7,6 +7,9 @@ not hold through this one module: :class:`ResponseModel` (the model spec, its ``
 :mod:`autorater_pipelines.models`: online, or Vertex AI batch prediction with ``mode: batch``; cache, retries,
 rate limits).
 
+A response a dataset holds is read by :func:`given_response`: text, or a number written as its text; an empty
+cell, an object, a list or a boolean refuses the run (naming the file, row and column), never judged as its repr.
+
 A failed generation keeps ``response_<side>`` = None and sets ``inference_error_<side>`` = ``"<kind>: <message>"``;
 the judge step records such an example as an ``ERROR`` judgment and in ``error_messages`` (stage ``inference``).
 """
@@ -14,6 +17,7 @@ the judge step records such an example as an ``ERROR`` judgment and in ``error_m
 from __future__ import annotations
 
 import logging
+import numbers
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, ClassVar
 
@@ -22,6 +26,7 @@ import pydantic
 from autorater_pipelines.errors import InputError, ModelCallError
 from autorater_pipelines.evaluation.parameters import ModelCallOptions
 from autorater_pipelines.evaluation.stages import ModelStage
+from autorater_pipelines.evaluation.values import is_missing
 from autorater_pipelines.models import ModelOutput, ModelRequest
 from autorater_pipelines.pairwise import prompt_parameters as prompts
 
@@ -32,6 +37,7 @@ __all__ = [
     "check_prompt_form",
     "compile_model_prompt",
     "generate_responses",
+    "given_response",
 ]
 
 logger = logging.getLogger(__name__)
@@ -87,6 +93,44 @@ class ResponseModel(ModelStage):
     def model_source(self) -> str:
         """``model_<side>``."""
         return f"model_{self.side}"
+
+
+def given_response(value: Any, *, subject: str, parameter: str, column: str, where: str, empty: str) -> str:
+    """The response text of one dataset cell: a string as is, a number (not a boolean) as its text.
+
+    Args:
+        value: The cell as read.
+        subject: Whose response it is, for the message (``model A``, ``model 'x'``).
+        parameter: The parameter naming the column (``response_column_a``, ``response_columns['x']``).
+        column: The dataset column.
+        where: The row's location (``data.jsonl line 7``).
+        empty: What every row needs, said when the cell is empty.
+
+    Raises:
+        InputError: an empty cell (None or NaN), or a value that is not text: an object, a list, a boolean or
+            any other non-number (its value given with ``!r``).
+    """
+    if is_missing(value):
+        raise InputError(f"{subject}'s response is empty; {empty}", source=where, column=column)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Number) and not isinstance(value, bool):
+        return str(value)
+    kind = (
+        "an object"
+        if isinstance(value, Mapping)
+        else "a list"
+        if isinstance(value, list | tuple)
+        else "a boolean"
+        if type(value).__name__ in {"bool", "bool_"}
+        else f"a {type(value).__name__}"
+    )
+    raise InputError(
+        f"{parameter} {column!r} holds {value!r} ({kind}), expected text: {subject}'s response is judged as "
+        "written, so write it as a string in that column",
+        source=where,
+        column=column,
+    )
 
 
 def check_prompt_form(parameters: Any, *, source: str, subject: str) -> None:
