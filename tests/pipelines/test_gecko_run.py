@@ -407,7 +407,10 @@ BAD_PARAMETERS = {
     ),
     "scoring policy": ({"scoring": {"missing_answer_policy": "drop"}}, r"missing_answer_policy='drop'"),
     "validator provider": ({"validator_model": "anthropic/claude"}, r"validator_model: .*unknown model provider"),
-    "replay file missing": ({"validator_model": "replay/nowhere.jsonl"}, r"validator_model: .*nowhere.jsonl' does not"),
+    "replay file missing": (
+        {"validator_model": "replay/nowhere.jsonl"},
+        r"validator_model: .*nowhere.jsonl' not found \(resolved to ",
+    ),
     "template variable typo": (
         {"rubric_generation_prompt_template": "Prompt: {{ promt }}"},
         r"rubric_generation_prompt_template: cannot render template: 'promt' is undefined",

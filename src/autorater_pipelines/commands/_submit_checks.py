@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from autorater_pipelines import registry
 from autorater_pipelines.errors import InputError
 
 __all__ = [
@@ -267,7 +268,7 @@ def _media_columns(pipeline: str | None, params: Mapping[str, Any]) -> list[str]
     if isinstance(media, str) and media.strip():
         return [media]
     candidates = params.get("response_columns")
-    if pipeline == "gecko" and isinstance(candidates, Mapping):
+    if pipeline and registry.get(pipeline).media_response_columns and isinstance(candidates, Mapping):
         return list(dict.fromkeys(c for c in candidates.values() if isinstance(c, str) and c.strip()))
     return []
 

@@ -70,6 +70,9 @@ class PipelineSpec:
     check_rows: str = ""
     artifact_confusion: str = ""
     companion_row_files: tuple[str, ...] = ()
+    media_response_columns: bool = False
+    """Its ``response_columns`` may name columns of local media paths (Gecko's image/video candidates), which
+    ``autorater submit`` uploads like ``media_column``'s; False: they hold text (the arena's)."""
 
     @property
     def a_run(self) -> str:

@@ -25,5 +25,6 @@ SPEC = PipelineSpec(
     report_context="autorater_pipelines.report._gecko:gecko_context",
     report_template="gecko.html.j2",
     report_options=("id_columns", "prompt_column", "media_column", "group_by"),
+    media_response_columns=True,
 )
 """Gecko, registered in :data:`autorater_pipelines.registry.SPEC_MODULES`."""
