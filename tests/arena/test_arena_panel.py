@@ -28,7 +28,7 @@ def _read_jsonl(path: Path) -> list[dict]:
 
 
 @pytest.mark.pipeline
-def test_a_panel_of_two_copies_and_an_absent_juror_ranks_as_the_one_judge(tmp_path):
+def test_a_panel_of_two_copies_and_an_absent_juror_ranks_as_the_one_judge(tmp_path, capsys):
     dataset, replay = write_arena(tmp_path, prompts=30, tie_share=0.2)
     copy = tmp_path / "copy.jsonl"
     shutil.copy(replay, copy)
@@ -38,8 +38,13 @@ def test_a_panel_of_two_copies_and_an_absent_juror_ranks_as_the_one_judge(tmp_pa
     code, single = _run(base, tmp_path, "single")
     assert code == 0
     panel = [f"replay/{replay}", f"replay/{copy}", f"replay/{absent}"]
+    capsys.readouterr()
     code, out = _run({**base, "autorater_model": "", "autorater_panel": panel}, tmp_path, "panel")
-    assert code == 0
+    # the absent juror is held to --max-failed-share as a single judge would be: every sample failed
+    assert code == 1
+    printed = capsys.readouterr()
+    assert f"error: juror 'replay/{absent}': no sample could be evaluated; see error_messages.jsonl" in printed.err
+    assert f"(0 ERROR samples are not battles; juror ERROR samples: replay/{absent} 300)" in printed.out
     one, many = _read_jsonl(single / "judgments.jsonl"), _read_jsonl(out / "judgments.jsonl")
     assert [j["choice"] for j in many] == [j["choice"] for j in one]  # 2 equal votes of 2 voters
     assert all([e["choice"] for e in j["jurors"]][2] == "ERROR" for j in many)

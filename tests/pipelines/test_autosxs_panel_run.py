@@ -20,7 +20,7 @@ from autorater_pipelines.autosxs import judge_examples
 from autorater_pipelines.autosxs.export import JUDGMENTS_BIGQUERY_FIELDS, aggregate_judgments
 from autorater_pipelines.cli import main
 from autorater_pipelines.io import infer_schema, read_jsonl
-from autorater_pipelines.testing import ModelEmulator
+from autorater_pipelines.testing import ModelEmulator, Refusal
 from autorater_pipelines.testing.judges import length_judge, responses_in_prompt
 
 REPO = Path(__file__).resolve().parents[2]
@@ -123,7 +123,9 @@ def test_llmbar_panel_of_recorded_judges_equals_the_raw_texts(tmp_path, shared_d
     params_path = tmp_path / "params.json"
     params_path.write_text(json.dumps(params))
     out = tmp_path / "out"
-    assert main(["run", "autosxs", "--params", str(params_path), "--output-dir", str(out), "--quiet"]) == 0
+    run = ["run", "autosxs", "--params", str(params_path), "--output-dir", str(out), "--quiet"]
+    # the length juror abstains on every 7th row (1/7 > the default --max-failed-share 0.1), as a single judge would
+    assert main([*run, "--max-failed-share", "0.2"]) == 0
 
     human = [r["human_preference"] for r in dataset]
     votes = {spec: [_juror_verdict(t, r["id"]) for r in dataset] for spec, t in texts.items()}
@@ -269,6 +271,45 @@ def test_mixed_panel_of_gemini_openai_and_replay_jurors(tmp_path, monkeypatch):
     assert metrics["juror_agreement"]["pairwise_agreement"]["gemini-2.5-flash"]["openai/shorter-judge"] == 0.0
 
 
+@pytest.mark.pipeline
+def test_a_failing_juror_is_held_to_max_failed_share(tmp_path, monkeypatch, capsys):
+    rows = read_jsonl(str(QUICKSTART / "dataset.jsonl"))
+    refused = {r["answer_model_a"] for r in rows[:3]}  # the server refuses the first 3 of 6 rows, in both orders
+
+    def half_refused(request):
+        if refused & set(responses_in_prompt(request.prompt_text).values()):
+            raise Refusal(400, "Request contains an invalid argument.")
+        return length_judge(request)
+
+    with ModelEmulator(responder=half_refused) as gemini:
+        monkeypatch.setenv("GOOGLE_VERTEX_BASE_URL", gemini.url)
+        params = json.loads((QUICKSTART / "params.json").read_text())
+        params.update(
+            evaluation_dataset=str(QUICKSTART / "dataset.jsonl"),
+            autorater_model="",
+            autorater_panel=[f"replay/{QUICKSTART / 'replay.jsonl'}", "gemini-2.5-flash"],
+            project="test-project",
+            location="us-central1",
+            autorater_parameters={"cache_dir": str(tmp_path / "cache"), "progress": False},
+        )
+        params_path = tmp_path / "params.json"
+        params_path.write_text(json.dumps(params))
+        run = ["run", "autosxs", "--params", str(params_path), "--quiet"]
+        capsys.readouterr()
+        assert main([*run, "--output-dir", str(tmp_path / "out")]) == 1
+        printed = capsys.readouterr()
+        # the replay juror votes on every row, so the panel itself judged all 6
+        assert "AutoSxS: 6 examples, 6 judged, 0 with errors (panel); juror errors: gemini-2.5-flash 3" in printed.out
+        assert (
+            "error: juror 'gemini-2.5-flash': 3 of 6 rows (50%) ended with an error, more than --max-failed-share "
+            "0.1; see error_messages.jsonl"
+        ) in printed.err
+        metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+        assert metrics["error_count"] == 0 and metrics["jurors"]["gemini-2.5-flash"]["error_count"] == 3
+        # a share the juror stays within: exit 0
+        assert main([*run, "--output-dir", str(tmp_path / "out2"), "--max-failed-share", "0.5"]) == 0
+
+
 BAD_PANELS = {
     "empty panel with a vote": ({"autorater_panel": [], "panel_vote": "mean"}, r"panel_vote: is set to 'mean'"),
     "one juror": ({"autorater_panel": ["gemini-2.5-flash"]}, r"autorater_panel: a panel needs at least 2 jurors"),
@@ -317,7 +358,8 @@ def test_dataframe_panel_gives_the_pipeline_metrics(vote, tmp_path, shared_data)
     params_path = tmp_path / "params.json"
     params_path.write_text(json.dumps(params))
     out = tmp_path / "out"
-    assert main(["run", "autosxs", "--params", str(params_path), "--output-dir", str(out), "--quiet"]) == 0
+    run = ["run", "autosxs", "--params", str(params_path), "--output-dir", str(out), "--quiet"]
+    assert main([*run, "--max-failed-share", "0.2"]) == 0  # the length juror abstains on 1/7 of the rows
     expected = json.loads((out / "metrics.json").read_text())
 
     df = pd.read_json(params["evaluation_dataset"], lines=True, dtype=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from autorater_pipelines.arena.leaderboard import identical_summary, strong_verdict_summary
-from autorater_pipelines.commands._run_spec import RunSpec
+from autorater_pipelines.commands._run_spec import RunSpec, juror_errors
 
 __all__ = [
     "EXPORT_TASK",
@@ -104,10 +104,12 @@ def print_summary(metrics: dict[str, Any]) -> None:
     identical = int(metrics.get("identical_pair_count") or 0)
     not_judged = f" (+{unjudged} not judged: a response was not generated)" if unjudged else ""
     same = f" (+{identical} identical: tied without a judge call)" if identical else ""
+    jurors_failing = juror_errors(metrics, "error_sample_count")  # a panel's juror hides behind the others' votes
+    failing = f"; juror ERROR samples: {', '.join(jurors_failing)}" if jurors_failing else ""
     print(
         f"\nArena: {len(metrics['models'])} models, {metrics['pair_count'] - unjudged - identical} judged pairs"
         f"{same}{not_judged}, {metrics['battle_sample_count']} battle samples of {metrics['sample_count']} "
-        f"({metrics['error_sample_count']} ERROR samples are not battles), "
+        f"({metrics['error_sample_count']} ERROR samples are not battles{failing}), "
         f"{float(metrics['battle_count']):g} battles weighted, {over.get('prompts')} prompts"
     )
     same_line = identical_summary(metrics)

@@ -8,7 +8,7 @@ from typing import Any
 
 from autorater_pipelines.autosxs.spec import AUTORATER_TASK, METRICS_TASK
 from autorater_pipelines.commands._position_order import print_position_order
-from autorater_pipelines.commands._run_spec import RunSpec
+from autorater_pipelines.commands._run_spec import RunSpec, juror_errors
 
 __all__ = [
     "AUTORATER_TASK",
@@ -121,7 +121,7 @@ def print_summary(metrics: dict[str, Any]) -> None:
     """Print win rates with confidence intervals and, with human labels, alignment."""
     print(
         f"\nAutoSxS: {metrics['evaluation_count']} examples, {metrics['judged_count']} judged, "
-        f"{metrics['error_count']} with errors"
+        f"{metrics['error_count']} with errors{_panel_errors(metrics)}"
     )
     one_order = int(metrics.get("one_order_only_count") or 0)
     if one_order:
@@ -184,6 +184,14 @@ def print_summary(metrics: dict[str, Any]) -> None:
             "    (a re-run asks them again with autorater_parameters.retry_unparseable true; "
             "the default for temperature > 0)"
         )
+
+
+def _panel_errors(metrics: dict[str, Any]) -> str:
+    """`` (panel); juror errors: <spec> <n>, …`` after a panel's error count (empty without a panel)."""
+    if not isinstance(metrics.get("jurors"), dict):
+        return ""
+    failing = juror_errors(metrics, "error_count")
+    return " (panel)" + (f"; juror errors: {', '.join(failing)}" if failing else "")
 
 
 def _print_panel(metrics: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from autorater_pipelines import registry
 
-__all__ = ["RunSpec", "run_spec"]
+__all__ = ["RunSpec", "juror_errors", "run_spec"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,3 +63,15 @@ def run_spec(pipeline: str) -> RunSpec:
     if not isinstance(spec, RunSpec):
         raise TypeError(f"the run reference of pipeline {pipeline!r} must name a RunSpec, got {spec!r}")
     return spec
+
+
+def juror_errors(metrics: dict[str, Any], key: str) -> list[str]:
+    """``["<spec> <n>", …]``: a panel's jurors with errors (``key`` of their ``jurors`` sections, when above 0).
+
+    Empty without a panel or when no juror had an error. The panel's own counts hide a juror that failed when
+    the other jurors still voted, so the run summary names them.
+    """
+    jurors = metrics.get("jurors")
+    if not isinstance(jurors, dict):
+        return []
+    return [f"{name} {int(s.get(key) or 0)}" for name, s in jurors.items() if isinstance(s, dict) and s.get(key)]

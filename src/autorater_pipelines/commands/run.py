@@ -261,7 +261,8 @@ def run(args: argparse.Namespace) -> int:
     spec.print_outputs(out_dir, written)
     _print_error_reasons(os.path.join(out_dir, "error_messages.jsonl"))
     print(f"Outputs in {out_dir}: {', '.join(written)}")
-    return _exit_status(*spec.failed_rows(metrics), args.max_failed_share, unit=spec.failed_unit(metrics))
+    status = _exit_status(*spec.failed_rows(metrics), args.max_failed_share, unit=spec.failed_unit(metrics))
+    return max(status, _jurors_exit_status(spec, metrics, args.max_failed_share))
 
 
 def _run_into(
@@ -328,15 +329,36 @@ def _rename_report(staging: str, out_dir: str, options: dict[str, Any]) -> None:
     write_report(staging, os.path.join(staging, REPORT_FILE), source=out_dir, **options)
 
 
-def _exit_status(failed: int, total: int, max_share: float, *, unit: str = "rows") -> int:
-    """1 when nothing was evaluated or more than ``max_share`` of the ``unit`` failed (message on stderr), else 0."""
+def _jurors_exit_status(spec: RunSpec, metrics: dict[str, Any], max_share: float) -> int:
+    """1 when a panel's juror failed more than ``max_share`` of its rows, as that model alone as the judge would.
+
+    A juror's section of ``metrics.json`` (``jurors.<spec>``) has a single judge's counts, so the pipeline's own
+    ``failed_rows`` reads it; a juror that fails every call would otherwise hide behind the other jurors' votes.
+    """
+    jurors = metrics.get("jurors")
+    if not isinstance(jurors, dict):
+        return 0
+    statuses = [
+        _exit_status(*spec.failed_rows(section), max_share, unit=spec.failed_unit(section), subject=f"juror {name!r}")
+        for name, section in jurors.items()
+        if isinstance(section, dict)
+    ]
+    return max(statuses, default=0)
+
+
+def _exit_status(failed: int, total: int, max_share: float, *, unit: str = "rows", subject: str = "") -> int:
+    """1 when nothing was evaluated or more than ``max_share`` of the ``unit`` failed (message on stderr), else 0.
+
+    ``subject`` (e.g. ``juror 'gemini-2.5-flash'``) starts the message when the counts are one juror's.
+    """
+    prefix = f"error: {subject}: " if subject else "error: "
     if total > 0 and failed >= total:
         one = unit.split(" ")[0].removesuffix("s")
-        print(f"error: no {one} could be evaluated; see error_messages.jsonl", file=sys.stderr)
+        print(f"{prefix}no {one} could be evaluated; see error_messages.jsonl", file=sys.stderr)
         return 1
     if total > 0 and failed / total > max_share:
         print(
-            f"error: {failed} of {total} {unit} ({failed / total:.0%}) ended with an error, more than "
+            f"{prefix}{failed} of {total} {unit} ({failed / total:.0%}) ended with an error, more than "
             f"--max-failed-share {max_share:g}; see error_messages.jsonl",
             file=sys.stderr,
         )
