@@ -54,11 +54,7 @@ def validate_run(
     run = ArenaParams.parse(params, source="parameters")
     notes: list[str] = []
     task = prepare.check_prompt_setup(run, readable=readable)
-    if task.few_shot_unread:
-        notes.append(
-            f"few_shot_examples_config.dataset {task.few_shot_unread} not read from here: its rows are checked by "
-            "the pipeline's first step"
-        )
+    notes.extend(task.unread_notes())
     check_verdict_settings(task, run.autorater_parameters)
     refuse_probability_preference(run.autorater_parameters, "arena")
     judges = [(f"autorater_panel[{i}]", s) for i, s in enumerate(run.autorater_panel)]  # a panel judges instead

@@ -71,11 +71,7 @@ def validate_run(
     run = AutosxsParams.parse(params, source="parameters")
     notes: list[str] = []
     task = prepare.check_prompt_setup(run, readable=readable)
-    if task.few_shot_unread:
-        notes.append(
-            f"few_shot_examples_config.dataset {task.few_shot_unread} not read from here: its rows are checked by "
-            "the pipeline's first step"
-        )
+    notes.extend(task.unread_notes())
     check_verdict_settings(task, run.autorater_parameters)
     stages: list[Autorater] = [*run.jurors(project)] or [run.autorater(project)]  # a panel's jurors judge instead
     for autorater in stages:

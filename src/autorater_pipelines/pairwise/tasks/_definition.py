@@ -68,6 +68,15 @@ class TaskDefinition(BaseModel):
     answer_format: str = ""
     """With :attr:`verdict_pattern`: the prompt's "Your answer" section, saying how to write the verdict."""
 
+    def unread_notes(self) -> list[str]:
+        """What was not read from here (``submit --dry-run``): a line naming ``few_shot_unread``, or none."""
+        if not self.few_shot_unread:
+            return []
+        return [
+            f"few_shot_examples_config.dataset {self.few_shot_unread} not read from here: its rows are checked by "
+            "the pipeline's first step"
+        ]
+
     @property
     def spec(self) -> str:
         """``name@version``, e.g. ``"summarization@001"``."""
